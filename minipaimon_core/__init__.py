@@ -1,0 +1,42 @@
+"""minipaimon_core: a lakehouse table format in pure Python, modelled on Apache Paimon."""
+
+from .commit_message import CommitMessage
+from .errors import (
+    CommitConflictError,
+    CorruptMetadataError,
+    InvalidArgumentError,
+    MiniPaimonError,
+    SchemaMismatchError,
+    SnapshotExpiredError,
+    SnapshotNotFoundError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+    UnsupportedOptionError,
+)
+from .fileio import FileIO, LocalFileIO
+from .scan import Split
+from .snapshot import Snapshot
+from .table import Table, TableScan, TableWrite, create_table, open_table
+
+__all__ = [
+    "CommitConflictError",
+    "CommitMessage",
+    "CorruptMetadataError",
+    "FileIO",
+    "InvalidArgumentError",
+    "LocalFileIO",
+    "MiniPaimonError",
+    "SchemaMismatchError",
+    "Snapshot",
+    "SnapshotExpiredError",
+    "SnapshotNotFoundError",
+    "Split",
+    "Table",
+    "TableAlreadyExistsError",
+    "TableNotFoundError",
+    "TableScan",
+    "TableWrite",
+    "UnsupportedOptionError",
+    "create_table",
+    "open_table",
+]

@@ -1,0 +1,107 @@
+"""Writer of append (no primary key) tables.
+
+Rows are split by partition (and by ``bucket-key`` hash when the table has buckets),
+buffered per (partition, bucket), and written as Parquet files rolled at
+``target-file-size`` (estimated from Arrow's in-memory size). The whole writer's buffer is
+bounded by ``write-buffer-size``: past it, the largest buffer is flushed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .commit_message import CommitMessage
+from .conform import conform, to_batches
+from .data_file import write_data_file
+from .fileio import FileIO
+from .layout import TableLayout
+from .lsm.bucket import bucket_ids
+from .manifest import DataFileMeta
+from .options import Options
+from .partition import PartitionSpec, split_by_bucket
+from .schema import TableSchema
+
+
+class AppendWriter:
+    def __init__(self, io: FileIO, layout: TableLayout, schema: TableSchema) -> None:
+        self._io = io
+        self._layout = layout
+        self._schema = schema
+        self._arrow_schema = schema.arrow_schema()
+        self._options = Options(schema.options)
+        self._spec = PartitionSpec.of(self._arrow_schema, schema.partitionKeys)
+        self._target = self._options["target-file-size"]
+        self._budget = self._options["write-buffer-size"]
+        self._buffers: dict[tuple[tuple[Any, ...], int], list[pa.Table]] = {}
+        self._buffered_bytes: dict[tuple[tuple[Any, ...], int], int] = {}
+        self._files: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
+        self._rows_written = 0
+
+    def write(self, data: Any) -> None:
+        """Buffer ``data`` (checked against the schema; see conform.conform)."""
+        for batch in to_batches(data):
+            table = conform(batch, self._arrow_schema, [], allow_row_kind=False)
+            for values, part in self._spec.split(table):
+                for bucket, rows in self._by_bucket(part):
+                    self._add((tuple(values), bucket), rows)
+
+    def _by_bucket(self, table: pa.Table) -> list[tuple[int, pa.Table]]:
+        n = self._schema.num_buckets
+        if n < 1:
+            return [(0, table)]
+        return split_by_bucket(table, bucket_ids(table, self._schema.bucket_keys, n).astype(np.int64))
+
+    def _add(self, key: tuple[tuple[Any, ...], int], rows: pa.Table) -> None:
+        self._buffers.setdefault(key, []).append(rows)
+        self._buffered_bytes[key] = self._buffered_bytes.get(key, 0) + rows.nbytes
+        if self._buffered_bytes[key] >= self._target:
+            self._flush(key)
+        while sum(self._buffered_bytes.values()) > self._budget:
+            self._flush(max(self._buffered_bytes, key=self._buffered_bytes.__getitem__))
+
+    def _flush(self, key: tuple[tuple[Any, ...], int]) -> None:
+        pieces = self._buffers.pop(key, [])
+        self._buffered_bytes.pop(key, None)
+        if not pieces:
+            return
+        table = pa.concat_tables(pieces)
+        bytes_per_row = max(1, table.nbytes // max(1, table.num_rows))
+        rows_per_file = max(1, self._target // bytes_per_row)
+        values, bucket = key
+        path = self._spec.path(list(values))
+        for start in range(0, table.num_rows, rows_per_file):
+            chunk = table.slice(start, rows_per_file)
+            meta = write_data_file(
+                self._io, self._layout, path, bucket, chunk,
+                schema_id=self._schema.id,
+                stats_columns=self._schema.field_names,
+                compression=self._options["file.compression"],
+                min_seq=self._rows_written,
+                max_seq=self._rows_written + chunk.num_rows - 1,
+            )
+            self._rows_written += chunk.num_rows
+            self._files.setdefault(key, []).append(meta)
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush everything and describe the new files, one message per (partition, bucket)."""
+        for key in list(self._buffers):
+            self._flush(key)
+        messages = [
+            CommitMessage(
+                partition=list(values),
+                partitionPath=self._spec.path(list(values)),
+                bucket=bucket,
+                totalBuckets=self._schema.num_buckets,
+                newFiles=files,
+            )
+            for (values, bucket), files in self._files.items()
+        ]
+        self._files = {}
+        return messages
+
+    def close(self) -> None:
+        self._buffers.clear()
+        self._buffered_bytes.clear()

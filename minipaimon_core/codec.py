@@ -1,0 +1,83 @@
+"""Checksummed, versioned encodings shared by every metadata file.
+
+Two envelopes:
+
+* **JSON** (schema, snapshot, tag, consumer files): the struct's compact JSON with a
+  trailing ``"checksum"`` member, the xxhash64 (hex) of the JSON without it. The file stays
+  plain, readable JSON.
+* **Binary** (manifest and manifest-list files): ``b"MPM"`` + format version byte +
+  8-byte little-endian xxhash64 of the payload + zstd(msgpack(struct)).
+
+A truncated, torn or altered file fails its checksum and raises
+:class:`~minipaimon_core.errors.CorruptMetadataError`, never decodes to wrong data.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, TypeVar
+
+import msgspec
+import xxhash
+import zstandard
+
+from .errors import CorruptMetadataError
+
+T = TypeVar("T")
+
+FORMAT_VERSION = 1
+_MAGIC = b"MPM"
+_HEADER = struct.Struct("<3sBQ")
+_CHECKSUM_KEY = b',"checksum":"'
+_json_encoder = msgspec.json.Encoder()
+_msgpack_encoder = msgspec.msgpack.Encoder()
+_compressor = zstandard.ZstdCompressor(level=3)
+_decompressor = zstandard.ZstdDecompressor()
+
+
+def encode_json(obj: Any) -> bytes:
+    """Encode a msgspec struct as checksummed JSON."""
+    body = _json_encoder.encode(obj)
+    if not body.endswith(b"}"):
+        raise TypeError("only JSON objects can be checksummed")
+    digest = xxhash.xxh64_hexdigest(body)
+    return body[:-1] + _CHECKSUM_KEY + digest.encode() + b'"}'
+
+
+def decode_json(data: bytes, type_: type[T], path: str) -> T:
+    """Decode checksummed JSON into ``type_``. Raises CorruptMetadataError naming ``path``."""
+    cut = data.rfind(_CHECKSUM_KEY)
+    if cut < 0 or not data.endswith(b'"}'):
+        raise CorruptMetadataError(f"{path}: truncated or not a minipaimon metadata file")
+    body = data[:cut] + b"}"
+    digest = data[cut + len(_CHECKSUM_KEY) : -2].decode("ascii", "replace")
+    if xxhash.xxh64_hexdigest(body) != digest:
+        raise CorruptMetadataError(f"{path}: checksum mismatch (torn or altered file)")
+    try:
+        return msgspec.json.decode(body, type=type_)
+    except msgspec.DecodeError as e:
+        raise CorruptMetadataError(f"{path}: cannot decode: {e}") from e
+
+
+def encode_binary(obj: Any) -> bytes:
+    """Encode a msgspec struct as msgpack, zstd-compressed, with header and checksum."""
+    payload = _compressor.compress(_msgpack_encoder.encode(obj))
+    return _HEADER.pack(_MAGIC, FORMAT_VERSION, xxhash.xxh64_intdigest(payload)) + payload
+
+
+def decode_binary(data: bytes, type_: type[T], path: str) -> T:
+    """Decode :func:`encode_binary` output. Raises CorruptMetadataError naming ``path``."""
+    if len(data) < _HEADER.size:
+        raise CorruptMetadataError(f"{path}: truncated metadata file ({len(data)} bytes)")
+    magic, version, digest = _HEADER.unpack_from(data)
+    if magic != _MAGIC:
+        raise CorruptMetadataError(f"{path}: not a minipaimon metadata file")
+    if version != FORMAT_VERSION:
+        raise CorruptMetadataError(f"{path}: unknown format version {version}")
+    payload = data[_HEADER.size :]
+    if xxhash.xxh64_intdigest(payload) != digest:
+        raise CorruptMetadataError(f"{path}: checksum mismatch (torn or altered file)")
+    try:
+        return msgspec.msgpack.decode(_decompressor.decompress(payload), type=type_)
+    except (msgspec.DecodeError, zstandard.ZstdError) as e:
+        raise CorruptMetadataError(f"{path}: cannot decode: {e}") from e

@@ -1,0 +1,290 @@
+"""The committer: turns writers' commit messages into snapshots.
+
+```
+ messages ──► read latest snapshot N ──► already committed? (commitUser, identifier, kind)
+                     ▲                        │ yes: done          │ no
+                     │                        ▼                    ▼
+                     │               conflict check against N (deleted files still live,
+                     │               no overlapping key ranges in a level >= 1)
+                     │                        │
+                     │                        ▼
+                     │               write delta manifest, base list = base(N) + delta(N)
+                     │               (small manifests merged), delta list
+                     │                        │
+                     │                        ▼
+       lost the race │◄── snapshot-(N+1) exists ── create snapshot-(N+1) if absent ──► LATEST hint
+   (clean manifests, │                                          (the commit point)
+    backoff+jitter)
+```
+
+Append-only changes never conflict and cost O(files added): the base list grows by the
+previous delta's manifest metas and small manifests are merged past
+``manifest.merge-min-count``. Sequencing: each message's new files get a sequence offset
+from the snapshot's ``nextSequenceNumber``, so a later commit always wins.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+
+from . import snapshot as snapshot_codec
+from .commit_message import CommitMessage, conflict_check, shift_sequence
+from .errors import CommitConflictError
+from .fileio import FileIO
+from .layout import TableLayout
+from .manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta
+from .manifest_io import ManifestIO, live_files, merge_entries
+from .options import Options
+from .schema import TableSchema
+from .snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
+from .snapshot_manager import SnapshotManager
+
+
+class FileStoreCommit:
+    """Commits messages for one ``commit_user``. Not thread-safe; cheap to create."""
+
+    def __init__(
+        self,
+        io: FileIO,
+        layout: TableLayout,
+        schema: TableSchema,
+        commit_user: str,
+        fresh_user: bool = False,
+    ) -> None:
+        self._io = io
+        self._layout = layout
+        self._schema = schema
+        self._user = commit_user
+        self._fresh_user = fresh_user  # a new random user: nothing of it can be committed yet
+        self._snapshots = SnapshotManager(io, layout)
+        self._manifests = ManifestIO(io, layout)
+        self._options = Options(schema.options)
+
+    # -- public ----------------------------------------------------------------------------
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int,
+        overwrite: bool = False,
+        dynamic_partition_overwrite: bool | None = None,
+        properties: dict[str, str] | None = None,
+    ) -> int | None:
+        """Commit ``messages`` once per ``(commit_user, commit_identifier)``.
+
+        New files become an APPEND snapshot (or one OVERWRITE snapshot with
+        ``overwrite=True``: the whole table, or with dynamic partition overwrite only the
+        partitions the messages write), compaction changes a following COMPACT snapshot.
+        Returns the id of the last snapshot created, or None if there was nothing to do or it
+        was already committed.
+
+        Raises:
+            CommitConflictError: the change conflicts with what others committed, or the
+                snapshot race was lost more than ``commit.max-retries`` times.
+        """
+        if dynamic_partition_overwrite is None:
+            dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
+        done = self._committed_kinds(commit_identifier)
+        new_files = [m for m in messages if m.newFiles or m.changelogFiles]
+        compactions = [m for m in messages if m.compactBefore or m.compactAfter]
+        last: int | None = None
+        if overwrite and OVERWRITE not in done:
+            last = self._commit_kind(OVERWRITE, messages, commit_identifier, properties,
+                                     dynamic_partition_overwrite)
+        elif new_files and APPEND not in done:
+            last = self._commit_kind(APPEND, new_files, commit_identifier, properties, False)
+        if compactions and not overwrite and COMPACT not in done:
+            last = self._commit_kind(COMPACT, compactions, commit_identifier, properties, False)
+        return last
+
+    def is_committed(self, commit_identifier: int) -> bool:
+        """Whether some snapshot of this commit user has ``commit_identifier`` (or later)."""
+        return bool(self._committed_kinds(commit_identifier))
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the files ``messages`` wrote. Call only for messages never committed."""
+        for m in messages:
+            for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
+                self._io.delete(self._layout.data_file_path(m.partitionPath, m.bucket, f.fileName))
+
+    # -- dedupe -----------------------------------------------------------------------------
+
+    def _committed_kinds(self, identifier: int) -> set[str]:
+        """Kinds already committed for ``identifier`` by this user.
+
+        Scans back from the latest snapshot to the newest snapshot of this user with a
+        smaller identifier. Identifiers of one user must increase. A later identifier of this
+        user means this one was committed too (all kinds).
+        """
+        if self._fresh_user:
+            return set()
+        kinds: set[str] = set()
+        latest = self._snapshots.latest_id()
+        earliest = self._snapshots.earliest_id()
+        if latest is None or earliest is None:
+            return kinds
+        for sid in range(latest, earliest - 1, -1):
+            snap = self._snapshots.try_get(sid)
+            if snap is None or snap.commitUser != self._user:
+                continue
+            if snap.commitIdentifier > identifier:
+                return {APPEND, COMPACT, OVERWRITE}
+            if snap.commitIdentifier < identifier:
+                break
+            kinds.add(snap.commitKind)
+        return kinds
+
+    # -- one snapshot ------------------------------------------------------------------------
+
+    def _commit_kind(
+        self,
+        kind: str,
+        messages: Sequence[CommitMessage],
+        identifier: int,
+        properties: dict[str, str] | None,
+        dynamic: bool,
+    ) -> int | None:
+        max_retries = self._options["commit.max-retries"]
+        deadline = time.monotonic() + self._options["commit.timeout"] / 1000
+        start_latest = self._snapshots.latest_id()
+        attempt = 0
+        while True:
+            latest = self._snapshots.latest()
+            if attempt > 0 and latest is not None and self._landed_since(start_latest, latest, identifier, kind):
+                return None
+            written: list[str] = []
+            try:
+                snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, written)
+            except BaseException:
+                self._clean(written)
+                raise
+            if snap_id is not None:
+                self._snapshots.commit_latest_hint(snap_id)
+                return snap_id
+            self._clean(written)
+            attempt += 1
+            if attempt > max_retries or time.monotonic() > deadline:
+                raise CommitConflictError(
+                    f"gave up committing to {self._layout.root} after {attempt} attempts: other "
+                    "writers kept winning the race for the next snapshot id; raise "
+                    "'commit.max-retries' / 'commit.timeout' or reduce concurrent writers"
+                )
+            wait_ms = min(self._options["commit.max-retry-wait"],
+                          self._options["commit.min-retry-wait"] * 2 ** min(attempt, 20))
+            time.sleep(wait_ms / 1000 * random.uniform(0.5, 1.5))
+
+    def _landed_since(self, start: int | None, latest: Snapshot, identifier: int, kind: str) -> bool:
+        """Did our own earlier attempt land after all (e.g. a hint or IO error after it)?"""
+        for sid in range(latest.id, (start or 0), -1):
+            snap = self._snapshots.try_get(sid)
+            if snap and snap.commitUser == self._user and snap.commitIdentifier == identifier \
+                    and snap.commitKind == kind:
+                return True
+        return False
+
+    def _clean(self, names: list[str]) -> None:
+        for name in names:
+            self._io.delete(self._layout.manifest_path(name))
+
+    def _try_commit(
+        self,
+        kind: str,
+        messages: Sequence[CommitMessage],
+        identifier: int,
+        properties: dict[str, str] | None,
+        dynamic: bool,
+        latest: Snapshot | None,
+        written: list[str],
+    ) -> int | None:
+        next_seq = latest.nextSequenceNumber if latest else 0
+        entries: list[ManifestEntry] = []
+        changelog: list[ManifestEntry] = []
+        if kind == COMPACT:
+            conflict_check(self._manifests, latest, messages, self._schema)
+        for m in messages:
+            if kind == COMPACT:
+                entries += [m.entry(DELETE, f) for f in m.compactBefore]
+                entries += [m.entry(ADD, f) for f in m.compactAfter]
+                changelog += [m.entry(ADD, f) for f in m.changelogFiles]
+                continue
+            files, cl_files, next_seq = shift_sequence(m.newFiles, m.changelogFiles, next_seq)
+            entries += [m.entry(ADD, f) for f in files]
+            changelog += [m.entry(ADD, f) for f in cl_files]
+        if kind == OVERWRITE:
+            entries = self._overwrite_deletes(latest, messages, dynamic) + entries
+        if kind == COMPACT:
+            next_seq = max([next_seq] + [f.maxSequenceNumber + 1 for m in messages for f in m.compactAfter])
+        width = len(self._schema.partitionKeys)
+        delta_meta = self._manifests.write_entries(entries, self._schema.id, width)
+        written.append(delta_meta.fileName)
+        base_metas = self._new_base(latest, written)
+        base_list = self._manifests.write_list(base_metas)
+        written.append(base_list)
+        delta_list = self._manifests.write_list([delta_meta])
+        written.append(delta_list)
+        changelog_list = None
+        if changelog:
+            cl_meta = self._manifests.write_entries(changelog, self._schema.id, width)
+            written.append(cl_meta.fileName)
+            changelog_list = self._manifests.write_list([cl_meta])
+            written.append(changelog_list)
+        delta_rows = _rows(entries)
+        snap = Snapshot(
+            version=1,
+            id=(latest.id + 1) if latest else 1,
+            schemaId=self._schema.id,
+            baseManifestList=base_list,
+            deltaManifestList=delta_list,
+            commitUser=self._user,
+            commitIdentifier=identifier,
+            commitKind=kind,
+            timeMillis=int(time.time() * 1000),
+            totalRecordCount=(latest.totalRecordCount if latest else 0) + delta_rows,
+            deltaRecordCount=delta_rows,
+            nextSequenceNumber=next_seq,
+            changelogManifestList=changelog_list,
+            changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
+            properties=properties,
+        )
+        path = self._layout.snapshot_path(snap.id)
+        if self._io.write_if_absent(path, snapshot_codec.encode(snap)):
+            return snap.id
+        return None
+
+    def _overwrite_deletes(
+        self, latest: Snapshot | None, messages: Sequence[CommitMessage], dynamic: bool
+    ) -> list[ManifestEntry]:
+        live = live_files(self._manifests, latest)
+        if dynamic and self._schema.partitionKeys:
+            written = {tuple(m.partition) for m in messages if m.newFiles}
+            live = [e for e in live if tuple(e.partition) in written]
+        return [ManifestEntry(DELETE, e.partition, e.bucket, e.totalBuckets, e.file) for e in live]
+
+    def _new_base(self, latest: Snapshot | None, written: list[str]) -> list[ManifestFileMeta]:
+        """Base list of the new snapshot: base(N) + delta(N), small manifests merged."""
+        if latest is None:
+            return []
+        metas = self._manifests.data_manifests(latest)
+        metas = [m for m in metas if m.numAddedFiles or m.numDeletedFiles]
+        if len(metas) < self._options["manifest.merge-min-count"]:
+            return metas
+        target = self._options["manifest.target-file-size"]
+        small = [m for m in metas if m.fileSize < target]
+        if len(small) < self._options["manifest.merge-min-count"]:
+            return metas
+        big = [m for m in metas if m.fileSize >= target]
+        adds, deletes = merge_entries(self._manifests.entries_of(small))
+        if not adds and not deletes:
+            return big
+        merged = self._manifests.write_entries(adds + deletes, self._schema.id, len(self._schema.partitionKeys))
+        written.append(merged.fileName)
+        return big + [merged]
+
+
+def _rows(entries: list[ManifestEntry]) -> int:
+    return sum(e.file.rowCount if e.kind == ADD else -e.file.rowCount for e in entries)
+
+
+__all__ = ["CommitMessage", "DataFileMeta", "FileStoreCommit"]

@@ -1,0 +1,151 @@
+"""Compaction: choosing (pure, see lsm.compaction_picker) and executing, then committing.
+
+Primary-key buckets are LSM trees: every level-0 file is a sorted run, every level >= 1
+one sorted run. A picked unit's files are merged with the merge engine into its output
+level (deletes are dropped only when writing the bottom level). Append buckets merge small
+files once there are ``compaction.min.file-num`` of them. All changes of one call are
+committed as one COMPACT snapshot; a conflict with a concurrent compaction cancels ours.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from .commit import FileStoreCommit
+from .commit_message import CommitMessage
+from .data_file import SEQUENCE, VALUE_KIND, read_data_file, write_data_file
+from .errors import CommitConflictError
+from .kv_writer import write_sorted_run
+from .lsm.compaction_picker import PickerOptions, SortedRun, pick, pick_full
+from .lsm.merge_engines import MergeConfig, merge
+from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
+from .manifest_io import live_files
+from .options import Options
+from .partition import PartitionSpec
+from .read import evolve
+
+if TYPE_CHECKING:
+    from .table import Table
+
+BucketKey = tuple[tuple[Any, ...], int]
+
+
+def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
+    """Runs of one bucket, newest first: level-0 files by sequence, then levels ascending."""
+    level0 = sorted((f for f in files if f.level == 0), key=lambda f: -f.maxSequenceNumber)
+    runs = [SortedRun(0, f.fileSize, (f.fileName,)) for f in level0]
+    by_level: dict[int, list[DataFileMeta]] = defaultdict(list)
+    for f in files:
+        if f.level > 0:
+            by_level[f.level].append(f)
+    for level in sorted(by_level):
+        fs = by_level[level]
+        runs.append(SortedRun(level, sum(f.fileSize for f in fs), tuple(f.fileName for f in fs)))
+    return runs
+
+
+def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None = None,
+                  min_runs: int | None = None) -> int | None:
+    """Compact buckets of ``table`` (those in ``only`` if given) and commit once.
+
+    ``min_runs``: compact only buckets with at least that many sorted runs.
+    Returns the COMPACT snapshot id, or None if nothing was compacted or a concurrent
+    compaction won (its result stands; ours is deleted).
+    """
+    latest = table.latest_snapshot()
+    if latest is None:
+        return None
+    buckets: dict[BucketKey, list[ManifestEntry]] = defaultdict(list)
+    for e in live_files(table.manifests, latest):
+        key = (tuple(e.partition), e.bucket)
+        if only is None or key in only:
+            buckets[key].append(e)
+    messages = []
+    for _, entries in sorted(buckets.items(), key=lambda kv: repr(kv[0])):
+        msg = compact_bucket(table, entries, full, min_runs)
+        if msg is not None:
+            messages.append(msg)
+    if not messages:
+        return None
+    committer = FileStoreCommit(table.io, table.layout, table.table_schema, f"compact-{uuid.uuid4()}",
+                                fresh_user=True)
+    try:
+        return committer.commit(messages, 0)
+    except CommitConflictError:
+        committer.abort(messages)
+        return None
+
+
+def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,
+                   min_runs: int | None = None) -> CommitMessage | None:
+    """Pick and execute one bucket's compaction; the message is not committed yet."""
+    schema = table.table_schema
+    options = Options(schema.options)
+    first = entries[0]
+    partition, bucket = list(first.partition), first.bucket
+    path = PartitionSpec.of(table.schema(), schema.partitionKeys).path(partition)
+    files = [e.file for e in entries]
+    if not schema.primaryKeys:
+        return _compact_append(table, partition, path, bucket, first.totalBuckets, files, full)
+    runs = sorted_runs(files)
+    if min_runs is not None and len(runs) < min_runs:
+        return None
+    opts = PickerOptions.from_options(schema.options)
+    unit = pick_full(runs, opts) if full else pick(runs, opts)
+    if unit is None:
+        return None
+    names = {n for r in unit.runs for n in r.files}
+    inputs = [f for f in files if f.fileName in names]
+    config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
+    cols = [*schema.field_names, SEQUENCE, VALUE_KIND]
+    tables = []
+    for f in inputs:
+        t = read_data_file(table.io, table.layout, path, bucket, f,
+                           _physical(table, f, schema.field_names) + [SEQUENCE, VALUE_KIND])
+        t = evolve(t, table.schema_by_id(f.schemaId), schema, cols)
+        if f.sequenceOffset:
+            t = t.set_column(t.column_names.index(SEQUENCE), SEQUENCE,
+                             pa.compute.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
+        tables.append(t)
+    bottom = unit.output_level == opts.num_levels - 1
+    merged = merge(pa.concat_tables(tables), config, keep_deletes=not bottom)
+    after = write_sorted_run(table.io, table.layout, schema, path, bucket, merged,
+                             level=unit.output_level, target=options["target-file-size"],
+                             compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
+    return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs, compactAfter=after)
+
+
+def _physical(table: Table, f: DataFileMeta, names: list[str]) -> list[str]:
+    """Names in file ``f``'s own schema of the current columns it has."""
+    by_id = {fld.id: fld.name for fld in table.schema_by_id(f.schemaId).fields}
+    out = []
+    for n in names:
+        old = by_id.get(table.table_schema.field_by_name(n).id)
+        if old is not None:
+            out.append(old)
+    return out
+
+
+def _compact_append(table: Table, partition: list[Any], path: str, bucket: int, total_buckets: int,
+                    files: list[DataFileMeta], full: bool) -> CommitMessage | None:
+    options = Options(table.table_schema.options)
+    target = options["target-file-size"]
+    small = sorted((f for f in files if f.fileSize < target // 2 or full), key=lambda f: f.minSequenceNumber)
+    if len(small) < (2 if full else options["compaction.min.file-num"]):
+        return None
+    small = small[: options["compaction.max.file-num"]]
+    schema = table.table_schema
+    names = schema.field_names
+    tables = [evolve(read_data_file(table.io, table.layout, path, bucket, f, _physical(table, f, names)),
+                     table.schema_by_id(f.schemaId), schema, names) for f in small]
+    merged = pa.concat_tables(tables)
+    after = write_data_file(table.io, table.layout, path, bucket, merged, schema_id=schema.id,
+                            stats_columns=names, file_source=FILE_SOURCE_COMPACT,
+                            compression=options["file.compression"],
+                            min_seq=min(f.minSequenceNumber for f in small),
+                            max_seq=max(f.maxSequenceNumber for f in small))
+    return CommitMessage(partition, path, bucket, total_buckets, compactBefore=small, compactAfter=[after])

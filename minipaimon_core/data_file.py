@@ -1,0 +1,85 @@
+"""Data files: Parquet (zstd) files of a bucket, and their metadata.
+
+Writing returns a :class:`DataFileMeta` with row count, per-column stats (user columns of
+the table schema, in schema order), key range and local sequence range. Reading returns an
+Arrow Table of the requested columns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .fileio import FileIO
+from .layout import TableLayout
+from .manifest import FILE_SOURCE_APPEND, DataFileMeta
+from .stats import table_stats, to_stat
+
+SEQUENCE = "_SEQUENCE_NUMBER"
+VALUE_KIND = "_VALUE_KIND"
+
+
+def write_data_file(
+    io: FileIO,
+    layout: TableLayout,
+    partition_path: str,
+    bucket: int,
+    table: pa.Table,
+    *,
+    schema_id: int,
+    stats_columns: Sequence[str],
+    key_columns: Sequence[str] = (),
+    level: int = 0,
+    file_source: int = FILE_SOURCE_APPEND,
+    compression: str = "zstd",
+    prefix: str = "data",
+    min_seq: int = 0,
+    max_seq: int = 0,
+) -> DataFileMeta:
+    """Write ``table`` as one Parquet file in the bucket directory and describe it.
+
+    ``key_columns``: the table is sorted by them; minKey/maxKey are its first/last keys.
+    ``min_seq``/``max_seq``: the file's sequence range (local to the writer for new files).
+    """
+    name = TableLayout.new_data_file_name(prefix)
+    path = layout.data_file_path(partition_path, bucket, name)
+    with io.open_output(path) as f:
+        pq.write_table(table, f, compression=compression, write_statistics=False)
+    min_key: list = []
+    max_key: list = []
+    if key_columns and table.num_rows:
+        first, last = table.slice(0, 1), table.slice(table.num_rows - 1, 1)
+        min_key = [to_stat(first.column(k)[0], table.schema.field(k).type) for k in key_columns]
+        max_key = [to_stat(last.column(k)[0], table.schema.field(k).type) for k in key_columns]
+    delete_rows = 0
+    if VALUE_KIND in table.column_names:
+        delete_rows = pc.sum(pc.greater_equal(table.column(VALUE_KIND), 3).cast(pa.int64())).as_py() or 0
+    return DataFileMeta(
+        fileName=name,
+        fileSize=io.file_size(path),
+        rowCount=table.num_rows,
+        minKey=min_key,
+        maxKey=max_key,
+        valueStats=table_stats(table, list(stats_columns)),
+        minSequenceNumber=min_seq,
+        maxSequenceNumber=max_seq,
+        schemaId=schema_id,
+        level=level,
+        creationTime=int(time.time() * 1000),
+        deleteRowCount=delete_rows,
+        fileSource=file_source,
+    )
+
+
+def read_data_file(
+    io: FileIO, layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta,
+    columns: Sequence[str] | None = None,
+) -> pa.Table:
+    """Read the named ``columns`` (all if None) of one data file."""
+    path = layout.data_file_path(partition_path, bucket, file.fileName)
+    with io.open_input(path) as f:
+        return pq.read_table(f, columns=list(columns) if columns is not None else None)

@@ -1,0 +1,47 @@
+"""The one error hierarchy of minipaimon.
+
+Every failure a caller can act on is a subclass of :class:`MiniPaimonError`.  A message
+says what was wrong, with which file, option or column, and what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class MiniPaimonError(Exception):
+    """Base of every error minipaimon raises on purpose."""
+
+
+class TableNotFoundError(MiniPaimonError):
+    """The path holds no minipaimon table (no schema file)."""
+
+
+class TableAlreadyExistsError(MiniPaimonError):
+    """``create_table`` was asked to create a table where one already exists."""
+
+
+class SchemaMismatchError(MiniPaimonError):
+    """Written data does not fit the table schema (missing, extra or mistyped columns)."""
+
+
+class CommitConflictError(MiniPaimonError):
+    """A commit cannot be applied on top of what other writers committed meanwhile."""
+
+
+class CorruptMetadataError(MiniPaimonError):
+    """A metadata file is truncated, has a bad checksum or an unknown format version."""
+
+
+class SnapshotNotFoundError(MiniPaimonError):
+    """The requested snapshot, tag or timestamp names no snapshot of the table."""
+
+
+class SnapshotExpiredError(SnapshotNotFoundError):
+    """The requested snapshot existed once but has been expired."""
+
+
+class UnsupportedOptionError(MiniPaimonError):
+    """A table or read option is unknown or has a value it cannot take."""
+
+
+class InvalidArgumentError(MiniPaimonError):
+    """An argument or input value is not acceptable (e.g. a null primary key)."""

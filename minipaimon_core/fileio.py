@@ -1,0 +1,147 @@
+"""The narrow file IO seam between the table format and a storage system.
+
+Everything the format stores goes through a :class:`FileIO`: metadata (whole-file reads and
+writes), data files (streams handed to Parquet), and the one atomic primitive the commit
+protocol needs, :meth:`FileIO.write_if_absent`. File formats stay out of this module.
+
+Paths are plain strings; every path is built by :mod:`minipaimon_core.layout`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from typing import BinaryIO, Protocol
+
+
+class FileIO(Protocol):
+    """What the table format needs from a storage system."""
+
+    def read_bytes(self, path: str) -> bytes:
+        """Return the whole file. Raises FileNotFoundError if absent."""
+        ...
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Write a new file under a fresh, unique name (data files, manifests)."""
+        ...
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        """Atomically create ``path`` with ``data`` unless it exists.
+
+        Returns False, writing nothing, when the file already exists. Either the whole file
+        appears or none of it: a reader never sees a partial file. This is the commit point.
+        """
+        ...
+
+    def replace(self, path: str, data: bytes) -> None:
+        """Atomically replace the content of ``path`` (hint files, consumer files)."""
+        ...
+
+    def open_output(self, path: str) -> BinaryIO:
+        """A writable binary stream for a new file with a unique name."""
+        ...
+
+    def open_input(self, path: str) -> BinaryIO:
+        """A readable, seekable binary stream. Raises FileNotFoundError if absent."""
+        ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def list_names(self, directory: str) -> list[str]:
+        """Names (not paths) of the entries of ``directory``; [] if it does not exist."""
+        ...
+
+    def delete(self, path: str) -> bool:
+        """Delete a file; returns False if it did not exist."""
+        ...
+
+    def file_size(self, path: str) -> int: ...
+
+    def modified_time_ms(self, path: str) -> int: ...
+
+
+def _fsync_dir(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class LocalFileIO:
+    """FileIO on a local (POSIX) file system.
+
+    ``write_if_absent`` writes a temp file, fsyncs it, then ``os.link``s it to the target
+    name: link fails with EEXIST if the target exists, so it is an atomic create-if-absent
+    (never a rename over an existing file). The directory is fsynced after the link.
+    """
+
+    def __init__(self, fsync: bool = True) -> None:
+        self._fsync = fsync
+
+    def read_bytes(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def _write_temp(self, path: str, data: bytes) -> str:
+        directory = os.path.dirname(path)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            if self._fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        return tmp
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        tmp = self._write_temp(path, data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        if self._fsync:
+            _fsync_dir(os.path.dirname(path))
+        return True
+
+    def replace(self, path: str, data: bytes) -> None:
+        tmp = self._write_temp(path, data)
+        os.replace(tmp, path)
+
+    def open_output(self, path: str) -> BinaryIO:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return open(path, "wb")
+
+    def open_input(self, path: str) -> BinaryIO:
+        return open(path, "rb")
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def list_names(self, directory: str) -> list[str]:
+        try:
+            return [n for n in os.listdir(directory) if not n.endswith(".tmp")]
+        except FileNotFoundError:
+            return []
+
+    def delete(self, path: str) -> bool:
+        try:
+            os.unlink(path)
+            return True
+        except FileNotFoundError:
+            return False
+
+    def file_size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def modified_time_ms(self, path: str) -> int:
+        return int(os.path.getmtime(path) * 1000)

@@ -1,0 +1,149 @@
+"""Writer of primary-key tables: the write buffer of an LSM tree per (partition, bucket).
+
+Rows are numbered in input order (a writer-local ``_SEQUENCE_NUMBER``; the committer turns
+it into a table-wide one), split by partition and by bucket = hash(bucket key) mod N, and
+buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
+buffer is flushed. A flush merges the buffer with the merge engine (keeping deletes, so
+they still shadow older files), sorted by key, into level-0 Parquet files rolled at
+``target-file-size``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .commit_message import CommitMessage
+from .conform import conform, to_batches
+from .data_file import SEQUENCE, VALUE_KIND, write_data_file
+from .errors import InvalidArgumentError
+from .fileio import FileIO
+from .layout import TableLayout
+from .lsm.bucket import bucket_ids
+from .lsm.merge_engines import MergeConfig, merge
+from .manifest import DataFileMeta
+from .options import Options
+from .partition import PartitionSpec, split_by_bucket
+from .schema import ROW_KIND_COLUMN, TableSchema
+
+ROW_KINDS = pa.array(["+I", "-U", "+U", "-D"])
+
+
+def value_kinds(table: pa.Table) -> pa.Array:
+    """``_VALUE_KIND`` (int8) from an optional ``_row_kind`` column; +I if absent."""
+    if ROW_KIND_COLUMN not in table.column_names:
+        return pa.array(np.zeros(table.num_rows, dtype=np.int8))
+    idx = pc.index_in(table.column(ROW_KIND_COLUMN), value_set=ROW_KINDS)
+    if idx.null_count:
+        bad = pc.filter(table.column(ROW_KIND_COLUMN), pc.is_null(idx)).unique().to_pylist()[:5]
+        raise InvalidArgumentError(f"_row_kind must be one of +I, -U, +U, -D; got {bad}")
+    return pc.cast(idx, pa.int8()).combine_chunks()
+
+
+class KeyValueWriter:
+    def __init__(self, io: FileIO, layout: TableLayout, schema: TableSchema) -> None:
+        self._io = io
+        self._layout = layout
+        self._schema = schema
+        self._arrow_schema = schema.arrow_schema()
+        self._options = Options(schema.options)
+        self._spec = PartitionSpec.of(self._arrow_schema, schema.partitionKeys)
+        self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
+        self._target = self._options["target-file-size"]
+        self._budget = self._options["write-buffer-size"]
+        self._buffers: dict[tuple[tuple[Any, ...], int], list[pa.Table]] = {}
+        self._buffered_bytes: dict[tuple[tuple[Any, ...], int], int] = {}
+        self._files: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
+        self._next_seq = 0
+        self._key_columns = list(schema.primaryKeys)
+
+    def write(self, data: Any) -> None:
+        """Buffer upserts (and deletes, via ``_row_kind``) of ``data``.
+
+        Raises SchemaMismatchError / InvalidArgumentError (null keys, bad row kinds) before
+        anything of this batch is buffered.
+        """
+        for batch in to_batches(data):
+            table = conform(batch, self._arrow_schema, self._key_columns, allow_row_kind=True)
+            kinds = value_kinds(table)
+            if ROW_KIND_COLUMN in table.column_names:
+                table = table.drop_columns([ROW_KIND_COLUMN])
+            n = table.num_rows
+            seq = pa.array(np.arange(self._next_seq, self._next_seq + n, dtype=np.int64))
+            self._next_seq += n
+            table = table.append_column(SEQUENCE, seq).append_column(VALUE_KIND, kinds)
+            for values, part in self._spec.split(table):
+                buckets = bucket_ids(part, self._schema.bucket_keys, self._schema.num_buckets)
+                for bucket, rows in split_by_bucket(part, np.asarray(buckets, dtype=np.int64)):
+                    self._add((tuple(values), bucket), rows)
+
+    def _add(self, key: tuple[tuple[Any, ...], int], rows: pa.Table) -> None:
+        self._buffers.setdefault(key, []).append(rows)
+        self._buffered_bytes[key] = self._buffered_bytes.get(key, 0) + rows.nbytes
+        while sum(self._buffered_bytes.values()) > self._budget:
+            self._flush(max(self._buffered_bytes, key=self._buffered_bytes.__getitem__))
+
+    def _flush(self, key: tuple[tuple[Any, ...], int]) -> None:
+        pieces = self._buffers.pop(key, [])
+        self._buffered_bytes.pop(key, None)
+        if not pieces:
+            return
+        merged = merge(pa.concat_tables(pieces), self._merge, keep_deletes=True)
+        if merged.num_rows == 0:
+            return
+        values, bucket = key
+        self._files.setdefault(key, []).extend(
+            write_sorted_run(self._io, self._layout, self._schema, self._spec.path(list(values)),
+                             bucket, merged, level=0, target=self._target,
+                             compression=self._options["file.compression"])
+        )
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush all buffers; one message per (partition, bucket) with its new files."""
+        for key in list(self._buffers):
+            self._flush(key)
+        messages = [
+            CommitMessage(
+                partition=list(values),
+                partitionPath=self._spec.path(list(values)),
+                bucket=bucket,
+                totalBuckets=self._schema.num_buckets,
+                newFiles=files,
+            )
+            for (values, bucket), files in self._files.items()
+        ]
+        self._files = {}
+        return messages
+
+    def close(self) -> None:
+        self._buffers.clear()
+        self._buffered_bytes.clear()
+
+
+def write_sorted_run(
+    io: FileIO, layout: TableLayout, schema: TableSchema, partition_path: str, bucket: int,
+    table: pa.Table, *, level: int, target: int, compression: str, file_source: int = 0,
+) -> list[DataFileMeta]:
+    """Write a key-sorted table (with system columns) as files of one sorted run."""
+    bytes_per_row = max(1, table.nbytes // max(1, table.num_rows))
+    rows_per_file = max(1, target // bytes_per_row)
+    files = []
+    for start in range(0, table.num_rows, rows_per_file):
+        chunk = table.slice(start, rows_per_file)
+        seq = chunk.column(SEQUENCE)
+        mm = pc.min_max(seq)
+        files.append(write_data_file(
+            io, layout, partition_path, bucket, chunk,
+            schema_id=schema.id,
+            stats_columns=schema.field_names,
+            key_columns=schema.primaryKeys,
+            level=level,
+            file_source=file_source,
+            compression=compression,
+            min_seq=mm["min"].as_py(),
+            max_seq=mm["max"].as_py(),
+        ))
+    return files

@@ -1,0 +1,161 @@
+"""Every path of a table, built in one place.
+
+```
+<table>/
+  schema/schema-<id>
+  snapshot/snapshot-<id>, snapshot/LATEST, snapshot/EARLIEST
+  manifest/manifest-<uuid>, manifest/manifest-list-<uuid>
+  tag/tag-<name>
+  consumer/consumer-<id>
+  <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet
+  <p1>=<v1>/.../bucket-<n>/changelog-<uuid>-<k>.parquet
+```
+
+Partition names and values are escaped (:func:`escape_segment`) so that no value can name
+a path outside the table; tag and consumer names are checked to be plain names.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from .errors import InvalidArgumentError
+
+NULL_PARTITION = "__DEFAULT_PARTITION__"
+_SAFE = re.compile(r"[A-Za-z0-9_\-.]")
+_NAME = re.compile(r"^[A-Za-z0-9_\-.]{1,200}$")
+
+
+def escape_segment(value: str) -> str:
+    """Percent-encode ``value`` so it is one safe path segment.
+
+    Kept as is: ASCII letters, digits, ``_``, ``-`` and ``.``; everything else (``/``,
+    ``\\``, ``%``, ``=``, NUL, control characters, non-ASCII) becomes ``%XX`` of its UTF-8
+    bytes. A value made only of dots (``.``, ``..``) has its dots encoded, and so does a
+    leading ``_`` of the literal text ``__DEFAULT_PARTITION__``. :func:`unescape_segment`
+    inverts it exactly.
+    """
+    if value and set(value) == {"."}:
+        return "%2E" * len(value)
+    out = [ch if _SAFE.fullmatch(ch) else "".join(f"%{b:02X}" for b in ch.encode()) for ch in value]
+    escaped = "".join(out)
+    if escaped == NULL_PARTITION:
+        escaped = "%5F" + escaped[1:]
+    return escaped
+
+
+def unescape_segment(segment: str) -> str:
+    """Invert :func:`escape_segment`."""
+    raw = bytearray()
+    i = 0
+    while i < len(segment):
+        if segment[i] == "%":
+            raw.append(int(segment[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            raw.extend(segment[i].encode())
+            i += 1
+    return raw.decode()
+
+
+def check_name(kind: str, name: str) -> str:
+    """Return ``name`` if it is a plain file-name-safe name, else raise InvalidArgumentError."""
+    if not _NAME.match(name) or set(name) == {"."}:
+        raise InvalidArgumentError(
+            f"invalid {kind} name {name!r}: use 1-200 letters, digits, '_', '-' or '.'"
+        )
+    return name
+
+
+class TableLayout:
+    """Owner of every file name and path of one table rooted at ``root``."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root.rstrip("/") or "/"
+
+    def _join(self, *parts: str) -> str:
+        return "/".join((self.root, *parts))
+
+    # schema
+    @property
+    def schema_dir(self) -> str:
+        return self._join("schema")
+
+    def schema_path(self, schema_id: int) -> str:
+        return self._join("schema", f"schema-{schema_id}")
+
+    # snapshots
+    @property
+    def snapshot_dir(self) -> str:
+        return self._join("snapshot")
+
+    def snapshot_path(self, snapshot_id: int) -> str:
+        return self._join("snapshot", f"snapshot-{snapshot_id}")
+
+    @property
+    def latest_hint(self) -> str:
+        return self._join("snapshot", "LATEST")
+
+    @property
+    def earliest_hint(self) -> str:
+        return self._join("snapshot", "EARLIEST")
+
+    @staticmethod
+    def snapshot_id_of(name: str) -> int | None:
+        """The id of a ``snapshot-<id>`` file name, or None for any other name."""
+        if name.startswith("snapshot-") and name[9:].isdigit():
+            return int(name[9:])
+        return None
+
+    # manifests
+    @property
+    def manifest_dir(self) -> str:
+        return self._join("manifest")
+
+    def manifest_path(self, name: str) -> str:
+        return self._join("manifest", name)
+
+    @staticmethod
+    def new_manifest_name() -> str:
+        return f"manifest-{uuid.uuid4().hex}"
+
+    @staticmethod
+    def new_manifest_list_name() -> str:
+        return f"manifest-list-{uuid.uuid4().hex}"
+
+    # tags and consumers
+    @property
+    def tag_dir(self) -> str:
+        return self._join("tag")
+
+    def tag_path(self, name: str) -> str:
+        return self._join("tag", f"tag-{check_name('tag', name)}")
+
+    @property
+    def consumer_dir(self) -> str:
+        return self._join("consumer")
+
+    def consumer_path(self, consumer_id: str) -> str:
+        return self._join("consumer", f"consumer-{check_name('consumer', consumer_id)}")
+
+    # data
+    @staticmethod
+    def partition_path(keys: list[str], values: list[str | None]) -> str:
+        """Relative directory of a partition: ``k1=v1/k2=v2`` with escaped segments."""
+        return "/".join(
+            f"{escape_segment(k)}={NULL_PARTITION if v is None else escape_segment(v)}"
+            for k, v in zip(keys, values)
+        )
+
+    def bucket_dir(self, partition_path: str, bucket: int) -> str:
+        if partition_path:
+            return self._join(partition_path, f"bucket-{bucket}")
+        return self._join(f"bucket-{bucket}")
+
+    def data_file_path(self, partition_path: str, bucket: int, file_name: str) -> str:
+        return f"{self.bucket_dir(partition_path, bucket)}/{file_name}"
+
+    @staticmethod
+    def new_data_file_name(prefix: str = "data") -> str:
+        return f"{prefix}-{uuid.uuid4().hex}-0.parquet"

@@ -1,0 +1,444 @@
+"""Bucket assignment: ``bucket = xxhash64(canonical key bytes, seed 0) mod num_buckets``.
+
+The bucket of a row must never change: not across processes, machines, Python versions or
+minipaimon versions, so it never uses Python ``hash()``.  It is computed over whole Arrow
+arrays with NumPy ``uint64`` arithmetic (an own implementation of XXH64) and is bit-identical
+to ``xxhash.xxh64_intdigest(canonical_key_bytes(...))`` for every row.
+
+Canonical key encoding (format version 1 -- changing it re-buckets every table):
+
+==============================================  =============================================
+key field type                                  bytes
+==============================================  =============================================
+int8..int64, uint8..uint32, bool (0/1)          8-byte little-endian int64 of the value
+uint64                                          its 8 little-endian bytes
+date32 / date64                                 int64 of days / milliseconds since the epoch
+timestamp[unit] (any tz), time32/64, duration   int64 of the value in its unit
+float16 / float32 / float64                     8-byte little-endian float64; -0.0 is written
+                                                as 0.0 and every NaN as 0x7FF8000000000000
+decimal32/64/128 (precision <= 38)              16-byte little-endian two's complement of the
+                                                unscaled value
+string / binary (any width or view)             the value's bytes (UTF-8 for strings)
+==============================================  =============================================
+
+A one-column key is that field's encoding.  A key of several columns is the concatenation of
+its fields' encodings in ``key_columns`` order, where each variable-length (string/binary)
+field is preceded by its byte length as a 4-byte little-endian uint32, so that no two
+different keys share an encoding.  Null key values are rejected.
+
+Performance: the fixed-width path hashes 1M int64 keys in a few tens of milliseconds;
+variable-length keys are hashed for all rows in lock-step (one NumPy step per 32-byte
+stripe of the longest key, plus at most seven tail steps), never row by row.
+"""
+
+from __future__ import annotations
+
+import decimal
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from minipaimon_core.errors import InvalidArgumentError
+
+__all__ = ["bucket_ids", "canonical_key_bytes", "key_hashes"]
+
+_U64 = np.uint64
+_P1_INT = 11400714785074694791
+_P2_INT = 14029467366897019727
+_P1 = _U64(_P1_INT)
+_P2 = _U64(_P2_INT)
+_P3 = _U64(1609587929392839161)
+_P4 = _U64(9650029242287828579)
+_P5 = _U64(2870177450012600261)
+_V1_INIT = _U64((_P1_INT + _P2_INT) % 2**64)
+_V4_INIT = _U64(2**64 - _P1_INT)
+_BLOCK = 1 << 15  # rows hashed together: the block's temporaries stay in the CPU cache
+_CANONICAL_NAN = 0x7FF8000000000000
+
+# A field encoded for hashing: fixed-width ``(n, w)`` uint8 rows, or variable-length
+# ``(data, offsets, lengths)`` with row i at ``data[offsets[i] : offsets[i] + lengths[i]]``.
+_Var = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def bucket_ids(
+    table: pa.Table | pa.RecordBatch, key_columns: Sequence[str], num_buckets: int
+) -> np.ndarray:
+    """Return the bucket of every row: an int32 array of values in ``[0, num_buckets)``.
+
+    Raises:
+        InvalidArgumentError: ``num_buckets < 1``, no key columns, a key column is missing or
+            of an unsupported type, or a key value is null (the message names the column).
+    """
+    if num_buckets < 1:
+        raise InvalidArgumentError(f"bucket count must be >= 1, got {num_buckets}")
+    hashes = key_hashes(table, key_columns)
+    if num_buckets & (num_buckets - 1) == 0:  # a power of two: a mask, not a division
+        return (hashes & _U64(num_buckets - 1)).astype(np.int32)
+    return (hashes % _U64(num_buckets)).astype(np.int32)
+
+
+def key_hashes(table: pa.Table | pa.RecordBatch, key_columns: Sequence[str]) -> np.ndarray:
+    """Return XXH64 (seed 0) of every row's canonical key bytes as a uint64 array.
+
+    Raises:
+        InvalidArgumentError: as :func:`bucket_ids`.
+    """
+    if not key_columns:
+        raise InvalidArgumentError("bucketing needs at least one key column")
+    fields = [_encode_field(table, name) for name in key_columns]
+    n = table.num_rows
+    if all(isinstance(f, np.ndarray) for f in fields):
+        rows = fields[0] if len(fields) == 1 else np.concatenate(fields, axis=1)
+        return _xxh64_fixed(np.ascontiguousarray(rows).view("<u8").astype(np.uint64, copy=False))
+    if len(fields) == 1:
+        data, offsets, lengths = fields[0]
+        return _xxh64(data, offsets, lengths)
+    parts: list[_Var] = []
+    for f in fields:
+        if isinstance(f, np.ndarray):
+            parts.append(_fixed_as_var(f))
+        else:
+            prefix = f[2].astype("<u4").view(np.uint8).reshape(n, 4)
+            parts.append(_fixed_as_var(prefix))
+            parts.append(f)
+    return _xxh64(*_concat_rows(parts, n))
+
+
+def canonical_key_bytes(values: Sequence[Any], types: Sequence[pa.DataType]) -> bytes:
+    """Return the canonical encoding of one key (a per-row reference for tests, not fast).
+
+    ``values`` are Python values as ``pyarrow`` ``to_pylist()`` returns them.
+
+    Raises:
+        InvalidArgumentError: a value is None or its type is unsupported.
+    """
+    out = []
+    composite = len(values) > 1
+    for value, typ in zip(values, types, strict=True):
+        if value is None:
+            raise InvalidArgumentError("a primary-key value is null")
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ) or _is_view(typ, True):
+            enc = value.encode("utf-8")
+        elif _is_binary(typ):
+            enc = bytes(value)
+        elif pa.types.is_decimal(typ):
+            unscaled = int(decimal.Decimal(value).scaleb(typ.scale))
+            out.append(unscaled.to_bytes(16, "little", signed=True))
+            continue
+        elif pa.types.is_floating(typ):
+            f = float(value)
+            if f != f:
+                out.append(struct.pack("<Q", _CANONICAL_NAN))
+            else:
+                out.append(struct.pack("<d", 0.0 if f == 0.0 else f))
+            continue
+        elif pa.types.is_temporal(typ):
+            width = pa.int32() if typ.bit_width == 32 else pa.int64()
+            raw = pa.array([value], typ).view(width)[0].as_py()
+            out.append(struct.pack("<q", raw))
+            continue
+        elif pa.types.is_uint64(typ):
+            out.append(struct.pack("<Q", value))
+            continue
+        elif pa.types.is_integer(typ) or pa.types.is_boolean(typ):
+            out.append(struct.pack("<q", int(value)))
+            continue
+        else:
+            raise InvalidArgumentError(f"unsupported primary-key type {typ}")
+        if composite:
+            out.append(struct.pack("<I", len(enc)))
+        out.append(enc)
+    return b"".join(out)
+
+
+# ---------------------------------------------------------------------------- encoding
+
+
+def _is_view(typ: pa.DataType, string: bool) -> bool:
+    check = getattr(pa.types, "is_string_view" if string else "is_binary_view", None)
+    return bool(check(typ)) if check is not None else False
+
+
+def _is_binary(typ: pa.DataType) -> bool:
+    return (
+        pa.types.is_binary(typ)
+        or pa.types.is_large_binary(typ)
+        or pa.types.is_fixed_size_binary(typ)
+        or _is_view(typ, False)
+    )
+
+
+def _encode_field(table: pa.Table | pa.RecordBatch, name: str) -> np.ndarray | _Var:
+    """Encode one key column: ``(n, 8|16)`` uint8 rows, or a variable-length triple."""
+    if name not in table.column_names:
+        raise InvalidArgumentError(f"primary-key column {name!r} is not in the data")
+    col = table.column(name)
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if arr.null_count:
+        raise InvalidArgumentError(
+            f"primary-key column {name!r} holds {arr.null_count} null value(s); "
+            "primary keys must not be null"
+        )
+    typ = arr.type
+    n = len(arr)
+    if pa.types.is_decimal(typ):
+        if typ.precision > 38:
+            raise InvalidArgumentError(f"primary-key column {name!r}: decimal precision > 38")
+        if not pa.types.is_decimal128(typ):
+            arr = arr.cast(pa.decimal128(typ.precision, typ.scale))
+        buf = np.frombuffer(arr.buffers()[1], dtype=np.uint8)
+        return buf[arr.offset * 16 : (arr.offset + n) * 16].reshape(n, 16)
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ) or _is_view(typ, True):
+        return _var_bytes(arr.cast(pa.large_string()) if _is_view(typ, True) else arr)
+    if _is_binary(typ):
+        needs_cast = pa.types.is_fixed_size_binary(typ) or _is_view(typ, False)
+        return _var_bytes(arr.cast(pa.large_binary()) if needs_cast else arr)
+    if pa.types.is_floating(typ):
+        values = arr.to_numpy(zero_copy_only=False).astype(np.float64)
+        values = np.where(values == 0.0, 0.0, values)
+        bits = values.view(np.uint64)
+        bits[np.isnan(values)] = _U64(_CANONICAL_NAN)
+        return bits.astype("<u8").view(np.uint8).reshape(n, 8)
+    if pa.types.is_temporal(typ):
+        arr = arr.view(pa.int32() if typ.bit_width == 32 else pa.int64())
+        typ = arr.type
+    if pa.types.is_boolean(typ) or pa.types.is_integer(typ):
+        values = arr.to_numpy(zero_copy_only=False)
+        target = "<u8" if pa.types.is_uint64(typ) else "<i8"
+        return values.astype(target).view(np.uint8).reshape(n, 8)
+    raise InvalidArgumentError(f"primary-key column {name!r} has unsupported type {typ}")
+
+
+def _var_bytes(arr: pa.Array) -> _Var:
+    """Zero-copy ``(data, offsets, lengths)`` of a (large_)string/(large_)binary array."""
+    off_type = np.int64 if arr.type in (pa.large_string(), pa.large_binary()) else np.int32
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=off_type)[arr.offset : arr.offset + len(arr) + 1]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    offsets = offsets.astype(np.int64)
+    return data, offsets[:-1], np.diff(offsets)
+
+
+def _fixed_as_var(rows: np.ndarray) -> _Var:
+    n, width = rows.shape
+    data = np.ascontiguousarray(rows).reshape(-1)
+    return data, np.arange(n, dtype=np.int64) * width, np.full(n, width, np.int64)
+
+
+def _concat_rows(parts: list[_Var], n: int) -> _Var:
+    """Concatenate the per-row byte strings of several parts (vectorised scatter)."""
+    lengths = np.zeros(n, np.int64)
+    for _, _, part_lengths in parts:
+        lengths += part_lengths
+    offsets = np.zeros(n, np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    out = np.empty(int(lengths.sum()), np.uint8)
+    cursor = offsets.copy()
+    for data, part_offsets, part_lengths in parts:
+        total = int(part_lengths.sum())
+        if total:
+            starts = np.zeros(n, np.int64)
+            np.cumsum(part_lengths[:-1], out=starts[1:])
+            within = np.arange(total, dtype=np.int64) - np.repeat(starts, part_lengths)
+            out[np.repeat(cursor, part_lengths) + within] = data[
+                np.repeat(part_offsets, part_lengths) + within
+            ]
+        cursor += part_lengths
+    return out, offsets, lengths
+
+
+# ---------------------------------------------------------------------------- XXH64
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    """Rotate left in place (``x`` is overwritten and returned)."""
+    high = x >> _U64(64 - r)
+    x <<= _U64(r)
+    x |= high
+    return x
+
+
+def _round(acc: np.ndarray, lane: np.ndarray) -> np.ndarray:
+    """XXH64 round: ``rotl(acc + lane * P2, 31) * P1`` (a new array)."""
+    out = lane * _P2
+    out += acc
+    _rotl(out, 31)
+    out *= _P1
+    return out
+
+
+def _merge_round(h: np.ndarray, v: np.ndarray) -> np.ndarray:
+    h ^= _round(np.zeros_like(v), v)
+    h *= _P1
+    h += _P4
+    return h
+
+
+def _tail8(h: np.ndarray, lane: np.ndarray) -> np.ndarray:
+    h ^= _round(np.zeros_like(lane), lane)
+    _rotl(h, 27)
+    h *= _P1
+    h += _P4
+    return h
+
+
+def _tail4(h: np.ndarray, word: np.ndarray) -> np.ndarray:
+    h ^= word * _P1
+    _rotl(h, 23)
+    h *= _P2
+    h += _P3
+    return h
+
+
+def _tail1(h: np.ndarray, byte: np.ndarray) -> np.ndarray:
+    h ^= byte * _P5
+    _rotl(h, 11)
+    h *= _P1
+    return h
+
+
+class _Reader:
+    """Little-endian words at arbitrary byte offsets of a buffer, for many offsets at once.
+
+    A word at byte ``p`` is assembled from the two aligned 8-byte words around it, so every
+    read is two ``take``s and shifts; the buffer is copied once with 16 zero bytes of padding
+    so reads past a value's end stay in bounds (their bytes are masked or unused).
+    """
+
+    def __init__(self, data: np.ndarray) -> None:
+        padded = np.zeros((len(data) + 23) // 8 * 8, np.uint8)
+        padded[: len(data)] = data
+        self._bytes = padded
+        self._words = padded.view("<u8").astype(np.uint64, copy=False)
+
+    def u64(self, pos: np.ndarray) -> np.ndarray:
+        shift = (pos & 7).astype(np.uint64) * _U64(8)
+        q = pos >> 3
+        low = self._words.take(q) >> shift
+        high = self._words.take(q + 1) << (_U64(63) - shift)
+        high <<= _U64(1)  # two steps: a shift by 64 is undefined
+        low |= high
+        return low
+
+    def u32(self, pos: np.ndarray) -> np.ndarray:
+        return self.u64(pos) & _U64(0xFFFFFFFF)
+
+    def u8(self, pos: np.ndarray) -> np.ndarray:
+        return self._bytes.take(pos).astype(np.uint64)
+
+
+def _xxh64(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """XXH64 with seed 0 of ``data[offsets[i] : offsets[i] + lengths[i]]`` for every i."""
+    reader = _Reader(data)
+    out = np.empty(len(lengths), np.uint64)
+    for i in range(0, len(lengths), _BLOCK):
+        out[i : i + _BLOCK] = _xxh64_block(reader, offsets[i : i + _BLOCK], lengths[i : i + _BLOCK])
+    return out
+
+
+def _xxh64_block(reader: _Reader, offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """XXH64 of one block of rows, all advancing in lock-step.
+
+    One step per 32-byte stripe of the longest value (over the rows still striping), then at
+    most three 8-byte, one 4-byte and three 1-byte tail steps over all rows of the block,
+    each applied where the row has that tail.
+    """
+    n = len(lengths)
+    stripes = lengths // 32
+    h = np.full(n, _P5, dtype=np.uint64)
+    long_rows = np.flatnonzero(stripes > 0)
+    if len(long_rows):
+        v1, v2, v3, v4 = _init_accumulators(len(long_rows))
+        base = offsets[long_rows]
+        active = np.arange(len(long_rows))  # positions in long_rows still striping
+        step = 0
+        while len(active):
+            pos = base[active] + 32 * step
+            v1[active] = _round(v1[active], reader.u64(pos))
+            v2[active] = _round(v2[active], reader.u64(pos + 8))
+            v3[active] = _round(v3[active], reader.u64(pos + 16))
+            v4[active] = _round(v4[active], reader.u64(pos + 24))
+            step += 1
+            active = active[stripes[long_rows[active]] > step]
+        h[long_rows] = _converge(v1, v2, v3, v4)
+    h += lengths.astype(np.uint64)
+    pos = offsets + stripes * 32
+    rest = lengths - stripes * 32
+    steps = [(8, reader.u64, _tail8)] * 3 + [(4, reader.u32, _tail4)] + [(1, reader.u8, _tail1)] * 3
+    for width, read, mix in steps:
+        todo = rest >= width
+        if not todo.any():
+            continue
+        mixed = mix(h.copy(), read(pos))
+        if todo.all():
+            h = mixed
+        else:
+            h = np.where(todo, mixed, h)
+        step_width = todo * width
+        pos += step_width
+        rest -= step_width
+    return _avalanche(h)
+
+
+def _xxh64_fixed(lanes: np.ndarray) -> np.ndarray:
+    """XXH64 with seed 0 of rows that are all ``8 * lanes.shape[1]`` bytes long.
+
+    ``lanes`` is ``(n, k)`` uint64 holding each row's bytes as little-endian words; every
+    step works on whole columns of a block, with no masks or gathers.
+    """
+    out = np.empty(len(lanes), np.uint64)
+    for i in range(0, len(lanes), _BLOCK):
+        out[i : i + _BLOCK] = _xxh64_fixed_block(lanes[i : i + _BLOCK])
+    return out
+
+
+def _xxh64_fixed_block(lanes: np.ndarray) -> np.ndarray:
+    n, k = lanes.shape
+    stripes = k // 4
+    if stripes:
+        v1, v2, v3, v4 = _init_accumulators(n)
+        for s in range(stripes):
+            v1 = _round(v1, lanes[:, 4 * s])
+            v2 = _round(v2, lanes[:, 4 * s + 1])
+            v3 = _round(v3, lanes[:, 4 * s + 2])
+            v4 = _round(v4, lanes[:, 4 * s + 3])
+        h = _converge(v1, v2, v3, v4)
+    else:
+        h = np.full(n, _P5, dtype=np.uint64)
+    h += _U64(8 * k)
+    for j in range(4 * stripes, k):
+        h = _tail8(h, lanes[:, j])
+    return _avalanche(h)
+
+
+def _init_accumulators(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return (
+        np.full(n, _V1_INIT, dtype=np.uint64),
+        np.full(n, _P2, dtype=np.uint64),
+        np.zeros(n, dtype=np.uint64),
+        np.full(n, _V4_INIT, dtype=np.uint64),
+    )
+
+
+def _converge(v1: np.ndarray, v2: np.ndarray, v3: np.ndarray, v4: np.ndarray) -> np.ndarray:
+    h = _rotl(v1.copy(), 1)
+    h += _rotl(v2.copy(), 7)
+    h += _rotl(v3.copy(), 12)
+    h += _rotl(v4.copy(), 18)
+    for v in (v1, v2, v3, v4):
+        h = _merge_round(h, v)
+    return h
+
+
+def _avalanche(h: np.ndarray) -> np.ndarray:
+    h ^= h >> _U64(33)
+    h *= _P2
+    h ^= h >> _U64(29)
+    h *= _P3
+    h ^= h >> _U64(32)
+    return h

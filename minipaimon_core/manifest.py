@@ -1,0 +1,104 @@
+"""Manifest files, manifest lists and the data file metadata they carry.
+
+``manifest/manifest-<uuid>`` holds a list of :class:`ManifestEntry` (ADD or DELETE of one
+data file); ``manifest/manifest-list-<uuid>`` a list of :class:`ManifestFileMeta`. Both use
+the binary envelope of :mod:`minipaimon_core.codec` (msgpack + zstd + checksum).
+
+Stats values live in the *stats domain*: bool, int, float, str, bytes or None (dates as
+days, timestamps as integers of their unit, decimals as unscaled integers); see
+:mod:`minipaimon_core.stats`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from . import codec
+
+ADD = 0
+DELETE = 1
+FILE_SOURCE_APPEND = 0
+FILE_SOURCE_COMPACT = 1
+
+
+class SimpleStats(msgspec.Struct, frozen=True):
+    """Per-column min, max and null count, in the order of the file's schema fields.
+
+    A None min/max means "unknown" (nested types, NaN-bearing floats, long strings).
+    """
+
+    minValues: list[Any]
+    maxValues: list[Any]
+    nullCounts: list[int]
+
+
+class DataFileMeta(msgspec.Struct, frozen=True):
+    """One data (or changelog) file of a bucket.
+
+    For primary-key tables the file's ``_SEQUENCE_NUMBER`` column plus ``sequenceOffset``
+    is the row's effective sequence; min/max sequence numbers are effective values.
+    """
+
+    fileName: str
+    fileSize: int
+    rowCount: int
+    minKey: list[Any]
+    maxKey: list[Any]
+    valueStats: SimpleStats
+    minSequenceNumber: int
+    maxSequenceNumber: int
+    schemaId: int
+    level: int
+    creationTime: int
+    deleteRowCount: int = 0
+    fileSource: int = FILE_SOURCE_APPEND
+    sequenceOffset: int = 0
+    embeddedIndex: bytes | None = None
+
+
+class ManifestEntry(msgspec.Struct, frozen=True):
+    """ADD or DELETE of one file in one (partition, bucket)."""
+
+    kind: int
+    partition: list[Any]
+    bucket: int
+    totalBuckets: int
+    file: DataFileMeta
+
+    @property
+    def identifier(self) -> tuple[tuple[Any, ...], int, int, str]:
+        """What makes two entries name the same file: partition, bucket, level, name."""
+        return (tuple(self.partition), self.bucket, self.file.level, self.file.fileName)
+
+
+class ManifestFileMeta(msgspec.Struct, frozen=True):
+    """Summary of one manifest file, as stored in a manifest list."""
+
+    fileName: str
+    fileSize: int
+    numAddedFiles: int
+    numDeletedFiles: int
+    partitionStats: SimpleStats
+    minBucket: int
+    maxBucket: int
+    minLevel: int
+    maxLevel: int
+    schemaId: int
+
+
+def encode_entries(entries: list[ManifestEntry]) -> bytes:
+    return codec.encode_binary(entries)
+
+
+def decode_entries(data: bytes, path: str) -> list[ManifestEntry]:
+    return codec.decode_binary(data, list[ManifestEntry], path)
+
+
+def encode_manifest_list(metas: list[ManifestFileMeta]) -> bytes:
+    return codec.encode_binary(metas)
+
+
+def decode_manifest_list(data: bytes, path: str) -> list[ManifestFileMeta]:
+    return codec.decode_binary(data, list[ManifestFileMeta], path)

@@ -1,0 +1,70 @@
+"""Partitions: splitting written data by partition values, and naming their directories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .layout import TableLayout
+from .stats import stat_to_string, to_stat
+
+
+class PartitionSpec:
+    """The partition columns of a table and their types."""
+
+    def __init__(self, keys: list[str], types: list[pa.DataType]) -> None:
+        self.keys = keys
+        self.types = types
+
+    @staticmethod
+    def of(schema: pa.Schema, keys: list[str]) -> PartitionSpec:
+        return PartitionSpec(list(keys), [schema.field(k).type for k in keys])
+
+    def path(self, values: list[Any]) -> str:
+        """Relative directory of the partition with stats-domain ``values``."""
+        return TableLayout.partition_path(
+            self.keys, [stat_to_string(v, t) for v, t in zip(values, self.types)]
+        )
+
+    def split(self, table: pa.Table) -> list[tuple[list[Any], pa.Table]]:
+        """Split ``table`` into (partition values in the stats domain, rows) pairs.
+
+        Vectorised: Arrow's hash group-by finds the row indices of each partition.
+        """
+        if not self.keys:
+            return [([], table)]
+        if table.num_rows == 0:
+            return []
+        return [
+            ([to_stat(v, t) for v, t in zip(values, self.types)], table.take(idx))
+            for values, idx in group_indices(table, self.keys)
+        ]
+
+
+def group_indices(table: pa.Table, keys: list[str]) -> list[tuple[list[Any], pa.Array]]:
+    """Distinct values of ``keys`` (as Python values) with the row indices holding each."""
+    indexed = table.select(keys).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    grouped = indexed.group_by(keys, use_threads=False).aggregate([("__row", "list")])
+    rows = grouped.column("__row_list")
+    key_values = [grouped.column(k).to_pylist() for k in keys]
+    return [
+        ([kv[i] for kv in key_values], rows[i].values)
+        for i in range(grouped.num_rows)
+    ]
+
+
+def split_by_bucket(table: pa.Table, buckets: np.ndarray) -> list[tuple[int, pa.Table]]:
+    """Split rows by their bucket number (input order kept within a bucket)."""
+    if table.num_rows == 0:
+        return []
+    order = np.argsort(buckets, kind="stable")
+    sorted_buckets = buckets[order]
+    bounds = np.flatnonzero(np.diff(sorted_buckets)) + 1
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [len(order)]])
+    return [
+        (int(sorted_buckets[s]), table.take(pa.array(order[s:e])))
+        for s, e in zip(starts, ends)
+    ]

@@ -1,0 +1,170 @@
+"""Filters in disjunctive normal form, as pyarrow.parquet and deltalake take them.
+
+``[("dt", "=", "d1"), ("v", ">", 3)]`` is an AND of terms; ``[[...], [...]]`` is an OR of
+such ANDs. Operators: ``= == != < <= > >= in "not in"`` and ``"is null"`` / ``"is not
+null"`` (value ignored). Comparison semantics are SQL's: a null never matches a comparison.
+
+A filter is used two ways: :func:`might_match` decides from stats whether a partition or
+file can hold a matching row (pruning), and :func:`to_expression` filters rows exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import InvalidArgumentError
+from .stats import to_stat
+
+_OPS = {"=": "=", "==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
+        "in": "in", "not in": "not in", "is null": "is null", "is not null": "is not null"}
+
+
+class Term(NamedTuple):
+    column: str
+    op: str
+    value: Any  # Python value for the row filter (list for in / not in)
+    stat: Any  # the same value(s) in the stats domain
+
+
+DNF = list[list[Term]]
+# (min, max, null_count, row_count) of a column in the stats domain, or None if unknown
+StatsLookup = Callable[[str], "tuple[Any, Any, int, int] | None"]
+
+
+def normalize(filter: Any, schema: pa.Schema) -> DNF | None:
+    """Validate a user filter against ``schema`` and return it as DNF of :class:`Term`.
+
+    Raises:
+        InvalidArgumentError: malformed filter, unknown column or operator, or a value
+            that does not fit the column type.
+    """
+    if filter is None or (isinstance(filter, (list, tuple)) and len(filter) == 0):
+        return None
+    if not isinstance(filter, (list, tuple)):
+        raise InvalidArgumentError(f"filter must be a list of (column, op, value) tuples, got {filter!r}")
+    groups = filter if all(isinstance(g, list) for g in filter) else [filter]
+    return [[_term(t, schema) for t in group] for group in groups]
+
+
+def _term(raw: Any, schema: pa.Schema) -> Term:
+    if not isinstance(raw, (tuple, list)) or len(raw) not in (2, 3):
+        raise InvalidArgumentError(f"filter term must be (column, op, value), got {raw!r}")
+    column, op = raw[0], str(raw[1]).lower()
+    value = raw[2] if len(raw) == 3 else None
+    if op not in _OPS:
+        raise InvalidArgumentError(f"unknown filter operator {raw[1]!r} in {raw!r}")
+    op = _OPS[op]
+    if column not in schema.names:
+        raise InvalidArgumentError(f"filter column {column!r} is not in the table {schema.names}")
+    t = schema.field(column).type
+    if op in ("is null", "is not null"):
+        return Term(column, op, None, None)
+    try:
+        if op in ("in", "not in"):
+            if not isinstance(value, (list, tuple, set)):
+                raise InvalidArgumentError(f"'{op}' needs a list of values in {raw!r}")
+            values = list(value)
+            for v in values:
+                pa.scalar(v, t)
+            return Term(column, op, values, [_stat_or_none(v, t) for v in values])
+        if value is None:
+            raise InvalidArgumentError(f"compare with None in {raw!r}: use 'is null'")
+        pa.scalar(value, t)
+    except (TypeError, ValueError, pa.ArrowException) as e:
+        raise InvalidArgumentError(f"filter value in {raw!r} does not fit column type {t}: {e}") from None
+    return Term(column, op, value, _stat_or_none(value, t))
+
+
+def _stat_or_none(value: Any, t: pa.DataType) -> Any:
+    try:
+        return to_stat(value, t)
+    except (TypeError, ValueError, pa.ArrowException):
+        return None
+
+
+def columns_of(dnf: DNF | None) -> set[str]:
+    return {t.column for g in dnf or [] for t in g}
+
+
+def to_expression(dnf: DNF) -> pc.Expression:
+    """The exact row filter of ``dnf`` as an Arrow compute expression."""
+    ors = None
+    for group in dnf:
+        ands = None
+        for t in group:
+            e = _term_expression(t)
+            ands = e if ands is None else ands & e
+        assert ands is not None
+        ors = ands if ors is None else ors | ands
+    assert ors is not None
+    return ors
+
+
+def _term_expression(t: Term) -> pc.Expression:
+    f = pc.field(t.column)
+    if t.op == "is null":
+        return f.is_null()
+    if t.op == "is not null":
+        return f.is_valid()
+    if t.op == "in":
+        return f.isin(t.value)
+    if t.op == "not in":
+        return ~f.isin(t.value) & f.is_valid()
+    ops: dict[str, Callable[[Any, Any], pc.Expression]] = {
+        "=": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    }
+    return ops[t.op](f, pc.scalar(t.value))
+
+
+def might_match(dnf: DNF | None, lookup: StatsLookup, columns: Sequence[str] | None = None) -> bool:
+    """False only if no row described by ``lookup`` can match ``dnf``.
+
+    Terms on columns outside ``columns`` (when given) are treated as unknown (may match).
+    """
+    if not dnf:
+        return True
+    allowed = None if columns is None else set(columns)
+    for group in dnf:
+        if all(allowed is not None and t.column not in allowed or _term_might_match(t, lookup(t.column))
+               for t in group):
+            return True
+    return False
+
+
+def _term_might_match(t: Term, stats: tuple[Any, Any, int, int] | None) -> bool:
+    if stats is None:
+        return True
+    lo, hi, nulls, rows = stats
+    if t.op == "is null":
+        return nulls > 0
+    if t.op == "is not null":
+        return nulls < rows
+    if nulls >= rows:
+        return False  # only nulls: no comparison can match
+    if lo is None or hi is None:
+        return True
+    try:
+        if t.op in ("in", "not in"):
+            if any(s is None for s in t.stat):
+                return True
+            if t.op == "in":
+                return any(lo <= s <= hi for s in t.stat)
+            return not (lo == hi and lo in t.stat)
+        s = t.stat
+        if s is None:
+            return True
+        return {
+            "=": lambda: lo <= s <= hi,
+            "!=": lambda: not (lo == hi == s),
+            "<": lambda: lo < s,
+            "<=": lambda: lo <= s,
+            ">": lambda: hi > s,
+            ">=": lambda: hi >= s,
+        }[t.op]()
+    except TypeError:
+        return True

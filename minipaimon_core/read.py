@@ -1,0 +1,125 @@
+"""Reading splits: Arrow in, Arrow out, vectorised merge-on-read for primary-key tables.
+
+Every file is read with the schema it was written with and projected to the reader's
+schema by field id (renamed columns follow their id, added columns read as null, widened
+types are cast). Primary-key splits whose files overlap in key range are merged with the
+table's merge engine over whole Arrow tables; others are read raw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import predicate
+from .data_file import SEQUENCE, VALUE_KIND, read_data_file
+from .fileio import FileIO
+from .layout import TableLayout
+from .lsm.merge_engines import MergeConfig, merge
+from .manifest import DataFileMeta
+from .scan import Split
+from .schema import SchemaManager, TableSchema
+
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+
+
+class SchemaCache:
+    """Schemas by id (immutable, so cached)."""
+
+    def __init__(self, manager: SchemaManager) -> None:
+        self._manager = manager
+        self._schemas: dict[int, TableSchema] = {}
+
+    def get(self, schema_id: int) -> TableSchema:
+        if schema_id not in self._schemas:
+            self._schemas[schema_id] = self._manager.get(schema_id)
+        return self._schemas[schema_id]
+
+
+def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, names: list[str]) -> pa.Table:
+    """Project a file's ``table`` (file schema) to the reader's columns ``names``."""
+    if file_schema.id == read_schema.id:
+        return table.select(names)
+    by_id = {f.id: f.name for f in file_schema.fields}
+    target = read_schema.arrow_schema()
+    arrays = []
+    for name in names:
+        if name in (SEQUENCE, VALUE_KIND):
+            arrays.append(table.column(name))
+            continue
+        field = read_schema.field_by_name(name)
+        old = by_id.get(field.id)
+        t = target.field(name).type
+        if old is None or old not in table.column_names:
+            arrays.append(pa.nulls(table.num_rows, t))
+        else:
+            col = table.column(old)
+            arrays.append(col if col.type.equals(t) else pc.cast(col, t))
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+class SplitReader:
+    def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema) -> None:
+        self._io = io
+        self._layout = layout
+        self._schemas = schemas
+        self._schema = schema
+        self._arrow = schema.arrow_schema()
+        self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options) \
+            if schema.primaryKeys else None
+
+    def read(self, split: Split) -> Iterator[pa.RecordBatch]:
+        """Batches of ``split``: its columns (all if None), filtered exactly."""
+        out_names = split.columns if split.columns is not None else self._arrow.names
+        out_schema = pa.schema([self._arrow.field(n) for n in out_names])
+        needed = list(dict.fromkeys(list(out_names) + sorted(predicate.columns_of(split.filter))))
+        expr = predicate.to_expression(split.filter) if split.filter else None
+        if self._merge is None:
+            for f in split.files:
+                yield from self._finish(self._read_file(split, f, needed), expr, out_schema)
+            return
+        if split.raw_convertible:
+            for f in split.files:
+                t = self._read_file(split, f, [*needed, VALUE_KIND])
+                kinds = t.column(VALUE_KIND)
+                t = t.filter(pc.or_(pc.equal(kinds, INSERT), pc.equal(kinds, UPDATE_AFTER)))
+                yield from self._finish(t, expr, out_schema)
+            return
+        yield from self._finish(self._merged(split, needed), expr, out_schema)
+
+    def _merged(self, split: Split, needed: list[str]) -> pa.Table:
+        assert self._merge is not None
+        cols = list(dict.fromkeys([*self._schema.primaryKeys, *needed]))
+        if self._merge.sequence_field and self._merge.sequence_field not in cols:
+            cols.append(self._merge.sequence_field)
+        tables = [self._read_file(split, f, [*cols, SEQUENCE, VALUE_KIND]) for f in split.files]
+        return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
+
+    def _read_file(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
+        file_schema = self._schemas.get(f.schemaId)
+        by_id = {fld.id: fld.name for fld in file_schema.fields}
+        physical = []
+        for n in names:
+            if n in (SEQUENCE, VALUE_KIND):
+                physical.append(n)
+            else:
+                old = by_id.get(self._schema.field_by_name(n).id)
+                if old is not None:
+                    physical.append(old)
+        t = read_data_file(self._io, self._layout, split.partition_path, split.bucket, f, physical)
+        t = evolve(t, file_schema, self._schema, names)
+        if SEQUENCE in names and f.sequenceOffset:
+            i = t.column_names.index(SEQUENCE)
+            t = t.set_column(i, SEQUENCE, pc.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
+        return t
+
+    @staticmethod
+    def _finish(t: pa.Table, expr: pc.Expression | None, out_schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+        if expr is not None:
+            t = t.filter(expr)
+        t = t.select(out_schema.names)
+        if not t.schema.equals(out_schema):
+            t = t.cast(out_schema)
+        yield from t.to_batches()

@@ -1,0 +1,166 @@
+"""Scan planning: from a snapshot's manifests to picklable splits (metadata only).
+
+One split per (partition, bucket) — for append tables, buckets with more data than
+``source.split.target-size`` are cut into several splits. Partitions are pruned with the
+filter on partition columns, files with min/max stats: any column for append tables, only
+primary-key columns for primary-key tables (a non-key value in an old file says nothing
+about the merged row).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import predicate
+from .errors import InvalidArgumentError, SnapshotNotFoundError
+from .manifest import ADD, DataFileMeta, ManifestEntry
+from .manifest_io import ManifestIO, merge_entries
+from .options import Options
+from .partition import PartitionSpec
+from .schema import TableSchema
+from .snapshot import APPEND, COMPACT, Snapshot
+from .snapshot_manager import SnapshotManager
+
+
+@dataclass(frozen=True)
+class Split:
+    """Everything needed to read one piece of a table, and nothing more."""
+
+    snapshot_id: int
+    partition: list[Any]
+    partition_path: str
+    bucket: int
+    files: list[DataFileMeta]
+    raw_convertible: bool
+    columns: list[str] | None = None
+    filter: predicate.DNF | None = None
+    schema_id: int = 0
+    row_count: int = field(default=0)
+
+
+def _file_stats_lookup(file: DataFileMeta, positions: dict[str, int]) -> predicate.StatsLookup:
+    def lookup(column: str) -> tuple[Any, Any, int, int] | None:
+        i = positions.get(column)
+        if i is None or i >= len(file.valueStats.nullCounts):
+            return None
+        s = file.valueStats
+        return s.minValues[i], s.maxValues[i], s.nullCounts[i], file.rowCount
+    return lookup
+
+
+def _partition_lookup(spec: PartitionSpec, values: list[Any]) -> predicate.StatsLookup:
+    index = {k: i for i, k in enumerate(spec.keys)}
+
+    def lookup(column: str) -> tuple[Any, Any, int, int] | None:
+        i = index.get(column)
+        if i is None:
+            return None
+        v = values[i]
+        return v, v, int(v is None), 1
+    return lookup
+
+
+class Planner:
+    """Turns (snapshot, filter, columns) into splits for one table schema."""
+
+    def __init__(self, manifests: ManifestIO, snapshots: SnapshotManager, schema: TableSchema,
+                 schema_fields: dict[int, dict[str, int]]) -> None:
+        self._manifests = manifests
+        self._snapshots = snapshots
+        self._schema = schema
+        self._arrow = schema.arrow_schema()
+        self._spec = PartitionSpec.of(self._arrow, schema.partitionKeys)
+        self._schema_positions = schema_fields  # schema id -> column name -> stats position
+        self._options = Options(schema.options)
+
+    def plan(self, snapshot: Snapshot | None, dnf: predicate.DNF | None, columns: list[str] | None,
+             incremental: tuple[int, int] | None = None) -> list[Split]:
+        if incremental is not None:
+            entries = self._incremental_entries(*incremental)
+            snap_id = incremental[1]
+        elif snapshot is None:
+            return []
+        else:
+            entries, _ = merge_entries(self._manifests.entries_of(self._manifests.data_manifests(snapshot)))
+            snap_id = snapshot.id
+        groups: dict[tuple[tuple[Any, ...], int], list[ManifestEntry]] = defaultdict(list)
+        pk = self._schema.primaryKeys
+        file_columns = pk if pk else None
+        for e in entries:
+            if dnf and self._spec.keys and not predicate.might_match(
+                dnf, _partition_lookup(self._spec, e.partition), self._spec.keys
+            ):
+                continue
+            positions = self._schema_positions.get(e.file.schemaId, {})
+            if dnf and not predicate.might_match(dnf, _file_stats_lookup(e.file, positions), file_columns):
+                continue
+            groups[(tuple(e.partition), e.bucket)].append(e)
+        splits: list[Split] = []
+        for (partition, bucket), group in sorted(groups.items(), key=lambda kv: repr(kv[0])):
+            files = [e.file for e in group]
+            path = self._spec.path(list(partition))
+            for chunk, raw in self._cut(files):
+                splits.append(Split(snap_id, list(partition), path, bucket, chunk, raw, columns, dnf,
+                                    self._schema.id, sum(f.rowCount for f in chunk)))
+        return splits
+
+    def _cut(self, files: list[DataFileMeta]) -> list[tuple[list[DataFileMeta], bool]]:
+        if self._schema.primaryKeys:
+            return [(files, _non_overlapping(files))]
+        target = self._options["source.split.target-size"]
+        out: list[tuple[list[DataFileMeta], bool]] = []
+        current: list[DataFileMeta] = []
+        size = 0
+        for f in sorted(files, key=lambda f: f.minSequenceNumber):
+            if current and size + f.fileSize > target:
+                out.append((current, True))
+                current, size = [], 0
+            current.append(f)
+            size += f.fileSize
+        if current:
+            out.append((current, True))
+        return out
+
+    def _incremental_entries(self, start: int, end: int) -> list[ManifestEntry]:
+        """Files added by APPEND snapshots in (start, end]."""
+        if start >= end:
+            raise InvalidArgumentError(f"incremental-between needs start < end, got {start},{end}")
+        entries: list[ManifestEntry] = []
+        for sid in range(start + 1, end + 1):
+            snap = self._snapshots.get(sid)
+            if snap.commitKind != APPEND:
+                continue
+            delta = self._manifests.entries_of(self._manifests.read_list(snap.deltaManifestList))
+            entries.extend(e for e in delta if e.kind == ADD)
+        return entries
+
+
+def _non_overlapping(files: list[DataFileMeta]) -> bool:
+    """True if the files' key ranges are disjoint (the split can be read without merging)."""
+    if len(files) <= 1:
+        return True
+    ordered = sorted(files, key=lambda f: tuple((v is not None, v) for v in f.minKey))
+    for a, b in zip(ordered, ordered[1:]):
+        if tuple((v is not None, v) for v in a.maxKey) >= tuple((v is not None, v) for v in b.minKey):
+            return False
+    return True
+
+
+def resolve_snapshot(snapshots: SnapshotManager, snapshot_id: int | None, timestamp_ms: int | None,
+                     tag_snapshot: Snapshot | None) -> Snapshot | None:
+    """The snapshot a batch scan reads: by id, by time, by tag, else the latest."""
+    if snapshot_id is not None:
+        return snapshots.get(snapshot_id)
+    if timestamp_ms is not None:
+        snap = snapshots.earlier_or_equal_time(timestamp_ms)
+        if snap is None:
+            raise SnapshotNotFoundError(f"no snapshot at or before timestamp {timestamp_ms}")
+        return snap
+    if tag_snapshot is not None:
+        return tag_snapshot
+    return snapshots.latest()
+
+
+__all__ = ["COMPACT", "Planner", "Split", "resolve_snapshot"]

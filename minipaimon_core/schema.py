@@ -1,0 +1,182 @@
+"""Schema files (``schema/schema-<id>``): columns with stable ids, keys and options.
+
+A schema never changes in place: evolution writes ``schema-<id+1>``. Each data file records
+the schema id it was written with, and readers map its columns by field id.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+import pyarrow as pa
+
+from . import codec, datatypes, options
+from .errors import (
+    CorruptMetadataError,
+    InvalidArgumentError,
+    SchemaMismatchError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from .fileio import FileIO
+from .layout import TableLayout
+
+SYSTEM_COLUMNS = ("_SEQUENCE_NUMBER", "_VALUE_KIND")
+ROW_KIND_COLUMN = "_row_kind"
+
+
+class DataField(msgspec.Struct, frozen=True):
+    id: int
+    name: str
+    type: Any  # type notation, see datatypes; " NOT NULL" marks a required column
+
+
+class TableSchema(msgspec.Struct, frozen=True):
+    """One version of a table's schema."""
+
+    version: int
+    id: int
+    fields: list[DataField]
+    highestFieldId: int
+    partitionKeys: list[str]
+    primaryKeys: list[str]
+    options: dict[str, str]
+    timeMillis: int
+    comment: str | None = None
+
+    def arrow_schema(self) -> pa.Schema:
+        """The schema users read and write (no system columns)."""
+        return pa.schema(
+            pa.field(f.name, datatypes.to_arrow(f.type), datatypes.nullable_of(f.type))
+            for f in self.fields
+        )
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def field_by_name(self, name: str) -> DataField:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise SchemaMismatchError(f"no column {name!r} in the table (columns: {self.field_names})")
+
+    @property
+    def is_primary_key_table(self) -> bool:
+        return bool(self.primaryKeys)
+
+    @property
+    def bucket_keys(self) -> list[str]:
+        """Columns hashed to pick a bucket: ``bucket-key``, else the primary key minus the
+        partition keys (the whole key if that leaves nothing)."""
+        if bk := self.options.get("bucket-key"):
+            return [c.strip() for c in bk.split(",")]
+        trimmed = [k for k in self.primaryKeys if k not in self.partitionKeys]
+        return trimmed or list(self.primaryKeys)
+
+    @property
+    def num_buckets(self) -> int:
+        return int(self.options.get("bucket", "-1"))
+
+
+def build_schema(
+    schema: pa.Schema,
+    primary_key: list[str] | None,
+    partition_by: list[str] | None,
+    table_options: dict[str, str] | None,
+) -> TableSchema:
+    """Validate a user's table definition and build schema 0.
+
+    Raises:
+        SchemaMismatchError: duplicate/reserved column names, unsupported types.
+        InvalidArgumentError: keys naming missing columns, partition keys outside the
+            primary key, a nested key type, a bad bucket count.
+        UnsupportedOptionError: unknown options.
+    """
+    pk = list(primary_key or [])
+    parts = list(partition_by or [])
+    opts = options.validate(table_options or {})
+    names = schema.names
+    if len(set(names)) != len(names):
+        raise SchemaMismatchError(f"duplicate column names in {names}")
+    for name in names:
+        if name in SYSTEM_COLUMNS or name == ROW_KIND_COLUMN:
+            raise SchemaMismatchError(f"column name {name!r} is reserved")
+    for kind, cols in (("primary key", pk), ("partition key", parts)):
+        for c in cols:
+            if c not in names:
+                raise InvalidArgumentError(f"{kind} column {c!r} is not in the schema {names}")
+            if datatypes.is_nested(schema.field(c).type):
+                raise InvalidArgumentError(f"{kind} column {c!r} cannot have nested type")
+    if pk and not set(parts) <= set(pk):
+        raise InvalidArgumentError(
+            f"partition keys {parts} must be part of the primary key {pk} of a primary-key table"
+        )
+    buckets = int(opts.get("bucket", "-1"))
+    if pk:
+        if buckets == -1:
+            opts["bucket"] = buckets_str = "1"
+            buckets = int(buckets_str)
+        if buckets < 1:
+            raise InvalidArgumentError(f"a primary-key table needs 'bucket' >= 1, got {buckets}")
+    elif buckets == 0 or buckets < -1:
+        raise InvalidArgumentError(f"'bucket' must be -1 (unbucketed) or >= 1, got {buckets}")
+    if "bucket-key" in opts:
+        for c in opts["bucket-key"].split(","):
+            if c.strip() not in names:
+                raise InvalidArgumentError(f"bucket-key column {c.strip()!r} is not in the schema")
+    fields = []
+    for i, f in enumerate(schema):
+        nullable = f.nullable and f.name not in pk
+        fields.append(DataField(i, f.name, datatypes.from_arrow(f.type, nullable)))
+    return TableSchema(
+        version=codec.FORMAT_VERSION,
+        id=0,
+        fields=fields,
+        highestFieldId=len(fields) - 1,
+        partitionKeys=parts,
+        primaryKeys=pk,
+        options=opts,
+        timeMillis=int(time.time() * 1000),
+    )
+
+
+class SchemaManager:
+    """Reads and writes ``schema/schema-<id>`` files."""
+
+    def __init__(self, io: FileIO, layout: TableLayout) -> None:
+        self._io = io
+        self._layout = layout
+
+    def schema_ids(self) -> list[int]:
+        ids = [
+            int(n[7:])
+            for n in self._io.list_names(self._layout.schema_dir)
+            if n.startswith("schema-") and n[7:].isdigit()
+        ]
+        return sorted(ids)
+
+    def latest(self) -> TableSchema:
+        """The current schema. Raises TableNotFoundError if there is none."""
+        ids = self.schema_ids()
+        if not ids:
+            raise TableNotFoundError(f"no minipaimon table at {self._layout.root} (no schema file)")
+        return self.get(ids[-1])
+
+    def get(self, schema_id: int) -> TableSchema:
+        path = self._layout.schema_path(schema_id)
+        try:
+            data = self._io.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptMetadataError(f"schema file {path} is missing") from None
+        return codec.decode_json(data, TableSchema, path)
+
+    def commit(self, schema: TableSchema) -> bool:
+        """Create the file of ``schema`` unless one with its id exists (returns False)."""
+        return self._io.write_if_absent(self._layout.schema_path(schema.id), codec.encode_json(schema))
+
+    def create(self, schema: TableSchema) -> None:
+        if self.schema_ids() or not self.commit(schema):
+            raise TableAlreadyExistsError(f"a table already exists at {self._layout.root}")

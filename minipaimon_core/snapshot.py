@@ -1,0 +1,55 @@
+"""Snapshot files (``snapshot/snapshot-<id>``): the commit point of every change.
+
+Field names follow Apache Paimon. ``nextSequenceNumber`` is minipaimon's own: the first
+sequence number the next commit hands out (see docs/format.md, "Sequencing").
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from . import codec
+
+APPEND = "APPEND"
+COMPACT = "COMPACT"
+OVERWRITE = "OVERWRITE"
+
+
+class Snapshot(msgspec.Struct, frozen=True):
+    version: int
+    id: int
+    schemaId: int
+    baseManifestList: str
+    deltaManifestList: str
+    commitUser: str
+    commitIdentifier: int
+    commitKind: str
+    timeMillis: int
+    totalRecordCount: int
+    deltaRecordCount: int
+    nextSequenceNumber: int = 0
+    changelogManifestList: str | None = None
+    changelogRecordCount: int | None = None
+    watermark: int | None = None
+    properties: dict[str, str] | None = None
+
+    # snake_case aliases for Python users
+    @property
+    def commit_kind(self) -> str:
+        return self.commitKind
+
+    @property
+    def time_millis(self) -> int:
+        return self.timeMillis
+
+    @property
+    def schema_id(self) -> int:
+        return self.schemaId
+
+
+def encode(snapshot: Snapshot) -> bytes:
+    return codec.encode_json(snapshot)
+
+
+def decode(data: bytes, path: str) -> Snapshot:
+    return codec.decode_json(data, Snapshot, path)

@@ -1,0 +1,131 @@
+"""Finding snapshots: latest, earliest, by id, by time.
+
+The LATEST and EARLIEST files are hints. A hint is used only after checking it against the
+files present (the hinted snapshot exists and its neighbour does not); otherwise the
+snapshot directory is listed. Expiration deletes from the oldest end, so the snapshot ids
+present always form one contiguous range.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from . import snapshot as snapshot_codec
+from .errors import SnapshotExpiredError, SnapshotNotFoundError
+from .fileio import FileIO
+from .layout import TableLayout
+from .snapshot import Snapshot
+
+
+class SnapshotManager:
+    def __init__(self, io: FileIO, layout: TableLayout) -> None:
+        self._io = io
+        self._layout = layout
+
+    def _exists(self, snapshot_id: int) -> bool:
+        return self._io.exists(self._layout.snapshot_path(snapshot_id))
+
+    def _read_hint(self, path: str) -> int | None:
+        try:
+            text = self._io.read_bytes(path).decode().strip()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
+        return int(text) if text.isdigit() else None
+
+    def _listed_ids(self) -> list[int]:
+        ids = (TableLayout.snapshot_id_of(n) for n in self._io.list_names(self._layout.snapshot_dir))
+        return sorted(i for i in ids if i is not None)
+
+    def latest_id(self) -> int | None:
+        """Id of the newest snapshot, or None for an empty table."""
+        hint = self._read_hint(self._layout.latest_hint)
+        if hint is not None and self._exists(hint):
+            while self._exists(hint + 1):  # the hint lags after a crash; walk forward
+                hint += 1
+            return hint
+        ids = self._listed_ids()
+        return ids[-1] if ids else None
+
+    def earliest_id(self) -> int | None:
+        """Id of the oldest retained snapshot, or None for an empty table."""
+        hint = self._read_hint(self._layout.earliest_hint)
+        if hint is not None and self._exists(hint) and not self._exists(hint - 1):
+            return hint
+        ids = self._listed_ids()
+        return ids[0] if ids else None
+
+    def try_get(self, snapshot_id: int) -> Snapshot | None:
+        path = self._layout.snapshot_path(snapshot_id)
+        try:
+            data = self._io.read_bytes(path)
+        except FileNotFoundError:
+            return None
+        return snapshot_codec.decode(data, path)
+
+    def get(self, snapshot_id: int) -> Snapshot:
+        """Snapshot ``snapshot_id``.
+
+        Raises:
+            SnapshotExpiredError: it is older than the earliest retained snapshot.
+            SnapshotNotFoundError: it does not exist (yet).
+        """
+        snap = self.try_get(snapshot_id)
+        if snap is not None:
+            return snap
+        earliest = self.earliest_id()
+        if earliest is not None and snapshot_id < earliest:
+            raise SnapshotExpiredError(
+                f"snapshot {snapshot_id} of {self._layout.root} has expired "
+                f"(earliest retained: {earliest}); raise 'snapshot.num-retained.min' / "
+                "'snapshot.time-retained' or use a consumer-id or tag to keep snapshots"
+            )
+        raise SnapshotNotFoundError(f"snapshot {snapshot_id} does not exist in {self._layout.root}")
+
+    def latest(self) -> Snapshot | None:
+        """The newest snapshot (retrying if expiration races with us), or None."""
+        for _ in range(10):
+            latest = self.latest_id()
+            if latest is None:
+                return None
+            snap = self.try_get(latest)
+            if snap is not None:
+                return snap
+        raise SnapshotNotFoundError(f"cannot read the latest snapshot of {self._layout.root}")
+
+    def earlier_or_equal_time(self, time_ms: int) -> Snapshot | None:
+        """The newest snapshot committed at or before ``time_ms`` (binary search)."""
+        lo, hi = self.earliest_id(), self.latest_id()
+        if lo is None or hi is None:
+            return None
+        found: Snapshot | None = None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            snap = self.try_get(mid)
+            if snap is None:  # expired under us: search above it
+                lo = mid + 1
+                continue
+            if snap.timeMillis <= time_ms:
+                found, lo = snap, mid + 1
+            else:
+                hi = mid - 1
+        return found
+
+    def snapshots(self) -> Iterator[Snapshot]:
+        """Every retained snapshot, oldest first."""
+        lo, hi = self.earliest_id(), self.latest_id()
+        if lo is None or hi is None:
+            return
+        for i in range(lo, hi + 1):
+            snap = self.try_get(i)
+            if snap is not None:
+                yield snap
+
+    def commit_latest_hint(self, snapshot_id: int) -> None:
+        """Best-effort LATEST hint update; a failure is harmless (readers verify hints)."""
+        with contextlib.suppress(OSError):
+            self._io.replace(self._layout.latest_hint, str(snapshot_id).encode())
+
+    def commit_earliest_hint(self, snapshot_id: int) -> None:
+        with contextlib.suppress(OSError):
+            self._io.replace(self._layout.earliest_hint, str(snapshot_id).encode())

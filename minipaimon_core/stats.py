@@ -1,0 +1,131 @@
+"""Column statistics and the *stats domain* they are stored in.
+
+Stats values are plain msgpack-able Python values that compare like the column's values:
+bool, int, float, str, bytes. Dates are days since the epoch, timestamps and times are
+integers of their unit, decimals are unscaled integers. A min/max of None means unknown:
+nested columns, floats holding NaN, and strings or binaries longer than
+:data:`MAX_STATS_LENGTH`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .manifest import SimpleStats
+
+MAX_STATS_LENGTH = 64
+
+
+def to_stat(value: Any, arrow_type: pa.DataType) -> Any:
+    """Convert a Python value of a column of ``arrow_type`` to the stats domain.
+
+    Raises TypeError/ValueError/pa.ArrowInvalid if the value does not fit the type.
+    """
+    if value is None:
+        return None
+    if isinstance(value, pa.Scalar):
+        value = value.as_py()
+    if pa.types.is_date(arrow_type):
+        if isinstance(value, datetime.datetime):
+            value = value.date()
+        if isinstance(value, str):
+            value = datetime.date.fromisoformat(value)
+        return (value - datetime.date(1970, 1, 1)).days
+    if pa.types.is_timestamp(arrow_type) or pa.types.is_time(arrow_type) or pa.types.is_duration(arrow_type):
+        if isinstance(value, int):
+            return value
+        return pa.scalar(value, arrow_type).cast(pa.int64()).as_py()
+    if pa.types.is_decimal(arrow_type):
+        d = decimal.Decimal(value) if not isinstance(value, decimal.Decimal) else value
+        return int(d.scaleb(arrow_type.scale).to_integral_value())
+    if pa.types.is_boolean(arrow_type):
+        if not isinstance(value, bool):
+            raise TypeError(f"{value!r} is not a boolean")
+        return value
+    if pa.types.is_integer(arrow_type):
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise TypeError(f"{value!r} is not an integer")
+        return value
+    if pa.types.is_floating(arrow_type):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{value!r} is not a number")
+        return float(value)
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        if not isinstance(value, str):
+            raise TypeError(f"{value!r} is not a string")
+        return value
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        if not isinstance(value, (bytes, bytearray)):
+            raise TypeError(f"{value!r} is not bytes")
+        return bytes(value)
+    raise TypeError(f"no comparable stats for type {arrow_type}")
+
+
+def stat_to_string(value: Any, arrow_type: pa.DataType) -> str | None:
+    """Human-readable form of a stats-domain value (partition directory names)."""
+    if value is None:
+        return None
+    if pa.types.is_date(arrow_type):
+        return (datetime.date(1970, 1, 1) + datetime.timedelta(days=value)).isoformat()
+    if pa.types.is_decimal(arrow_type):
+        return str(decimal.Decimal(value).scaleb(-arrow_type.scale))
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _has_stats(t: pa.DataType) -> bool:
+    return not pa.types.is_nested(t) and not pa.types.is_dictionary(t)
+
+
+def column_stats(column: pa.ChunkedArray | pa.Array) -> tuple[Any, Any, int]:
+    """(min, max, null count) of one column, vectorised; min/max None where unknown."""
+    t = column.type
+    nulls = column.null_count
+    if not _has_stats(t) or nulls == len(column):
+        return None, None, nulls
+    if pa.types.is_floating(t) and pc.any(pc.is_nan(column)).as_py():
+        return None, None, nulls
+    mm = pc.min_max(column)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    if isinstance(lo, (str, bytes)) and max(len(lo), len(hi)) > MAX_STATS_LENGTH:
+        return None, None, nulls
+    return to_stat(lo, t), to_stat(hi, t), nulls
+
+
+def table_stats(table: pa.Table, columns: list[str]) -> SimpleStats:
+    """Stats of ``columns`` of ``table`` in that order."""
+    mins, maxs, nulls = [], [], []
+    for name in columns:
+        lo, hi, n = column_stats(table.column(name))
+        mins.append(lo)
+        maxs.append(hi)
+        nulls.append(n)
+    return SimpleStats(mins, maxs, nulls)
+
+
+def values_stats(rows: list[list[Any]], width: int) -> SimpleStats:
+    """Stats over small lists of stats-domain values (partition values of manifest entries).
+
+    A None value (null partition) makes that column's min/max unknown.
+    """
+    mins: list[Any] = []
+    maxs: list[Any] = []
+    nulls: list[int] = []
+    for i in range(width):
+        col = [r[i] for r in rows]
+        n = sum(v is None for v in col)
+        known = n == 0 and bool(col)
+        mins.append(min(col) if known else None)
+        maxs.append(max(col) if known else None)
+        nulls.append(n)
+    return SimpleStats(mins, maxs, nulls)

@@ -1,0 +1,326 @@
+"""The table: the public entry point of minipaimon_core.
+
+```python
+t = create_table(path, schema, primary_key=["id"], partition_by=["dt"], options={...})
+t = open_table(path)
+t.write(data, mode="append")                  # one commit
+w = t.new_write("job-1"); w.write(b); msgs = w.prepare_commit()
+t.new_commit("job-1").commit(msgs, commit_identifier=7)
+t.scan(filter=[("dt", "=", "d1")], columns=["id"]).to_arrow()
+```
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from . import predicate
+from . import snapshot as snapshot_codec
+from .append_writer import AppendWriter
+from .commit import FileStoreCommit
+from .commit_message import CommitMessage
+from .compaction import compact_table
+from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
+from .fileio import FileIO, LocalFileIO
+from .kv_writer import KeyValueWriter
+from .layout import TableLayout
+from .manifest_io import ManifestIO
+from .options import Options
+from .read import SchemaCache, SplitReader
+from .scan import Planner, Split, resolve_snapshot
+from .schema import SchemaManager, TableSchema, build_schema
+from .snapshot import Snapshot
+from .snapshot_manager import SnapshotManager
+
+
+def create_table(
+    path: str,
+    schema: pa.Schema,
+    primary_key: list[str] | None = None,
+    partition_by: list[str] | None = None,
+    options: dict[str, str] | None = None,
+    io: FileIO | None = None,
+) -> Table:
+    """Create a table at ``path`` and return it.
+
+    Raises:
+        TableAlreadyExistsError: a table exists there.
+        SchemaMismatchError, InvalidArgumentError, UnsupportedOptionError: bad definition.
+    """
+    io = io or LocalFileIO()
+    table_schema = build_schema(schema, primary_key, partition_by, options)
+    SchemaManager(io, TableLayout(path)).create(table_schema)
+    return Table(path, io)
+
+
+def open_table(path: str, io: FileIO | None = None) -> Table:
+    """Open the table at ``path``. Raises TableNotFoundError if there is none."""
+    return Table(path, io or LocalFileIO())
+
+
+class TableWrite:
+    """A writer: buffers data, writes files, hands out commit messages. Not thread-safe."""
+
+    def __init__(self, table: Table, commit_user: str) -> None:
+        self.commit_user = commit_user
+        schema = table.table_schema
+        self._writer: AppendWriter | KeyValueWriter = (
+            KeyValueWriter(table.io, table.layout, schema) if schema.primaryKeys
+            else AppendWriter(table.io, table.layout, schema)
+        )
+        self._table = table
+        self._prepared: list[CommitMessage] = []
+
+    def write(self, data: Any) -> None:
+        """Write a Table / RecordBatch / RecordBatchReader / pandas DataFrame.
+
+        Raises SchemaMismatchError or InvalidArgumentError for data that does not fit.
+        """
+        self._writer.write(data)
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush and return picklable commit messages for everything written so far."""
+        msgs = self._writer.prepare_commit()
+        self._prepared.extend(msgs)
+        return msgs
+
+    def abort(self) -> None:
+        """Drop buffered data and delete the files this writer wrote (never committed)."""
+        self._writer.close()
+        self._prepared.extend(self._writer.prepare_commit())
+        self._table.new_commit(self.commit_user).abort(self._prepared)
+        self._prepared = []
+
+
+class TableScan:
+    """A planned read of one snapshot (or an incremental range)."""
+
+    def __init__(self, table: Table, dnf: predicate.DNF | None, columns: list[str] | None,
+                 snapshot: Snapshot | None, incremental: tuple[int, int] | None) -> None:
+        self._table = table
+        self._dnf = dnf
+        self._columns = columns
+        self.snapshot = snapshot
+        self._incremental = incremental
+        self._splits: list[Split] | None = None
+
+    def plan(self) -> list[Split]:
+        """Picklable splits, one per (partition, bucket); reads metadata only."""
+        if self._splits is None:
+            self._splits = self._table.planner().plan(self.snapshot, self._dnf, self._columns,
+                                                      self._incremental)
+        return self._splits
+
+    def output_schema(self) -> pa.Schema:
+        schema = self._table.schema()
+        if self._columns is None:
+            return schema
+        return pa.schema([schema.field(c) for c in self._columns])
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        for split in self.plan():
+            yield from self._table.read_split(split)
+
+    def to_arrow(self) -> pa.Table:
+        return pa.Table.from_batches(list(self.to_batches()), schema=self.output_schema())
+
+    def to_pandas(self) -> Any:
+        return self.to_arrow().to_pandas()
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.output_schema(), self.to_batches())
+
+
+class Table:
+    """A minipaimon table at a path. Cheap to open; holds no locks."""
+
+    def __init__(self, path: str, io: FileIO | None = None) -> None:
+        self.path = path
+        self.io: FileIO = io or LocalFileIO()
+        self.layout = TableLayout(path)
+        self._schema_manager = SchemaManager(self.io, self.layout)
+        self.table_schema: TableSchema = self._schema_manager.latest()
+        self._schemas = SchemaCache(self._schema_manager)
+        self.snapshot_manager = SnapshotManager(self.io, self.layout)
+        self.manifests = ManifestIO(self.io, self.layout)
+
+    # -- schema and options ----------------------------------------------------------------
+
+    def schema(self) -> pa.Schema:
+        """The Arrow schema users read and write."""
+        return self.table_schema.arrow_schema()
+
+    def primary_keys(self) -> list[str]:
+        return list(self.table_schema.primaryKeys)
+
+    def partition_keys(self) -> list[str]:
+        return list(self.table_schema.partitionKeys)
+
+    def schema_by_id(self, schema_id: int) -> TableSchema:
+        """The schema a data file with ``schema_id`` was written with."""
+        return self._schemas.get(schema_id)
+
+    def options(self) -> dict[str, str]:
+        return dict(self.table_schema.options)
+
+    def typed_options(self) -> Options:
+        return Options(self.table_schema.options)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def new_write(self, commit_user: str | None = None, overwrite: bool = False) -> TableWrite:
+        """A writer whose messages are committed by ``new_commit(commit_user)``."""
+        return TableWrite(self, commit_user or str(uuid.uuid4()))
+
+    def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
+        """A committer for ``commit_user`` (idempotent per commit identifier)."""
+        fresh = commit_user is None
+        return FileStoreCommit(self.io, self.layout, self.table_schema,
+                               commit_user or str(uuid.uuid4()), fresh_user=fresh)
+
+    def write(self, data: Any, mode: str = "append") -> int | None:
+        """Write ``data`` in one commit; returns the new snapshot id (None if nothing changed).
+
+        ``mode="overwrite"`` replaces the whole table (or, with the
+        ``dynamic-partition-overwrite`` option, only the partitions present in ``data``).
+
+        Raises:
+            SchemaMismatchError, InvalidArgumentError: data that does not fit; nothing is
+                committed and the files written so far are deleted.
+            CommitConflictError: the commit could not be applied.
+        """
+        if mode not in ("append", "overwrite"):
+            raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', got {mode!r}")
+        user = str(uuid.uuid4())
+        writer = self.new_write(user)
+        committer = FileStoreCommit(self.io, self.layout, self.table_schema, user, fresh_user=True)
+        try:
+            writer.write(data)
+            messages = writer.prepare_commit()
+        except BaseException:
+            writer.abort()
+            raise
+        try:
+            snap_id = committer.commit(messages, 0, overwrite=mode == "overwrite")
+        except BaseException:
+            if not committer.is_committed(0):
+                committer.abort(messages)
+            raise
+        if snap_id is not None:
+            self.maybe_compact()
+        return snap_id
+
+    def maybe_compact(self) -> int | None:
+        """Automatic compaction after a write (primary-key tables; off with write-only)."""
+        if not self.table_schema.primaryKeys or self.typed_options()["write-only"]:
+            return None
+        return compact_table(self, full=False)
+
+    def compact(self, full: bool = False) -> int | None:
+        """Compact the table (full: every bucket to one sorted run). Returns the snapshot id."""
+        return compact_table(self, full=full)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def planner(self) -> Planner:
+        positions: dict[int, dict[str, int]] = {}
+        for sid in self._schema_manager.schema_ids():
+            s = self._schemas.get(sid)
+            positions[sid] = {}
+            by_id = {f.id: i for i, f in enumerate(s.fields)}
+            for f in self.table_schema.fields:
+                if f.id in by_id:
+                    positions[sid][f.name] = by_id[f.id]
+        return Planner(self.manifests, self.snapshot_manager, self.table_schema, positions)
+
+    def scan(
+        self,
+        filter: Any = None,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+        incremental_between: tuple[int, int] | str | None = None,
+    ) -> TableScan:
+        """Plan a read. ``filter`` is DNF (see predicate); time travel by id, tag or time.
+
+        Raises InvalidArgumentError (bad filter/columns), SnapshotNotFoundError.
+        """
+        arrow = self.schema()
+        dnf = predicate.normalize(filter, arrow)
+        cols = list(columns) if columns is not None else None
+        for c in cols or []:
+            if c not in arrow.names:
+                raise InvalidArgumentError(f"column {c!r} is not in the table {arrow.names}")
+        if sum(x is not None for x in (snapshot_id, tag, timestamp_ms, incremental_between)) > 1:
+            raise InvalidArgumentError("give at most one of snapshot_id, tag, timestamp_ms, incremental_between")
+        incremental = _parse_incremental(incremental_between)
+        tag_snap = self.tag_snapshot(tag) if tag is not None else None
+        snap = None if incremental else resolve_snapshot(self.snapshot_manager, snapshot_id, timestamp_ms, tag_snap)
+        return TableScan(self, dnf, cols, snap, incremental)
+
+    def to_arrow(self) -> pa.Table:
+        return self.scan().to_arrow()
+
+    def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of one split (projected and filtered as planned)."""
+        return SplitReader(self.io, self.layout, self._schemas, self.table_schema).read(split)
+
+    # -- snapshots and tags ----------------------------------------------------------------------
+
+    def snapshots(self) -> list[Snapshot]:
+        return list(self.snapshot_manager.snapshots())
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshot_manager.get(snapshot_id)
+
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> None:
+        """Pin a snapshot (latest by default) under ``name``.
+
+        Raises InvalidArgumentError (bad or existing name), SnapshotNotFoundError.
+        """
+        snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
+        if snap is None:
+            raise SnapshotNotFoundError("cannot tag an empty table: it has no snapshot")
+        if not self.io.write_if_absent(self.layout.tag_path(name), snapshot_codec.encode(snap)):
+            raise InvalidArgumentError(f"tag {name!r} already exists")
+
+    def tag_snapshot(self, name: str) -> Snapshot:
+        path = self.layout.tag_path(name)
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError:
+            raise SnapshotNotFoundError(f"no tag {name!r} in {self.path}") from None
+        return snapshot_codec.decode(data, path)
+
+    def tags(self) -> dict[str, int]:
+        """Tag name -> snapshot id."""
+        names = sorted(n[4:] for n in self.io.list_names(self.layout.tag_dir) if n.startswith("tag-"))
+        return {n: self.tag_snapshot(n).id for n in names}
+
+    def delete_tag(self, name: str) -> None:
+        if not self.io.delete(self.layout.tag_path(name)):
+            raise SnapshotNotFoundError(f"no tag {name!r} in {self.path}")
+
+
+def _parse_incremental(value: tuple[int, int] | str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str):
+            start, end = (int(x) for x in value.split(","))
+        else:
+            start, end = int(value[0]), int(value[1])
+    except (ValueError, TypeError):
+        raise InvalidArgumentError(f"incremental_between must be 'start,end', got {value!r}") from None
+    return start, end
+
+
+__all__ = ["Table", "TableNotFoundError", "create_table", "open_table"]

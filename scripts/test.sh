@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Sets up .venv (latest PySpark 4.x) and .venv-spark40 (PySpark 4.0.x) if needed, then runs
+# ruff, mypy, the whole test suite on the latest Spark and the Spark smoke tests on 4.0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+setup() {  # setup VENV PYSPARK_SPEC
+  if [ ! -x "$1/bin/python" ]; then "$PY" -m venv "$1"; fi
+  "$1/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]" "$2"
+}
+
+setup .venv "pyspark>=4.0"
+setup .venv-spark40 "pyspark==4.0.*"
+
+echo "== ruff"; .venv/bin/ruff check .
+echo "== mypy"; .venv/bin/mypy
+echo "== pytest (PySpark $(.venv/bin/python -c 'import pyspark; print(pyspark.__version__)'))"
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+echo "== pytest smoke (PySpark $(.venv-spark40/bin/python -c 'import pyspark; print(pyspark.__version__)'))"
+.venv-spark40/bin/python -m pytest -q -p no:cacheprovider -m smoke tests/spark

@@ -1,0 +1,91 @@
+"""The commit protocol: history, idempotence, concurrent writers, conflicts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import minipaimon_core as mp
+from tests.helpers import SCHEMA, rows, sorted_ids
+
+
+def test_every_snapshot_of_200_commits_reads_its_own_history(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, options={"manifest.merge-min-count": "5"})
+    for k in range(200):
+        t.write(rows(k * 3, 3))
+    reader = mp.open_table(t.path)
+    for k in range(1, 201):
+        assert sorted_ids(reader.scan(snapshot_id=k).to_arrow()) == list(range(k * 3)), k
+    manifests_in_base = len(reader.manifests.read_list(reader.latest_snapshot().baseManifestList))
+    assert manifests_in_base <= 6  # merged: the base does not grow with history
+
+
+def test_commit_is_idempotent_per_user_and_identifier(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    w = t.new_write("job")
+    w.write(rows(0, 5))
+    msgs = w.prepare_commit()
+    assert t.new_commit("job").commit(msgs, 1) == 1
+    assert t.new_commit("job").commit(msgs, 1) is None
+    assert t.new_commit("job").is_committed(1)
+    assert not t.new_commit("job").is_committed(2)
+    assert not t.new_commit("other").is_committed(1)
+    assert sorted_ids(t.to_arrow()) == list(range(5))
+
+
+def test_stale_handle_commits_after_another_writer(tmp_path):
+    a = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    b = mp.open_table(a.path)
+    wa, wb = a.new_write("a"), b.new_write("b")
+    wa.write(rows(0, 3))
+    wb.write(rows(3, 3))
+    ma, mb = wa.prepare_commit(), wb.prepare_commit()
+    assert b.new_commit("b").commit(mb, 1) == 1
+    assert a.new_commit("a").commit(ma, 1) == 2  # lost the race for id 1, retried
+    assert sorted_ids(a.to_arrow()) == list(range(6))
+
+
+def test_compaction_deleting_a_vanished_file_is_a_conflict(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, options={"compaction.min.file-num": "2"})
+    t.write(rows(0, 3))
+    t.write(rows(3, 3))
+    from minipaimon_core.compaction import compact_bucket
+    from minipaimon_core.manifest_io import live_files
+
+    entries = live_files(t.manifests, t.latest_snapshot())
+    first = compact_bucket(t, entries, full=False)
+    second = compact_bucket(t, entries, full=False)
+    assert t.new_commit("c1").commit([first], 1) == 3
+    with pytest.raises(mp.CommitConflictError, match="no longer in the table"):
+        t.new_commit("c2").commit([second], 1)
+    assert sorted_ids(t.to_arrow()) == list(range(6))
+
+
+WRITER = """
+import sys
+import pyarrow as pa
+import minipaimon_core as mp
+from tests.helpers import rows
+proc = int(sys.argv[2])
+t = mp.open_table(sys.argv[1])
+for i in range(25):
+    w = t.new_write(f"p{proc}")
+    w.write(rows(proc * 1000 + i * 10, 10))
+    t.new_commit(f"p{proc}").commit(w.prepare_commit(), i)
+"""
+
+
+def test_four_processes_commit_concurrently_without_losing_rows(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, t.path, str(p)]) for p in range(4)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0, 0]
+    snaps = t.snapshots()
+    assert [s.id for s in snaps] == list(range(1, 101))
+    ids = t.to_arrow().column("id").to_pylist()
+    expected = [p * 1000 + i * 10 + j for p in range(4) for i in range(25) for j in range(10)]
+    assert sorted(ids) == sorted(expected)
+    for p in range(4):  # each process's commits are in its own order
+        mine = [s.commitIdentifier for s in snaps if s.commitUser == f"p{p}"]
+        assert mine == list(range(25))

@@ -1,0 +1,153 @@
+"""Primary-key tables through the table API: upserts, deletes, engines, filters, ordering."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pyarrow as pa
+import pytest
+
+import minipaimon_core as mp
+
+KV = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.float64()), ("s", pa.string())])
+
+
+def kv(ids, vs, ss=None, kinds=None) -> pa.Table:
+    cols = {"id": pa.array(ids, pa.int64()), "v": pa.array(vs, pa.float64()),
+            "s": pa.array(ss if ss is not None else [None] * len(ids), pa.string())}
+    if kinds is not None:
+        cols["_row_kind"] = pa.array(kinds)
+    return pa.table(cols)
+
+
+def as_dict(t: mp.Table, **scan) -> dict:
+    out = t.scan(**scan).to_arrow()
+    return {r["id"]: (r["v"], r["s"]) for r in out.to_pylist()}
+
+
+def test_upsert_and_delete(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"bucket": "2"})
+    t.write(kv([1, 2, 3], [1.0, 2.0, 3.0]))
+    t.write(kv([2, 4], [20.0, 40.0]))
+    t.write(kv([3], [None], kinds=["-D"]))
+    assert as_dict(t) == {1: (1.0, None), 2: (20.0, None), 4: (40.0, None)}
+    assert as_dict(t, snapshot_id=1) == {1: (1.0, None), 2: (2.0, None), 3: (3.0, None)}
+
+
+def test_later_row_in_one_write_wins(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"])
+    t.write(kv([1, 1, 2, 1], [1.0, 2.0, 5.0, 3.0]))
+    assert as_dict(t) == {1: (3.0, None), 2: (5.0, None)}
+
+
+def test_null_primary_key_is_rejected_and_nothing_written(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"])
+    with pytest.raises(mp.InvalidArgumentError, match="primary-key column 'id'"):
+        t.write(pa.table({"id": pa.array([1, None], pa.int64()), "v": [1.0, 2.0], "s": ["a", "b"]}))
+    assert t.latest_snapshot() is None
+
+
+def test_partition_keys_must_be_in_primary_key(tmp_path):
+    schema = KV.append(pa.field("dt", pa.string()))
+    with pytest.raises(mp.InvalidArgumentError, match="part of the primary key"):
+        mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"], partition_by=["dt"])
+
+
+def test_partial_update_fills_columns_from_different_writes(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"merge-engine": "partial-update"})
+    t.write(kv([1], [1.0], [None]))
+    t.write(kv([1], [None], ["hello"]))
+    t.write(kv([1], [2.0], [None]))
+    assert as_dict(t) == {1: (2.0, "hello")}
+    with pytest.raises(mp.InvalidArgumentError):
+        t.write(kv([1], [None], kinds=["-D"]))
+
+
+def test_aggregation_sums_and_maxes(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={
+        "merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
+        "fields.s.aggregate-function": "max"})
+    t.write(kv([1, 2], [1.0, 10.0], ["a", "x"]))
+    t.write(kv([1], [2.5], ["c"]))
+    t.write(kv([1], [0.5], ["b"]))
+    assert as_dict(t) == {1: (4.0, "c"), 2: (10.0, "x")}
+    t.compact(full=True)
+    assert as_dict(t) == {1: (4.0, "c"), 2: (10.0, "x")}
+
+
+def test_first_row_keeps_the_first(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"merge-engine": "first-row"})
+    t.write(kv([1], [1.0], ["first"]))
+    t.write(kv([1, 2], [2.0, 3.0], ["second", "x"]))
+    assert as_dict(t) == {1: (1.0, "first"), 2: (3.0, "x")}
+
+
+def test_filter_on_non_key_column_sees_the_merged_value(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"write-only": "true"})
+    t.write(kv([1, 2], [100.0, 5.0]))  # old file: v in [5, 100]
+    t.write(kv([1], [1.0]))             # new file: key 1 now has v = 1
+    assert as_dict(t, filter=[("v", ">", 50)]) == {}
+    assert as_dict(t, filter=[("v", "<", 2)]) == {1: (1.0, None)}
+    assert as_dict(t, filter=[("id", "=", 2)]) == {2: (5.0, None)}
+
+
+def test_compaction_keeps_results_and_history(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"bucket": "2", "write-only": "true"})
+    expected = {}
+    for i in range(8):
+        ids = list(range(i, i + 20))
+        t.write(kv(ids, [float(i)] * 20))
+        expected.update({k: (float(i), None) for k in ids})
+    before = t.latest_snapshot().id
+    snap = t.compact(full=True)
+    assert snap == before + 1 and t.latest_snapshot().commit_kind == "COMPACT"
+    assert as_dict(t) == expected
+    for s in t.scan().plan():
+        assert {f.level for f in s.files} == {4} and s.raw_convertible
+    t.write(kv([0], [99.0]))
+    expected[0] = (99.0, None)
+    assert as_dict(t) == expected
+
+
+def test_automatic_compaction_bounds_sorted_runs(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"])
+    for i in range(30):
+        t.write(kv([i % 7, 100 + i], [float(i), float(i)]))
+    for s in t.scan().plan():
+        level0 = [f for f in s.files if f.level == 0]
+        assert len(level0) <= 5
+    assert "COMPACT" in {s.commit_kind for s in t.snapshots()}
+    got = as_dict(t)
+    assert got[0] == (28.0, None) and len(got) == 37
+
+
+TWO_WRITERS = """
+import sys
+import pyarrow as pa
+import minipaimon_core as mp
+t = mp.open_table(sys.argv[1])
+me = int(sys.argv[2])
+for r in range(int(sys.argv[3])):
+    w = t.new_write(f"w{me}")
+    w.write(pa.table({"id": pa.array(list(range(50)), pa.int64()), "v": [float(me)] * 50,
+                      "s": [f"{me}-{r}"] * 50}))
+    msgs = w.prepare_commit()
+    t.new_commit(f"w{me}").commit(msgs, r)
+"""
+
+
+def test_two_processes_writing_the_same_keys_later_commit_wins(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"bucket": "1"})
+    rounds = 15
+    procs = [subprocess.Popen([sys.executable, "-c", TWO_WRITERS, t.path, str(i), str(rounds)]) for i in range(2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    t = mp.open_table(t.path)
+    for snap in t.snapshots():
+        if snap.commit_kind != "APPEND":
+            continue
+        got = as_dict(t, snapshot_id=snap.id)
+        me = int(snap.commitUser[1:])
+        # every key has the value of the writer of this (the latest) APPEND snapshot
+        assert {v for v, _ in got.values()} == {float(me)}, snap.id
+        assert {s for _, s in got.values()} == {f"{me}-{snap.commitIdentifier}"}
