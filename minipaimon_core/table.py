@@ -211,14 +211,25 @@ class Table:
                 committer.abort(messages)
             raise
         if snap_id is not None:
-            self.maybe_compact()
+            self.maybe_compact(messages)
         return snap_id
 
-    def maybe_compact(self) -> int | None:
-        """Automatic compaction after a write (primary-key tables; off with write-only)."""
-        if not self.table_schema.primaryKeys or self.typed_options()["write-only"]:
+    def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:
+        """Automatic compaction after a commit of ``messages`` (all buckets if None).
+
+        Primary-key tables compact the buckets written when the picker finds work; with
+        ``write-only`` only buckets at ``num-sorted-run.stop-trigger`` sorted runs are
+        compacted, so runs never pile up unbounded. Append tables are compacted on demand.
+        """
+        if not self.table_schema.primaryKeys:
             return None
-        return compact_table(self, full=False)
+        only = None if messages is None else {(tuple(m.partition), m.bucket) for m in messages}
+        if only is not None and not only:
+            return None
+        options = self.typed_options()
+        stop = options["num-sorted-run.stop-trigger"] or options["num-sorted-run.compaction-trigger"] + 3
+        min_runs = stop if options["write-only"] else None
+        return compact_table(self, full=False, only=only, min_runs=min_runs)
 
     def compact(self, full: bool = False) -> int | None:
         """Compact the table (full: every bucket to one sorted run). Returns the snapshot id."""

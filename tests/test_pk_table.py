@@ -93,7 +93,8 @@ def test_filter_on_non_key_column_sees_the_merged_value(tmp_path):
 
 
 def test_compaction_keeps_results_and_history(tmp_path):
-    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"bucket": "2", "write-only": "true"})
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"bucket": "2", "write-only": "true",
+                                                                     "num-sorted-run.stop-trigger": "100"})
     expected = {}
     for i in range(8):
         ids = list(range(i, i + 20))
@@ -151,3 +152,38 @@ def test_two_processes_writing_the_same_keys_later_commit_wins(tmp_path):
         # every key has the value of the writer of this (the latest) APPEND snapshot
         assert {v for v, _ in got.values()} == {float(me)}, snap.id
         assert {s for _, s in got.values()} == {f"{me}-{snap.commitIdentifier}"}
+
+
+def test_write_only_still_bounds_sorted_runs_at_the_stop_trigger(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={
+        "write-only": "true", "num-sorted-run.stop-trigger": "6"})
+    for i in range(20):
+        t.write(kv([i], [float(i)]))
+        assert max(len(s.files) for s in t.scan().plan()) <= 6
+    assert len(as_dict(t)) == 20
+
+
+def test_two_compactions_with_overlapping_outputs_in_one_level_conflict(tmp_path):
+    from minipaimon_core.commit_message import CommitMessage
+    from minipaimon_core.kv_writer import write_sorted_run
+    from minipaimon_core.manifest_io import live_files
+    from minipaimon_core.read import SplitReader
+
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"write-only": "true"})
+    t.write(kv([1, 5], [1.0, 5.0]))
+    t.write(kv([3, 8], [3.0, 8.0]))
+    first, second = sorted((e.file for e in live_files(t.manifests, t.latest_snapshot())),
+                           key=lambda f: f.minSequenceNumber)
+    split = t.scan().plan()[0]
+
+    def rewrite(f):  # what a compaction moving one file to level 2 would commit
+        raw = SplitReader(t.io, t.layout, t._schemas, t.table_schema)._read_file(
+            split, f, [*KV.names, "_SEQUENCE_NUMBER", "_VALUE_KIND"])
+        after = write_sorted_run(t.io, t.layout, t.table_schema, "", 0, raw, level=2,
+                                 target=1 << 30, compression="zstd")
+        return CommitMessage([], "", 0, 1, compactBefore=[f], compactAfter=after)
+
+    t.new_commit("c1").commit([rewrite(first)], 1)
+    with pytest.raises(mp.CommitConflictError, match="overlap in key range"):
+        t.new_commit("c2").commit([rewrite(second)], 1)
+    assert as_dict(t) == {1: (1.0, None), 3: (3.0, None), 5: (5.0, None), 8: (8.0, None)}
