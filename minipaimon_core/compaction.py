@@ -20,7 +20,8 @@ from .commit_message import CommitMessage
 from .data_file import SEQUENCE, VALUE_KIND, read_data_file, write_data_file
 from .errors import CommitConflictError
 from .kv_writer import write_sorted_run
-from .lsm.compaction_picker import PickerOptions, SortedRun, pick, pick_full
+from .lsm import changelog
+from .lsm.compaction_picker import PickerOptions, SortedRun, pick, pick_full, pick_level0
 from .lsm.merge_engines import MergeConfig, merge
 from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from .manifest_io import live_files
@@ -95,28 +96,89 @@ def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,
     if min_runs is not None and len(runs) < min_runs:
         return None
     opts = PickerOptions.from_options(schema.options)
-    unit = pick_full(runs, opts) if full else pick(runs, opts)
+    producer = options["changelog-producer"]
+    if full:
+        unit = pick_full(runs, opts)
+    elif producer == "lookup":
+        unit = pick_level0(runs, opts)
+    else:
+        unit = pick(runs, opts)
     if unit is None:
         return None
     names = {n for r in unit.runs for n in r.files}
     inputs = [f for f in files if f.fileName in names]
     config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
-    cols = [*schema.field_names, SEQUENCE, VALUE_KIND]
-    tables = []
-    for f in inputs:
-        t = read_data_file(table.io, table.layout, path, bucket, f,
-                           _physical(table, f, schema.field_names) + [SEQUENCE, VALUE_KIND])
-        t = evolve(t, table.schema_by_id(f.schemaId), schema, cols)
-        if f.sequenceOffset:
-            t = t.set_column(t.column_names.index(SEQUENCE), SEQUENCE,
-                             pa.compute.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
-        tables.append(t)
+    rows = pa.concat_tables([read_rows(table, path, bucket, f) for f in inputs])
     bottom = unit.output_level == opts.num_levels - 1
-    merged = merge(pa.concat_tables(tables), config, keep_deletes=not bottom)
+    merged = merge(rows, config, keep_deletes=not bottom)
     after = write_sorted_run(table.io, table.layout, schema, path, bucket, merged,
                              level=unit.output_level, target=options["target-file-size"],
                              compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
-    return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs, compactAfter=after)
+    changes = None
+    if producer == "full-compaction" and bottom:
+        previous = [f for f in files if f.level == opts.num_levels - 1]
+        changes = _full_compaction_changelog(table, path, bucket, previous, merged, config)
+    elif producer == "lookup":
+        changes = _lookup_changelog(table, path, bucket, files, inputs, config)
+    changelog_files = []
+    if changes is not None and changes.num_rows:
+        changelog_files = [write_data_file(
+            table.io, table.layout, path, bucket, changes, schema_id=schema.id,
+            stats_columns=schema.field_names, compression=options["file.compression"],
+            prefix="changelog", file_source=FILE_SOURCE_COMPACT,
+            min_seq=pa.compute.min(changes.column(SEQUENCE)).as_py(),
+            max_seq=pa.compute.max(changes.column(SEQUENCE)).as_py())]
+    return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs,
+                         compactAfter=after, changelogFiles=changelog_files)
+
+
+def read_rows(table: Table, path: str, bucket: int, f: DataFileMeta) -> pa.Table:
+    """All columns of a primary-key data file in the current schema, effective sequences."""
+    schema = table.table_schema
+    cols = [*schema.field_names, SEQUENCE, VALUE_KIND]
+    t = read_data_file(table.io, table.layout, path, bucket, f,
+                       _physical(table, f, schema.field_names) + [SEQUENCE, VALUE_KIND])
+    t = evolve(t, table.schema_by_id(f.schemaId), schema, cols)
+    if f.sequenceOffset:
+        t = t.set_column(t.column_names.index(SEQUENCE), SEQUENCE,
+                         pa.compute.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
+    return t
+
+
+def _full_compaction_changelog(table: Table, path: str, bucket: int, previous: list[DataFileMeta],
+                               merged: pa.Table, config: MergeConfig) -> pa.Table:
+    """Changes from the previous full compaction's result (the bottom level) to ``merged``."""
+    empty = merged.slice(0, 0)
+    before = pa.concat_tables([empty, *(read_rows(table, path, bucket, f) for f in previous)])
+    return changelog.diff(merge(before, config, keep_deletes=False), merged, config.key_columns)
+
+
+def _lookup_changelog(table: Table, path: str, bucket: int, files: list[DataFileMeta],
+                      inputs: list[DataFileMeta], config: MergeConfig) -> pa.Table | None:
+    """Changes made by the level-0 files of a compaction, old values looked up by key.
+
+    Old rows come only from level >= 1 files whose key range covers a new key, and from
+    those only the rows of the new keys (a hash semi-join), never a merge of the bucket.
+    """
+    new_files = [f for f in inputs if f.level == 0]
+    if not new_files:
+        return None
+    keys = list(config.key_columns)
+    new_rows = pa.concat_tables([read_rows(table, path, bucket, f) for f in new_files])
+    lo = min(tuple(f.minKey) for f in new_files)
+    hi = max(tuple(f.maxKey) for f in new_files)
+    new_keys = new_rows.select(keys).group_by(keys).aggregate([])
+    old_parts = [new_rows.slice(0, 0)]
+    for f in files:
+        if f.level == 0 or tuple(f.maxKey) < lo or tuple(f.minKey) > hi:
+            continue
+        rows = read_rows(table, path, bucket, f)
+        old_parts.append(rows.join(new_keys, keys=keys, join_type="left semi", use_threads=False)
+                         .select(rows.column_names).cast(rows.schema))
+    old = pa.concat_tables(old_parts)
+    before = merge(old, config, keep_deletes=False)
+    after = merge(pa.concat_tables([old, new_rows]), config, keep_deletes=False)
+    return changelog.diff(before, after, keys)
 
 
 def _physical(table: Table, f: DataFileMeta, names: list[str]) -> list[str]:

@@ -23,7 +23,7 @@ from .errors import InvalidArgumentError
 from .fileio import FileIO
 from .layout import TableLayout
 from .lsm.bucket import bucket_ids
-from .lsm.merge_engines import MergeConfig, merge
+from .lsm.merge_engines import MergeConfig, merge, prepare_input
 from .manifest import DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
@@ -57,6 +57,8 @@ class KeyValueWriter:
         self._buffers: dict[tuple[tuple[Any, ...], int], list[pa.Table]] = {}
         self._buffered_bytes: dict[tuple[tuple[Any, ...], int], int] = {}
         self._files: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
+        self._changelog: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
+        self._input_changelog = self._options["changelog-producer"] == "input"
         self._next_seq = 0
         self._key_columns = list(schema.primaryKeys)
 
@@ -91,10 +93,18 @@ class KeyValueWriter:
         self._buffered_bytes.pop(key, None)
         if not pieces:
             return
-        merged = merge(pa.concat_tables(pieces), self._merge, keep_deletes=True)
+        rows = pa.concat_tables(pieces)
+        values, bucket = key
+        if self._input_changelog:
+            self._changelog.setdefault(key, []).append(write_data_file(
+                self._io, self._layout, self._spec.path(list(values)), bucket, rows,
+                schema_id=self._schema.id, stats_columns=self._schema.field_names,
+                compression=self._options["file.compression"], prefix="changelog",
+                min_seq=pc.min(rows.column(SEQUENCE)).as_py(), max_seq=pc.max(rows.column(SEQUENCE)).as_py(),
+            ))
+        merged = merge(prepare_input(rows, self._merge), self._merge, keep_deletes=True)
         if merged.num_rows == 0:
             return
-        values, bucket = key
         self._files.setdefault(key, []).extend(
             write_sorted_run(self._io, self._layout, self._schema, self._spec.path(list(values)),
                              bucket, merged, level=0, target=self._target,
@@ -111,11 +121,13 @@ class KeyValueWriter:
                 partitionPath=self._spec.path(list(values)),
                 bucket=bucket,
                 totalBuckets=self._schema.num_buckets,
-                newFiles=files,
+                newFiles=self._files.get((values, bucket), []),
+                changelogFiles=self._changelog.get((values, bucket), []),
             )
-            for (values, bucket), files in self._files.items()
+            for (values, bucket) in {**self._files, **self._changelog}
         ]
         self._files = {}
+        self._changelog = {}
         return messages
 
     def close(self) -> None:

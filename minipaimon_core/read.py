@@ -78,11 +78,11 @@ class SplitReader:
         expr = predicate.to_expression(split.filter) if split.filter else None
         if self._merge is None:
             for f in split.files:
-                yield from self._finish(self._read_file(split, f, needed), expr, out_schema)
+                yield from self._finish(self.read_file(split, f, needed), expr, out_schema)
             return
         if split.raw_convertible:
             for f in split.files:
-                t = self._read_file(split, f, [*needed, VALUE_KIND])
+                t = self.read_file(split, f, [*needed, VALUE_KIND])
                 kinds = t.column(VALUE_KIND)
                 t = t.filter(pc.or_(pc.equal(kinds, INSERT), pc.equal(kinds, UPDATE_AFTER)))
                 yield from self._finish(t, expr, out_schema)
@@ -94,10 +94,10 @@ class SplitReader:
         cols = list(dict.fromkeys([*self._schema.primaryKeys, *needed]))
         if self._merge.sequence_field and self._merge.sequence_field not in cols:
             cols.append(self._merge.sequence_field)
-        tables = [self._read_file(split, f, [*cols, SEQUENCE, VALUE_KIND]) for f in split.files]
+        tables = [self.read_file(split, f, [*cols, SEQUENCE, VALUE_KIND]) for f in split.files]
         return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
 
-    def _read_file(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
+    def read_file(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
         file_schema = self._schemas.get(f.schemaId)
         by_id = {fld.id: fld.name for fld in file_schema.fields}
         physical = []

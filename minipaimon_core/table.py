@@ -24,10 +24,12 @@ from .append_writer import AppendWriter
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .compaction import compact_table
+from .data_file import VALUE_KIND
 from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
 from .fileio import FileIO, LocalFileIO
 from .kv_writer import KeyValueWriter
 from .layout import TableLayout
+from .manifest import DataFileMeta
 from .manifest_io import ManifestIO
 from .options import Options
 from .read import SchemaCache, SplitReader
@@ -217,9 +219,11 @@ class Table:
     def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:
         """Automatic compaction after a commit of ``messages`` (all buckets if None).
 
-        Primary-key tables compact the buckets written when the picker finds work; with
-        ``write-only`` only buckets at ``num-sorted-run.stop-trigger`` sorted runs are
-        compacted, so runs never pile up unbounded. Append tables are compacted on demand.
+        Primary-key tables compact the buckets written when the picker finds work (all new
+        level-0 files with the ``lookup`` changelog producer, a full compaction with
+        ``full-compaction``); with ``write-only`` only buckets at
+        ``num-sorted-run.stop-trigger`` sorted runs are compacted, so runs never pile up
+        unbounded. Append tables are compacted on demand.
         """
         if not self.table_schema.primaryKeys:
             return None
@@ -228,8 +232,10 @@ class Table:
             return None
         options = self.typed_options()
         stop = options["num-sorted-run.stop-trigger"] or options["num-sorted-run.compaction-trigger"] + 3
-        min_runs = stop if options["write-only"] else None
-        return compact_table(self, full=False, only=only, min_runs=min_runs)
+        if options["write-only"]:
+            return compact_table(self, full=False, only=only, min_runs=stop)
+        full = options["changelog-producer"] == "full-compaction"
+        return compact_table(self, full=full, only=only)
 
     def compact(self, full: bool = False) -> int | None:
         """Compact the table (full: every bucket to one sorted run). Returns the snapshot id."""
@@ -280,6 +286,12 @@ class Table:
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
         """Arrow batches of one split (projected and filtered as planned)."""
         return SplitReader(self.io, self.layout, self._schemas, self.table_schema).read(split)
+
+    def read_file_rows(self, split: Split, file: DataFileMeta, with_kind: bool = False) -> pa.Table:
+        """One data or changelog file of ``split`` as is (no merge), in the current schema,
+        with ``_VALUE_KIND`` if ``with_kind``."""
+        names = self.schema().names + ([VALUE_KIND] if with_kind else [])
+        return SplitReader(self.io, self.layout, self._schemas, self.table_schema).read_file(split, file, names)
 
     # -- snapshots and tags ----------------------------------------------------------------------
 

@@ -177,7 +177,7 @@ def test_two_compactions_with_overlapping_outputs_in_one_level_conflict(tmp_path
     split = t.scan().plan()[0]
 
     def rewrite(f):  # what a compaction moving one file to level 2 would commit
-        raw = SplitReader(t.io, t.layout, t._schemas, t.table_schema)._read_file(
+        raw = SplitReader(t.io, t.layout, t._schemas, t.table_schema).read_file(
             split, f, [*KV.names, "_SEQUENCE_NUMBER", "_VALUE_KIND"])
         after = write_sorted_run(t.io, t.layout, t.table_schema, "", 0, raw, level=2,
                                  target=1 << 30, compression="zstd")

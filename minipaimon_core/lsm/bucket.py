@@ -115,43 +115,37 @@ def canonical_key_bytes(values: Sequence[Any], types: Sequence[pa.DataType]) -> 
     Raises:
         InvalidArgumentError: a value is None or its type is unsupported.
     """
-    out = []
-    composite = len(values) > 1
+    parts = []
     for value, typ in zip(values, types, strict=True):
-        if value is None:
-            raise InvalidArgumentError("a primary-key value is null")
-        if pa.types.is_string(typ) or pa.types.is_large_string(typ) or _is_view(typ, True):
-            enc = value.encode("utf-8")
-        elif _is_binary(typ):
-            enc = bytes(value)
-        elif pa.types.is_decimal(typ):
-            unscaled = int(decimal.Decimal(value).scaleb(typ.scale))
-            out.append(unscaled.to_bytes(16, "little", signed=True))
-            continue
-        elif pa.types.is_floating(typ):
-            f = float(value)
-            if f != f:
-                out.append(struct.pack("<Q", _CANONICAL_NAN))
-            else:
-                out.append(struct.pack("<d", 0.0 if f == 0.0 else f))
-            continue
-        elif pa.types.is_temporal(typ):
-            width = pa.int32() if typ.bit_width == 32 else pa.int64()
-            raw = pa.array([value], typ).view(width)[0].as_py()
-            out.append(struct.pack("<q", raw))
-            continue
-        elif pa.types.is_uint64(typ):
-            out.append(struct.pack("<Q", value))
-            continue
-        elif pa.types.is_integer(typ) or pa.types.is_boolean(typ):
-            out.append(struct.pack("<q", int(value)))
-            continue
-        else:
-            raise InvalidArgumentError(f"unsupported primary-key type {typ}")
-        if composite:
-            out.append(struct.pack("<I", len(enc)))
-        out.append(enc)
-    return b"".join(out)
+        enc, variable = _reference_encoding(value, typ)
+        if variable and len(values) > 1:
+            parts.append(struct.pack("<I", len(enc)))
+        parts.append(enc)
+    return b"".join(parts)
+
+
+def _reference_encoding(value: Any, typ: pa.DataType) -> tuple[bytes, bool]:
+    """One field's canonical bytes, and whether the field is variable-length."""
+    if value is None:
+        raise InvalidArgumentError("a primary-key value is null")
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ) or _is_view(typ, True):
+        return value.encode("utf-8"), True
+    if _is_binary(typ):
+        return bytes(value), True
+    if pa.types.is_decimal(typ):
+        unscaled = int(decimal.Decimal(value).scaleb(typ.scale))
+        return unscaled.to_bytes(16, "little", signed=True), False
+    if pa.types.is_floating(typ):
+        f = float(value) + 0.0  # -0.0 + 0.0 is 0.0
+        return struct.pack("<Q", _CANONICAL_NAN) if f != f else struct.pack("<d", f), False
+    if pa.types.is_temporal(typ):
+        width = pa.int32() if typ.bit_width == 32 else pa.int64()
+        return struct.pack("<q", pa.array([value], typ).view(width)[0].as_py()), False
+    if pa.types.is_uint64(typ):
+        return struct.pack("<Q", value), False
+    if pa.types.is_integer(typ) or pa.types.is_boolean(typ):
+        return struct.pack("<q", int(value)), False
+    raise InvalidArgumentError(f"unsupported primary-key type {typ}")
 
 
 # ---------------------------------------------------------------------------- encoding
@@ -200,7 +194,7 @@ def _encode_field(table: pa.Table | pa.RecordBatch, name: str) -> np.ndarray | _
         return _var_bytes(arr.cast(pa.large_binary()) if needs_cast else arr)
     if pa.types.is_floating(typ):
         values = arr.to_numpy(zero_copy_only=False).astype(np.float64)
-        values = np.where(values == 0.0, 0.0, values)
+        values[values == 0.0] = 0.0  # -0.0 too
         bits = values.view(np.uint64)
         bits[np.isnan(values)] = _U64(_CANONICAL_NAN)
         return bits.astype("<u8").view(np.uint8).reshape(n, 8)

@@ -209,3 +209,14 @@ def _check(runs: Sequence[SortedRun], opts: PickerOptions) -> None:
                 f"sorted runs must be level-0 runs first, then levels strictly ascending; "
                 f"run {i} at level {run.level} follows level {previous}")
         previous = run.level
+
+
+def pick_level0(runs: Sequence[SortedRun], opts: PickerOptions) -> CompactUnit | None:
+    """Every level-0 run into level >= 1 (the ``lookup`` changelog producer compacts new
+    data at each commit): the universal pick if it takes every level-0 run, else all
+    level-0 runs (plus the next run when it sits at level 1); None when level 0 is empty."""
+    count = sum(1 for r in runs if r.level == 0)
+    unit = pick(runs, opts)
+    if unit is not None and len(unit.runs) >= count:
+        return unit
+    return _create_unit(runs, opts.max_level, count) if count else None

@@ -2,45 +2,36 @@
 
 ``merge`` takes the rows of several sorted runs concatenated (user columns plus
 ``_SEQUENCE_NUMBER`` int64 and ``_VALUE_KIND`` int8: 0 +I, 1 -U, 2 +U, 3 -D) and returns one
-row per key, sorted by key, in the same columns.  Rows of a key are ordered by
-(``sequence.field`` nulls first, ``_SEQUENCE_NUMBER``), ties by input position (later wins).
-Everything is done over whole arrays: one sort, adjacent-key comparison for the group
-boundaries, ``reduceat`` / Arrow hash aggregations per group, and ``take``.
-
-Output rows are +I (0), or -D (3) for a deleted key when ``keep_deletes`` (compaction into a
-non-bottom level, so the delete still shadows older levels); ``_SEQUENCE_NUMBER`` is the
-largest of the key's rows.  **Piecewise property**: merging some runs with
-``keep_deletes=True`` and later merging that output with newer rows gives the same result as
-merging everything at once.  Engines:
+row per key, sorted by key.  A key's rows are ordered by (``sequence.field`` nulls first,
+``_SEQUENCE_NUMBER``), ties by input position.  All work is over whole arrays: one sort,
+adjacent-key comparison for group boundaries, ``reduceat`` / Arrow hash aggregates, ``take``.
+Output rows are +I, or -D for a deleted key when ``keep_deletes`` (compaction into a
+non-bottom level: the delete must still shadow older levels); ``_SEQUENCE_NUMBER`` is the
+largest of the key.  Merging runs with ``keep_deletes=True`` and later merging that output
+with other runs gives the same result as merging everything at once (piecewise property).
 
 * ``deduplicate``: the last row wins; a -U/-D winner deletes the key.
-* ``first-row``: the first +I/+U row wins; -U/-D rows raise unless ``ignore-delete``.
-* ``partial-update``: per column the last non-null value of +I/+U rows.  -U/-D raise unless
-  ``ignore-delete`` (dropped) or ``partial-update.remove-record-on-delete`` (-D forgets all
-  earlier values and deletes the key unless a +I/+U follows; -U is dropped).  With
-  ``keep_deletes``, a key deleted and written again in the merged rows keeps its -D row before
-  its +I row (the only case of two output rows for one key) so the delete still shadows
-  older levels.
-* ``aggregation``: per column a function over the key's rows (default
-  ``last_non_null_value``); -U/-D rows are retractions.  Functions and retractions:
-  ``sum`` subtracts, ``product`` divides (integers: truncating), ``count`` subtracts;
-  ``last_value`` retracted is null; ``last_non_null_value`` is null after a non-null
-  retraction; ``min``, ``max``, ``first_value``, ``first_non_null_value``, ``bool_and``,
-  ``bool_or``, ``listagg`` cannot retract: InvalidArgumentError unless the field is in
-  ``ignore_retract`` (then retractions are skipped for it).  Nulls are skipped by every
-  function but ``last_value``/``first_value``; a function that saw no value gives null
-  (``count`` gives 0).  As in Paimon an aggregated key is never deleted: a key whose rows are
-  all retractions yields +I holding the retracted state (negative sums and counts).
+* ``first-row``: the first +I/+U row wins; -U/-D raise unless ``ignore-delete``.
+* ``partial-update``: per column the last non-null +I/+U value.  -U/-D raise unless
+  ``ignore-delete`` (dropped) or ``partial-update.remove-record-on-delete`` (-U dropped; -D
+  forgets earlier values and deletes the key unless a +I/+U follows it; with
+  ``keep_deletes`` such a re-written key keeps its -D row before its +I row, the only case
+  of two output rows for one key).
+* ``aggregation``: per column a function (default ``last_non_null_value``); -U/-D rows are
+  retractions: ``sum``/``count`` subtract, ``product`` divides (integers truncate),
+  ``last_value`` becomes null, ``last_non_null_value`` becomes null on a non-null value.
+  ``min``, ``max``, ``first_value``, ``first_non_null_value``, ``bool_and``, ``bool_or``,
+  ``listagg`` raise InvalidArgumentError on a retraction unless the field ignores
+  retractions.  Nulls are skipped except by ``last_value``/``first_value``; no value gives
+  null (``count``: 0).  As in Paimon a key is never deleted: a key of only retractions gives
+  +I with the retracted state (e.g. a negative sum).
 
-Aggregation stores states: a merged row is a valid input row.  For ``count`` the stored
-value is the running count and merging *sums* it, so rows written by users must first go
-through :func:`prepare_input` (non-null -> 1, null -> 0), exactly once.  Piecewise limits
-(as in Paimon): a ``last_non_null_value`` reset by a retraction, or a ``first_value`` /
-``last_value`` of a key whose merged rows were only ignored retractions, is stored as a
-null that a later merge cannot tell from "no value"; ``sequence.field`` with
-``partial-update``/``aggregation`` orders rows, but a merged row carries a single
-sequence-field value, so piecewise results hold only if newer rows never sort before older
-ones; float sums and products may differ in the last bits.
+Aggregated rows are states, valid as input: ``count`` stores the running count and merging
+sums it, so user rows must pass :func:`prepare_input` (non-null -> 1, null -> 0) exactly
+once.  Piecewise limits, as in Paimon: a merged row cannot tell "reset to null" from "no
+value" (``last_non_null_value`` after a retraction; ``first_value``/``last_value`` of a key
+with only ignored retractions), and carries one ``sequence.field`` value, so for
+partial-update/aggregation newer rows must not sort before older ones.
 """
 
 from __future__ import annotations
@@ -179,7 +170,7 @@ def prepare_input(table: pa.Table, config: MergeConfig) -> pa.Table:
         if config.function_of(name) == "count":
             col = table.column(i)
             ones = pc.cast(pc.is_valid(col), pa.int8()).cast(col.type)
-            table = table.set_column(i, name, ones)
+            table = table.set_column(i, table.schema.field(i), ones)
     return table
 
 
@@ -347,12 +338,18 @@ def _differs(col: pa.Array | pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
 def _finish(out: pa.Table, max_seq: np.ndarray, deleted: np.ndarray,
             keep_deletes: bool) -> pa.Table:
     """Set ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND`` and drop deleted keys unless kept."""
-    out = out.set_column(out.column_names.index(SEQUENCE), SEQUENCE, pa.array(max_seq))
+    out = _replace(out, SEQUENCE, pa.array(max_seq, pa.int64()))
     kinds = np.where(deleted, DELETE, INSERT).astype(np.int8)
-    out = out.set_column(out.column_names.index(VALUE_KIND), VALUE_KIND, pa.array(kinds))
+    out = _replace(out, VALUE_KIND, pa.array(kinds))
     if deleted.any() and not keep_deletes:
         out = out.filter(pa.array(~deleted))
     return out
+
+
+def _replace(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
+    """``table`` with column ``name`` replaced, keeping its field (type, nullability)."""
+    i = table.column_names.index(name)
+    return table.set_column(i, table.schema.field(i), values.cast(table.schema.field(i).type))
 
 
 def _value_columns(table: pa.Table, config: MergeConfig) -> list[int]:
@@ -377,7 +374,7 @@ def _partial_update(table: pa.Table, config: MergeConfig, g: _Groups, kinds: np.
         if col.null_count == 0 and not is_delete.any():
             continue  # the last row's value is the latest non-null one
         valid = live_rows & pc.is_valid(col).to_numpy(zero_copy_only=False)[g.order]
-        out = out.set_column(i, table.column_names[i], g.take(col, g.last_where(valid)))
+        out = out.set_column(i, table.schema.field(i), g.take(col, g.last_where(valid)))
     out = _finish(out, max_seq, deleted, keep_deletes)
     if not keep_deletes:
         return out
@@ -385,8 +382,7 @@ def _partial_update(table: pa.Table, config: MergeConfig, g: _Groups, kinds: np.
     if not shadow.any():
         return out
     d = table.take(g.order[last_delete[shadow]])
-    d = d.set_column(d.column_names.index(VALUE_KIND), VALUE_KIND,
-                     pa.array(np.full(d.num_rows, DELETE, np.int8)))
+    d = _replace(d, VALUE_KIND, pa.array(np.full(d.num_rows, DELETE, np.int8)))
     both = pa.concat_tables([out, d.cast(out.schema)])
     sort_cols = [*config.key_columns, *filter(None, [config.sequence_field]), SEQUENCE]
     return both.take(_sort_order(both, sort_cols))
@@ -415,12 +411,12 @@ def _aggregate(table: pa.Table, config: MergeConfig, g: _Groups, retract: np.nda
                 f"column type {col.type}: {e}") from e
         except pa.ArrowInvalid as e:
             raise InvalidArgumentError(f"aggregating field {name!r} with {fn!r}: {e}") from e
-        out = out.set_column(i, name, result)
+        out = out.set_column(i, table.schema.field(i), result)
     return _finish(out, max_seq, np.zeros(len(g.starts), bool), False)
 
 
-def _aggregate_column(col: pa.ChunkedArray, fn: str, g: _Groups, use: np.ndarray, retract: np.ndarray, retract_sorted: np.ndarray,
-                      delimiter: str) -> pa.Array:
+def _aggregate_column(col: pa.ChunkedArray, fn: str, g: _Groups, use: np.ndarray,
+                      retract: np.ndarray, retract_sorted: np.ndarray, delimiter: str) -> pa.Array:
     """One column's aggregate per group; ``use`` marks the rows (input order) it sees."""
     valid = pc.is_valid(col).to_numpy(zero_copy_only=False)
     if fn in ("first_value", "first_non_null_value", "last_value", "last_non_null_value"):

@@ -1,0 +1,276 @@
+"""Streaming reads by snapshot id: offsets, startup modes, per-snapshot changes.
+
+An offset is a position in the table's history (:class:`StreamOffset`): "everything up to
+and including snapshot ``snapshot`` has been delivered" — or, with ``full``, "the full scan
+of snapshot ``snapshot`` is delivered up to split ``split_index``". Planning the rows
+between two offsets reads only those snapshots, so a replayed batch returns exactly the same
+rows even after later commits, compactions or expirations of other snapshots.
+
+What each snapshot contributes:
+
+* APPEND: its new data files; for primary-key tables with ``changelog-producer=input`` its
+  changelog files instead, and nothing with ``lookup`` / ``full-compaction`` (their
+  changelog comes with the following COMPACT snapshot).
+* COMPACT: only the changelog files a ``lookup`` / ``full-compaction`` producer attached.
+* OVERWRITE: skipped unless ``streaming-read-overwrite`` (then its new files).
+
+Rows of primary-key tables carry their kind: with ``read.changelog=true`` an ``_row_kind``
+column (+I, -U, +U, -D) is added; without it, -U and -D rows are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .data_file import VALUE_KIND
+from .errors import InvalidArgumentError, SnapshotNotFoundError
+from .manifest import ADD, DataFileMeta, ManifestEntry
+from .options import Options
+from .partition import PartitionSpec
+from .read import DELETE, UPDATE_BEFORE
+from .scan import Split
+from .snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
+
+if TYPE_CHECKING:
+    from .table import Table
+
+ROW_KIND = "_row_kind"
+_KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"])
+SCAN_MODES = ("latest-full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "default")
+
+
+@dataclass(frozen=True)
+class StreamOffset:
+    snapshot: int
+    full: bool = False
+    split_index: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"snapshot": self.snapshot, "full": self.full, "splitIndex": self.split_index}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> StreamOffset:
+        return StreamOffset(int(d["snapshot"]), bool(d.get("full", False)), int(d.get("splitIndex", 0)))
+
+    @property
+    def next_snapshot(self) -> int:
+        """The oldest snapshot a stream at this offset still needs."""
+        return self.snapshot if self.full else self.snapshot + 1
+
+
+@dataclass(frozen=True)
+class StreamSplit:
+    """Rows of one (partition, bucket) of one step: a full-scan split or changed files."""
+
+    snapshot_id: int
+    full_split: Split | None
+    partition_path: str = ""
+    bucket: int = 0
+    files: tuple[DataFileMeta, ...] = ()
+
+    @property
+    def row_count(self) -> int:
+        if self.full_split is not None:
+            return self.full_split.row_count
+        return sum(f.rowCount for f in self.files)
+
+
+class StreamScanner:
+    """Plans and reads a stream of one table. Options use the names of the issue/Paimon."""
+
+    def __init__(self, table: Table, options: Mapping[str, str] | None = None) -> None:
+        self._table = table
+        opts = {k.lower(): str(v) for k, v in (options or {}).items()}
+        self._mode = opts.get("scan.mode", "latest-full")
+        if self._mode not in SCAN_MODES:
+            raise InvalidArgumentError(f"scan.mode must be one of {', '.join(SCAN_MODES)}; got {self._mode!r}")
+        self._snapshot_id = _int(opts, "scan.snapshot-id")
+        self._timestamp = _int(opts, "scan.timestamp-millis")
+        table_opts = Options(table.table_schema.options)
+        self.read_changelog = _bool(opts, "read.changelog", table_opts["read.changelog"])
+        self._read_overwrite = _bool(opts, "streaming-read-overwrite", table_opts["streaming-read-overwrite"])
+        self._producer = table_opts["changelog-producer"]
+        self._pk = bool(table.table_schema.primaryKeys)
+        self._spec = PartitionSpec.of(table.schema(), table.table_schema.partitionKeys)
+        self._full_plans: dict[int, list[Split]] = {}
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def output_schema(self) -> pa.Schema:
+        schema = self._table.schema()
+        if self.read_changelog:
+            schema = schema.append(pa.field(ROW_KIND, pa.string(), nullable=False))
+        return schema
+
+    # -- offsets -----------------------------------------------------------------------------
+
+    def initial_offset(self) -> StreamOffset:
+        """Where a new stream starts, by ``scan.mode``. Raises SnapshotNotFoundError /
+        SnapshotExpiredError for a start that does not exist (any more)."""
+        sm = self._table.snapshot_manager
+        mode = self._mode
+        if mode == "default":
+            mode = "from-snapshot" if self._snapshot_id is not None else \
+                "from-timestamp" if self._timestamp is not None else "latest-full"
+        latest = sm.latest_id() or 0
+        if mode == "latest-full":
+            return StreamOffset(latest, full=latest > 0)
+        if mode == "latest":
+            return StreamOffset(latest)
+        if mode in ("from-snapshot", "from-snapshot-full"):
+            if self._snapshot_id is None:
+                raise InvalidArgumentError(f"scan.mode={mode} needs 'scan.snapshot-id'")
+            sm.get(self._snapshot_id)  # raises if expired or missing
+            if mode == "from-snapshot":
+                return StreamOffset(self._snapshot_id - 1)
+            return StreamOffset(self._snapshot_id, full=True)
+        if self._timestamp is None:
+            raise InvalidArgumentError("scan.mode=from-timestamp needs 'scan.timestamp-millis'")
+        snap = sm.earlier_or_equal_time(self._timestamp)
+        if snap is None:
+            earliest = sm.earliest_id()
+            if earliest is None:
+                return StreamOffset(0)
+            return StreamOffset(earliest - 1)
+        return StreamOffset(snap.id)
+
+    def latest_offset(self, start: StreamOffset, max_snapshots: int | None = None,
+                      max_files: int | None = None, max_rows: int | None = None,
+                      up_to: int | None = None) -> StreamOffset:
+        """The furthest offset after ``start`` within the limits (at least one step if there
+        is anything new), capped at snapshot ``up_to`` (Trigger.AvailableNow)."""
+        latest = self._table.snapshot_manager.latest_id() or 0
+        if up_to is not None:
+            latest = min(latest, up_to)
+        files = rows = 0
+        if start.full:
+            splits = self._full_plan(start.snapshot)
+            index = start.split_index
+            while index < len(splits):
+                if index > start.split_index and _over(files, rows, max_files, max_rows):
+                    return StreamOffset(start.snapshot, True, index)
+                files += len(splits[index].files)
+                rows += splits[index].row_count
+                index += 1
+            if _over(files, rows, max_files, max_rows):
+                return StreamOffset(start.snapshot)
+        position = start.snapshot
+        taken = 0
+        while position < latest:
+            if max_snapshots is not None and taken >= max_snapshots:
+                break
+            if (taken or start.full) and _over(files, rows, max_files, max_rows):
+                break
+            step = self._changes(position + 1)
+            files += len(step)
+            rows += sum(f.rowCount for _, f in step)
+            position += 1
+            taken += 1
+        return StreamOffset(position)
+
+    # -- planning and reading ---------------------------------------------------------------
+
+    def plan(self, start: StreamOffset, end: StreamOffset) -> list[StreamSplit]:
+        """The splits of the rows between ``start`` (exclusive) and ``end`` (inclusive)."""
+        out: list[StreamSplit] = []
+        if start.full:
+            splits = self._full_plan(start.snapshot)
+            stop = end.split_index if end.full and end.snapshot == start.snapshot else len(splits)
+            out += [StreamSplit(start.snapshot, s) for s in splits[start.split_index:stop]]
+        if end.full:
+            return out
+        for sid in range(start.snapshot + 1, end.snapshot + 1):
+            groups: dict[tuple[str, int], list[DataFileMeta]] = defaultdict(list)
+            for entry, f in self._changes(sid):
+                groups[(self._spec.path(entry.partition), entry.bucket)].append(f)
+            for (path, bucket), fs in sorted(groups.items()):
+                fs.sort(key=lambda f: (f.minSequenceNumber, f.fileName))
+                out.append(StreamSplit(sid, None, path, bucket, tuple(fs)))
+        return out
+
+    def read(self, split: StreamSplit) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of one stream split, in :meth:`output_schema`."""
+        schema = self.output_schema()
+        if split.full_split is not None:
+            for batch in self._table.read_split(split.full_split):
+                t = pa.Table.from_batches([batch])
+                yield from self._finish(t, None, schema)
+            return
+        raw = Split(split.snapshot_id, [], split.partition_path, split.bucket, list(split.files), True)
+        for f in split.files:
+            t = self._table.read_file_rows(raw, f, with_kind=self._pk)
+            yield from self._finish(t, t.column(VALUE_KIND) if self._pk else None, schema)
+
+    def _finish(self, t: pa.Table, kinds: Any, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+        if kinds is not None and not self.read_changelog:
+            keep = pc.invert(pc.or_(pc.equal(kinds, UPDATE_BEFORE), pc.equal(kinds, DELETE)))
+            t = t.filter(keep)
+            kinds = None
+        if self.read_changelog:
+            names = pc.take(_KIND_NAMES, kinds) if kinds is not None else \
+                pa.array(np.full(t.num_rows, "+I", dtype=object), pa.string())
+            t = t.select(schema.names[:-1]).append_column(ROW_KIND, names)
+        t = t.select(schema.names)
+        if not t.schema.equals(schema):
+            t = t.cast(schema)
+        yield from t.to_batches()
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _full_plan(self, snapshot_id: int) -> list[Split]:
+        if snapshot_id not in self._full_plans:
+            self._full_plans[snapshot_id] = self._table.scan(snapshot_id=snapshot_id).plan()
+        return self._full_plans[snapshot_id]
+
+    def _changes(self, snapshot_id: int) -> list[tuple[ManifestEntry, DataFileMeta]]:
+        """(entry, file) pairs snapshot ``snapshot_id`` contributes to a stream."""
+        snap: Snapshot = self._table.snapshot_manager.get(snapshot_id)
+        mio = self._table.manifests
+        if snap.commitKind == OVERWRITE and not self._read_overwrite:
+            return []
+        use_changelog = self._pk and self._producer != "none"
+        if use_changelog or snap.commitKind == COMPACT:
+            if not use_changelog or snap.changelogManifestList is None:
+                return []
+            if snap.commitKind == APPEND and self._producer != "input":
+                return []
+            entries = mio.entries_of(mio.read_list(snap.changelogManifestList))
+        else:
+            entries = mio.entries_of(mio.read_list(snap.deltaManifestList))
+        return [(e, e.file) for e in entries if e.kind == ADD]
+
+
+def _over(files: int, rows: int, max_files: int | None, max_rows: int | None) -> bool:
+    return (max_files is not None and files >= max_files) or (max_rows is not None and rows >= max_rows)
+
+
+def _int(opts: Mapping[str, str], name: str) -> int | None:
+    if name not in opts:
+        return None
+    try:
+        return int(opts[name])
+    except ValueError:
+        raise InvalidArgumentError(f"option {name!r} must be an integer, got {opts[name]!r}") from None
+
+
+def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
+    if name not in opts:
+        return default
+    value = opts[name].lower()
+    if value not in ("true", "false"):
+        raise InvalidArgumentError(f"option {name!r} must be true or false, got {opts[name]!r}")
+    return value == "true"
+
+
+__all__ = ["ROW_KIND", "SnapshotNotFoundError", "StreamOffset", "StreamScanner", "StreamSplit"]
