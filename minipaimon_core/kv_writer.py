@@ -10,6 +10,8 @@ they still shadow older files), sorted by key, into level-0 Parquet files rolled
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -91,30 +93,52 @@ class KeyValueWriter:
     def _flush(self, key: tuple[tuple[Any, ...], int]) -> None:
         pieces = self._buffers.pop(key, [])
         self._buffered_bytes.pop(key, None)
+        self._record(key, self._write_level0(key, pieces))
+
+    def _record(self, key: tuple[tuple[Any, ...], int],
+                written: tuple[list[DataFileMeta], list[DataFileMeta]]) -> None:
+        files, changelog = written
+        if files:
+            self._files.setdefault(key, []).extend(files)
+        if changelog:
+            self._changelog.setdefault(key, []).extend(changelog)
+
+    def _write_level0(self, key: tuple[tuple[Any, ...], int],
+                      pieces: list[pa.Table]) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+        """Merge a bucket's buffered rows into level-0 files (and input changelog files).
+        Touches no writer state, so buckets can be written in parallel."""
         if not pieces:
-            return
+            return [], []
         rows = pa.concat_tables(pieces)
         values, bucket = key
+        path = self._spec.path(list(values))
+        changelog = []
         if self._input_changelog:
-            self._changelog.setdefault(key, []).append(write_data_file(
-                self._io, self._layout, self._spec.path(list(values)), bucket, rows,
+            changelog.append(write_data_file(
+                self._io, self._layout, path, bucket, rows,
                 schema_id=self._schema.id, stats_columns=self._schema.field_names,
                 compression=self._options["file.compression"], prefix="changelog",
                 min_seq=pc.min(rows.column(SEQUENCE)).as_py(), max_seq=pc.max(rows.column(SEQUENCE)).as_py(),
             ))
         merged = merge(prepare_input(rows, self._merge), self._merge, keep_deletes=True)
         if merged.num_rows == 0:
-            return
-        self._files.setdefault(key, []).extend(
-            write_sorted_run(self._io, self._layout, self._schema, self._spec.path(list(values)),
-                             bucket, merged, level=0, target=self._target,
-                             compression=self._options["file.compression"])
-        )
+            return [], changelog
+        files = write_sorted_run(self._io, self._layout, self._schema, path, bucket, merged, level=0,
+                                 target=self._target, compression=self._options["file.compression"])
+        return files, changelog
 
     def prepare_commit(self) -> list[CommitMessage]:
-        """Flush all buffers; one message per (partition, bucket) with its new files."""
-        for key in list(self._buffers):
-            self._flush(key)
+        """Flush all buffers (buckets in parallel threads: Arrow and Parquet release the
+        GIL); one message per (partition, bucket) with its new files."""
+        pending = [(key, self._buffers.pop(key)) for key in list(self._buffers)]
+        self._buffered_bytes.clear()
+        if len(pending) > 1:
+            with ThreadPoolExecutor(max_workers=min(len(pending), os.cpu_count() or 1)) as pool:
+                results = list(pool.map(lambda kp: self._write_level0(*kp), pending))
+        else:
+            results = [self._write_level0(*kp) for kp in pending]
+        for (key, _), written in zip(pending, results):
+            self._record(key, written)
         messages = [
             CommitMessage(
                 partition=list(values),

@@ -1,0 +1,119 @@
+"""Consumer files (``consumer/consumer-<id>``): the progress of a streaming reader.
+
+A consumer file holds ``{"nextSnapshot": n}`` (checksummed JSON, see :mod:`codec`): the
+reader with that id has processed every snapshot before ``n``. Snapshot expiration keeps
+snapshots ``>= n`` of every live consumer. A consumer whose file was not updated for
+``consumer.expiration-time`` is expired (deleted) and no longer protects anything; without
+that option consumers never expire.
+
+The file is rewritten with an atomic replace, so a reader sees the old or the new content,
+never a torn file.
+"""
+
+from __future__ import annotations
+
+import time
+
+import msgspec
+
+from . import codec
+from .errors import InvalidArgumentError
+from .fileio import FileIO
+from .layout import TableLayout, check_name
+
+_PREFIX = "consumer-"
+
+
+class Consumer(msgspec.Struct, frozen=True):
+    """Progress of one streaming reader: the first snapshot it has not consumed yet."""
+
+    nextSnapshot: int
+
+
+def encode(consumer: Consumer) -> bytes:
+    return codec.encode_json(consumer)
+
+
+def decode(data: bytes, path: str) -> Consumer:
+    return codec.decode_json(data, Consumer, path)
+
+
+class ConsumerManager:
+    """Reads, writes, lists and expires the consumer files of one table."""
+
+    def __init__(self, io: FileIO, layout: TableLayout) -> None:
+        self._io = io
+        self._layout = layout
+
+    def read(self, consumer_id: str) -> Consumer | None:
+        """The consumer ``consumer_id``, or None if it has none (or it was expired).
+
+        Raises:
+            InvalidArgumentError: ``consumer_id`` is not a plain name.
+            CorruptMetadataError: the file is torn or altered.
+        """
+        path = self._layout.consumer_path(consumer_id)
+        try:
+            data = self._io.read_bytes(path)
+        except FileNotFoundError:
+            return None
+        return decode(data, path)
+
+    def write(self, consumer_id: str, next_snapshot: int) -> None:
+        """Record that ``consumer_id`` will read ``next_snapshot`` next (atomic replace).
+
+        Raises InvalidArgumentError for a bad id or a snapshot id below 1.
+        """
+        if next_snapshot < 1:
+            raise InvalidArgumentError(f"nextSnapshot must be >= 1, got {next_snapshot}")
+        self._io.replace(self._layout.consumer_path(consumer_id), encode(Consumer(next_snapshot)))
+
+    def delete(self, consumer_id: str) -> bool:
+        """Delete a consumer; returns False if it did not exist."""
+        return self._io.delete(self._layout.consumer_path(consumer_id))
+
+    def ids(self) -> list[str]:
+        """Ids of every consumer file, sorted."""
+        names = self._io.list_names(self._layout.consumer_dir)
+        return sorted(n[len(_PREFIX):] for n in names if n.startswith(_PREFIX) and _plain(n[len(_PREFIX):]))
+
+    def consumers(self) -> dict[str, int]:
+        """Consumer id -> nextSnapshot, for every consumer (skipping ones deleted meanwhile)."""
+        out: dict[str, int] = {}
+        for cid in self.ids():
+            c = self.read(cid)
+            if c is not None:
+                out[cid] = c.nextSnapshot
+        return out
+
+    def min_next_snapshot(self) -> int | None:
+        """The smallest nextSnapshot of all consumers, or None if there are none."""
+        return min(self.consumers().values(), default=None)
+
+    def expire(self, older_than_ms: int) -> list[str]:
+        """Delete consumers whose file was last written before ``older_than_ms``; their ids."""
+        expired = []
+        for cid in self.ids():
+            path = self._layout.consumer_path(cid)
+            try:
+                mtime = self._io.modified_time_ms(path)
+            except FileNotFoundError:
+                continue
+            if mtime < older_than_ms and self._io.delete(path):
+                expired.append(cid)
+        return expired
+
+    def expire_by_options(self, expiration_ms: int | None, now_ms: int | None = None) -> list[str]:
+        """Apply ``consumer.expiration-time`` (``expiration_ms``; None: never expire)."""
+        if expiration_ms is None:
+            return []
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        return self.expire(now - expiration_ms)
+
+
+def _plain(name: str) -> bool:
+    try:
+        check_name("consumer", name)
+    except InvalidArgumentError:
+        return False
+    return True

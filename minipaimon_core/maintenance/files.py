@@ -1,0 +1,122 @@
+"""What a snapshot or tag references: the file sets maintenance reasons about.
+
+A snapshot references its manifest lists (base, delta, changelog), the manifests in them,
+the data files of its merged entries ("live" files), and the changelog files of its
+changelog manifests. A tag is a copy of a snapshot file and references the same.
+
+Two rules of the commit protocol make cheap reasoning possible (see docs/format.md):
+
+* file names are unique and a deleted data file is never added again, so a data file live
+  in snapshot ``a`` and not in ``b > a`` was DELETEd by the delta of some snapshot in
+  ``(a, b]``;
+* base(N+1) = base(N) + delta(N) with small manifests merged, so a manifest that drops out
+  of the base lists never comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import snapshot as snapshot_codec
+from ..errors import InvalidArgumentError
+from ..fileio import FileIO
+from ..layout import TableLayout
+from ..manifest import ManifestEntry
+from ..manifest_io import ManifestIO, merge_entries
+from ..partition import PartitionSpec
+from ..schema import TableSchema
+from ..snapshot import Snapshot
+from ..snapshot_manager import SnapshotManager
+
+_TAG_PREFIX = "tag-"
+
+
+@dataclass
+class TableFiles:
+    """The narrow view of a table that maintenance needs (no Table object)."""
+
+    io: FileIO
+    layout: TableLayout
+    snapshots: SnapshotManager
+    manifests: ManifestIO
+    schema: TableSchema
+    _paths: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def entry_path(self, e: ManifestEntry) -> str:
+        """Path of the data or changelog file of a manifest entry."""
+        key = tuple(e.partition)
+        if key not in self._paths:
+            spec = PartitionSpec.of(self.schema.arrow_schema(), self.schema.partitionKeys)
+            self._paths[key] = spec.path(list(e.partition))
+        return self.layout.data_file_path(self._paths[key], e.bucket, e.file.fileName)
+
+    # -- what a snapshot references ---------------------------------------------------------
+
+    @staticmethod
+    def lists_of(snap: Snapshot) -> list[str]:
+        """Names of the manifest lists of ``snap``."""
+        names = [snap.baseManifestList, snap.deltaManifestList]
+        if snap.changelogManifestList:
+            names.append(snap.changelogManifestList)
+        return names
+
+    def manifests_of(self, snap: Snapshot) -> set[str]:
+        """Names of every manifest list and manifest ``snap`` references."""
+        names = set(self.lists_of(snap))
+        for lst in self.lists_of(snap):
+            names.update(m.fileName for m in self.manifests.read_list(lst))
+        return names
+
+    def live_paths(self, snap: Snapshot) -> set[str]:
+        """Paths of the data files of ``snap`` (exactly what a full read of it opens)."""
+        adds, _ = merge_entries(self.manifests.entries_of(self.manifests.data_manifests(snap)))
+        return {self.entry_path(e) for e in adds}
+
+    def changelog_paths(self, snap: Snapshot) -> set[str]:
+        """Paths of the changelog files ``snap`` added."""
+        if not snap.changelogManifestList:
+            return set()
+        metas = self.manifests.read_list(snap.changelogManifestList)
+        return {self.entry_path(e) for e in self.manifests.entries_of(metas)}
+
+    def used_paths(self, snap: Snapshot) -> set[str]:
+        """Exact file set of ``snap``: manifests, lists, live data files, changelog files."""
+        return (self.manifest_paths(self.manifests_of(snap)) | self.live_paths(snap)
+                | self.changelog_paths(snap))
+
+    def mentioned_paths(self, snap: Snapshot) -> set[str]:
+        """A superset of :meth:`used_paths`: every file any entry of any manifest names.
+
+        Cheaper to union over many snapshots (manifests shared between snapshots are read
+        once) and safe wherever "keep" is the conservative answer.
+        """
+        names = self.manifests_of(snap)
+        out = self.manifest_paths(names)
+        for lst in self.lists_of(snap):
+            for m in self.manifests.read_list(lst):
+                out.update(self.entry_path(e) for e in self.manifests.read_entries(m.fileName))
+        return out
+
+    def manifest_paths(self, names: Iterable[str]) -> set[str]:
+        return {self.layout.manifest_path(n) for n in names}
+
+    # -- tags ----------------------------------------------------------------------------------
+
+    def tags(self) -> dict[str, Snapshot]:
+        """Tag name -> the snapshot it pins (tags deleted meanwhile are skipped)."""
+        out: dict[str, Snapshot] = {}
+        for name in sorted(self.io.list_names(self.layout.tag_dir)):
+            if not name.startswith(_TAG_PREFIX):
+                continue
+            tag = name[len(_TAG_PREFIX):]
+            try:
+                path = self.layout.tag_path(tag)
+                data = self.io.read_bytes(path)
+            except (FileNotFoundError, InvalidArgumentError):
+                continue
+            out[tag] = snapshot_codec.decode(data, path)
+        return out
