@@ -101,7 +101,7 @@ class FileStoreCommit:
 
     def is_committed(self, commit_identifier: int) -> bool:
         """Whether some snapshot of this commit user has ``commit_identifier`` (or later)."""
-        return bool(self._committed_kinds(commit_identifier))
+        return bool(self._committed_kinds(commit_identifier, even_if_fresh=True))
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files ``messages`` wrote. Call only for messages never committed."""
@@ -111,14 +111,14 @@ class FileStoreCommit:
 
     # -- dedupe -----------------------------------------------------------------------------
 
-    def _committed_kinds(self, identifier: int) -> set[str]:
+    def _committed_kinds(self, identifier: int, even_if_fresh: bool = False) -> set[str]:
         """Kinds already committed for ``identifier`` by this user.
 
         Scans back from the latest snapshot to the newest snapshot of this user with a
         smaller identifier. Identifiers of one user must increase. A later identifier of this
         user means this one was committed too (all kinds).
         """
-        if self._fresh_user:
+        if self._fresh_user and not even_if_fresh:
             return set()
         kinds: set[str] = set()
         latest = self._snapshots.latest_id()

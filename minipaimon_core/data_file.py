@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .errors import SnapshotExpiredError
 from .fileio import FileIO
 from .layout import TableLayout
 from .manifest import FILE_SOURCE_APPEND, DataFileMeta
@@ -95,7 +96,17 @@ def read_data_file(
     io: FileIO, layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta,
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
-    """Read the named ``columns`` (all if None) of one data file."""
+    """Read the named ``columns`` (all if None) of one data file.
+
+    Raises SnapshotExpiredError if the file is gone (its snapshot was expired meanwhile).
+    """
     path = layout.data_file_path(partition_path, bucket, file.fileName)
-    with io.open_input(path) as f:
-        return pq.read_table(f, columns=list(columns) if columns is not None else None)
+    try:
+        with io.open_input(path) as f:
+            return pq.read_table(f, columns=list(columns) if columns is not None else None)
+    except FileNotFoundError:
+        raise SnapshotExpiredError(
+            f"data file {path} no longer exists: the snapshot being read was expired (or rolled "
+            "back) meanwhile; re-plan the read, or keep snapshots longer with "
+            "'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a consumer-id"
+        ) from None

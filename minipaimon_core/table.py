@@ -178,9 +178,14 @@ class Table:
         """A writer whose messages are committed by ``new_commit(commit_user)``."""
         return TableWrite(self, commit_user or str(uuid.uuid4()))
 
-    def new_commit(self, commit_user: str | None = None) -> FileStoreCommit:
-        """A committer for ``commit_user`` (idempotent per commit identifier)."""
-        fresh = commit_user is None
+    def new_commit(self, commit_user: str | None = None, fresh_user: bool = False) -> FileStoreCommit:
+        """A committer for ``commit_user`` (idempotent per commit identifier).
+
+        ``fresh_user=True`` promises that nothing was committed by this user before (a new
+        random user per job), which skips the backward scan for an earlier commit of the
+        same identifier; ``is_committed`` still scans.
+        """
+        fresh = fresh_user or commit_user is None
         return FileStoreCommit(self.io, self.layout, self.table_schema,
                                commit_user or str(uuid.uuid4()), fresh_user=fresh)
 
