@@ -23,6 +23,7 @@ from .manifest import DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
 from .schema import TableSchema
+from .write_buffer import BucketKey, WriteBuffer
 
 
 class AppendWriter:
@@ -34,10 +35,8 @@ class AppendWriter:
         self._options = Options(schema.options)
         self._spec = PartitionSpec.of(self._arrow_schema, schema.partitionKeys)
         self._target = self._options["target-file-size"]
-        self._budget = self._options["write-buffer-size"]
-        self._buffers: dict[tuple[tuple[Any, ...], int], list[pa.Table]] = {}
-        self._buffered_bytes: dict[tuple[tuple[Any, ...], int], int] = {}
-        self._files: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
+        self._buffer = WriteBuffer(self._options["write-buffer-size"], bucket_limit=self._target)
+        self._files: dict[BucketKey, list[DataFileMeta]] = {}
         self._rows_written = 0
 
     def write(self, data: Any) -> None:
@@ -46,7 +45,8 @@ class AppendWriter:
             table = conform(batch, self._arrow_schema, [], allow_row_kind=False)
             for values, part in self._spec.split(table):
                 for bucket, rows in self._by_bucket(part):
-                    self._add((tuple(values), bucket), rows)
+                    for key, pieces in self._buffer.add((tuple(values), bucket), rows):
+                        self._flush(key, pieces)
 
     def _by_bucket(self, table: pa.Table) -> list[tuple[int, pa.Table]]:
         n = self._schema.num_buckets
@@ -54,19 +54,7 @@ class AppendWriter:
             return [(0, table)]
         return split_by_bucket(table, bucket_ids(table, self._schema.bucket_keys, n).astype(np.int64))
 
-    def _add(self, key: tuple[tuple[Any, ...], int], rows: pa.Table) -> None:
-        self._buffers.setdefault(key, []).append(rows)
-        self._buffered_bytes[key] = self._buffered_bytes.get(key, 0) + rows.nbytes
-        if self._buffered_bytes[key] >= self._target:
-            self._flush(key)
-        while sum(self._buffered_bytes.values()) > self._budget:
-            self._flush(max(self._buffered_bytes, key=self._buffered_bytes.__getitem__))
-
-    def _flush(self, key: tuple[tuple[Any, ...], int]) -> None:
-        pieces = self._buffers.pop(key, [])
-        self._buffered_bytes.pop(key, None)
-        if not pieces:
-            return
+    def _flush(self, key: BucketKey, pieces: list[pa.Table]) -> None:
         table = pa.concat_tables(pieces)
         bytes_per_row = max(1, table.nbytes // max(1, table.num_rows))
         rows_per_file = max(1, self._target // bytes_per_row)
@@ -87,8 +75,8 @@ class AppendWriter:
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything and describe the new files, one message per (partition, bucket)."""
-        for key in list(self._buffers):
-            self._flush(key)
+        for key, pieces in self._buffer.drain():
+            self._flush(key, pieces)
         messages = [
             CommitMessage(
                 partition=list(values),
@@ -103,5 +91,4 @@ class AppendWriter:
         return messages
 
     def close(self) -> None:
-        self._buffers.clear()
-        self._buffered_bytes.clear()
+        self._buffer.drain()

@@ -30,6 +30,7 @@ from .manifest import DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
 from .schema import ROW_KIND_COLUMN, TableSchema
+from .write_buffer import BucketKey, WriteBuffer
 
 ROW_KINDS = pa.array(["+I", "-U", "+U", "-D"])
 
@@ -55,11 +56,9 @@ class KeyValueWriter:
         self._spec = PartitionSpec.of(self._arrow_schema, schema.partitionKeys)
         self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
         self._target = self._options["target-file-size"]
-        self._budget = self._options["write-buffer-size"]
-        self._buffers: dict[tuple[tuple[Any, ...], int], list[pa.Table]] = {}
-        self._buffered_bytes: dict[tuple[tuple[Any, ...], int], int] = {}
-        self._files: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
-        self._changelog: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
+        self._buffer = WriteBuffer(self._options["write-buffer-size"])
+        self._files: dict[BucketKey, list[DataFileMeta]] = {}
+        self._changelog: dict[BucketKey, list[DataFileMeta]] = {}
         self._input_changelog = self._options["changelog-producer"] == "input"
         self._next_seq = 0
         self._key_columns = list(schema.primaryKeys)
@@ -82,20 +81,10 @@ class KeyValueWriter:
             for values, part in self._spec.split(table):
                 buckets = bucket_ids(part, self._schema.bucket_keys, self._schema.num_buckets)
                 for bucket, rows in split_by_bucket(part, np.asarray(buckets, dtype=np.int64)):
-                    self._add((tuple(values), bucket), rows)
+                    for key, pieces in self._buffer.add((tuple(values), bucket), rows):
+                        self._record(key, self._write_level0(key, pieces))
 
-    def _add(self, key: tuple[tuple[Any, ...], int], rows: pa.Table) -> None:
-        self._buffers.setdefault(key, []).append(rows)
-        self._buffered_bytes[key] = self._buffered_bytes.get(key, 0) + rows.nbytes
-        while sum(self._buffered_bytes.values()) > self._budget:
-            self._flush(max(self._buffered_bytes, key=self._buffered_bytes.__getitem__))
-
-    def _flush(self, key: tuple[tuple[Any, ...], int]) -> None:
-        pieces = self._buffers.pop(key, [])
-        self._buffered_bytes.pop(key, None)
-        self._record(key, self._write_level0(key, pieces))
-
-    def _record(self, key: tuple[tuple[Any, ...], int],
+    def _record(self, key: BucketKey,
                 written: tuple[list[DataFileMeta], list[DataFileMeta]]) -> None:
         files, changelog = written
         if files:
@@ -103,7 +92,7 @@ class KeyValueWriter:
         if changelog:
             self._changelog.setdefault(key, []).extend(changelog)
 
-    def _write_level0(self, key: tuple[tuple[Any, ...], int],
+    def _write_level0(self, key: BucketKey,
                       pieces: list[pa.Table]) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
         """Merge a bucket's buffered rows into level-0 files (and input changelog files).
         Touches no writer state, so buckets can be written in parallel."""
@@ -130,8 +119,7 @@ class KeyValueWriter:
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush all buffers (buckets in parallel threads: Arrow and Parquet release the
         GIL); one message per (partition, bucket) with its new files."""
-        pending = [(key, self._buffers.pop(key)) for key in list(self._buffers)]
-        self._buffered_bytes.clear()
+        pending = self._buffer.drain()
         if len(pending) > 1:
             with ThreadPoolExecutor(max_workers=min(len(pending), os.cpu_count() or 1)) as pool:
                 results = list(pool.map(lambda kp: self._write_level0(*kp), pending))
@@ -155,8 +143,7 @@ class KeyValueWriter:
         return messages
 
     def close(self) -> None:
-        self._buffers.clear()
-        self._buffered_bytes.clear()
+        self._buffer.drain()
 
 
 def write_sorted_run(
