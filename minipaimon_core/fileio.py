@@ -35,7 +35,8 @@ class FileIO(Protocol):
         ...
 
     def replace(self, path: str, data: bytes) -> None:
-        """Atomically replace the content of ``path`` (hint files, consumer files)."""
+        """Atomically replace the content of ``path`` (hint files, consumer files); not
+        necessarily durable: after a crash the old content may be back."""
         ...
 
     def open_output(self, path: str) -> BinaryIO:
@@ -84,13 +85,13 @@ class LocalFileIO:
         with open(path, "rb") as f:
             return f.read()
 
-    def _write_temp(self, path: str, data: bytes) -> str:
+    def _write_temp(self, path: str, data: bytes, durable: bool = True) -> str:
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
         tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
         with open(tmp, "wb") as f:
             f.write(data)
-            if self._fsync:
+            if self._fsync and durable:
                 f.flush()
                 os.fsync(f.fileno())
         return tmp
@@ -114,7 +115,9 @@ class LocalFileIO:
         return True
 
     def replace(self, path: str, data: bytes) -> None:
-        tmp = self._write_temp(path, data)
+        # Atomic (old or new content, never torn) but not fsynced: what is replaced (hints,
+        # consumer progress) may be lost in a power failure and is then recomputed.
+        tmp = self._write_temp(path, data, durable=False)
         os.replace(tmp, path)
 
     def open_output(self, path: str) -> BinaryIO:

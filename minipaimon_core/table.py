@@ -12,23 +12,28 @@ t.scan(filter=[("dt", "=", "d1")], columns=["id"]).to_arrow()
 
 from __future__ import annotations
 
+import os
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from . import predicate
+from . import predicate, schema_evolution, system_tables
 from . import snapshot as snapshot_codec
 from .append_writer import AppendWriter
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .compaction import compact_table
+from .consumer import ConsumerManager
 from .data_file import VALUE_KIND
 from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
 from .fileio import FileIO, LocalFileIO
 from .kv_writer import KeyValueWriter
 from .layout import TableLayout
+from .maintenance import expire, orphans, rollback
+from .maintenance.files import TableFiles
 from .manifest import DataFileMeta
 from .manifest_io import ManifestIO
 from .options import Options
@@ -124,11 +129,22 @@ class TableScan:
         return pa.schema([schema.field(c) for c in self._columns])
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """Batches of every split, split by split (streaming, one split in memory)."""
         for split in self.plan():
             yield from self._table.read_split(split)
 
     def to_arrow(self) -> pa.Table:
-        return pa.Table.from_batches(list(self.to_batches()), schema=self.output_schema())
+        """The whole result. Splits are read in parallel threads (Parquet decoding and the
+        merge's sorts release the GIL); batches keep the plan's split order."""
+        splits = self.plan()
+        workers = min(len(splits), os.cpu_count() or 1)
+        if workers <= 1:
+            batches = list(self.to_batches())
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                parts = pool.map(lambda s: list(self._table.read_split(s)), splits)
+                batches = [b for part in parts for b in part]
+        return pa.Table.from_batches(batches, schema=self.output_schema())
 
     def to_pandas(self) -> Any:
         return self.to_arrow().to_pandas()
@@ -336,6 +352,75 @@ class Table:
     def delete_tag(self, name: str) -> None:
         if not self.io.delete(self.layout.tag_path(name)):
             raise SnapshotNotFoundError(f"no tag {name!r} in {self.path}")
+
+    # -- maintenance (see minipaimon_core/maintenance) --
+
+    def refresh(self) -> Table:
+        """Reload the current schema (after schema evolution, by this or another handle)."""
+        self.table_schema = self._schema_manager.latest()
+        return self
+
+    def _files(self) -> TableFiles:
+        return TableFiles.of(self)
+
+    def maybe_expire(self) -> expire.ExpireResult | None:
+        """Automatic snapshot expiration by the table options, for after a commit."""
+        return expire.maybe_expire(self)
+
+    def expire_snapshots(self, retain_max: int | None = None, retain_min: int | None = None,
+                         older_than_ms: int | None = None) -> expire.ExpireResult:
+        """Expire old snapshots and the files only they use; returns what was removed.
+
+        Arguments override ``snapshot.num-retained.max`` / ``.min`` and
+        ``snapshot.time-retained`` (``older_than_ms`` is an epoch-ms time). Tags and live
+        consumers keep what they use. Raises InvalidArgumentError for bad retention numbers.
+        """
+        return expire.expire_snapshots(self._files(), retain_max, retain_min, older_than_ms)
+
+    def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False,
+                            progress: orphans.Progress | None = None) -> orphans.OrphanResult:
+        """Delete files no snapshot or tag references, last modified before ``older_than_ms``
+        (default now - 1 day). Raises InvalidArgumentError for a time in the future."""
+        return orphans.remove_orphan_files(self._files(), older_than_ms, dry_run, progress=progress)
+
+    def rollback_to(self, snapshot_id: int | None = None, tag: str | None = None) -> rollback.RollbackResult:
+        """Make snapshot ``snapshot_id`` (or tag ``tag``) the latest again; newer snapshots,
+        their tags and files go. Raises InvalidArgumentError, SnapshotNotFoundError."""
+        return rollback.rollback_to(self._files(), snapshot_id, tag)
+
+    def add_column(self, name: str, arrow_type: pa.DataType, after: str | None = None) -> None:
+        """Add a nullable column (at the end, or after ``after``). Raises SchemaMismatchError."""
+        schema_evolution.add_column(self.io, self.layout, name, arrow_type, after)
+        self.refresh()
+
+    def rename_column(self, old: str, new: str) -> None:
+        """Rename a column (keeps its field id). Raises SchemaMismatchError, InvalidArgumentError."""
+        schema_evolution.rename_column(self.io, self.layout, old, new)
+        self.refresh()
+
+    def drop_column(self, name: str) -> None:
+        """Drop a non-key column. Raises SchemaMismatchError, InvalidArgumentError."""
+        schema_evolution.drop_column(self.io, self.layout, name)
+        self.refresh()
+
+    def alter_column_type(self, name: str, arrow_type: pa.DataType) -> None:
+        """Widen a column's type. Raises SchemaMismatchError if the change is not safe."""
+        schema_evolution.alter_column_type(self.io, self.layout, name, arrow_type)
+        self.refresh()
+
+    def set_options(self, updates: dict[str, str | None]) -> None:
+        """Set (None: remove) table options. Raises UnsupportedOptionError, InvalidArgumentError."""
+        schema_evolution.set_options(self.io, self.layout, updates)
+        self.refresh()
+
+    def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
+        """A system table (snapshots, schemas, options, files, manifests, partitions, buckets,
+        tags, consumers, audit_log) as Arrow. Raises InvalidArgumentError for other names."""
+        return system_tables.system_table(self, name, snapshot_id)
+
+    def consumers(self) -> dict[str, int]:
+        """Streaming consumer id -> the next snapshot it reads (see minipaimon_core.consumer)."""
+        return ConsumerManager(self.io, self.layout).consumers()
 
 
 def _parse_incremental(value: tuple[int, int] | str | None) -> tuple[int, int] | None:
