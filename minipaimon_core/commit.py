@@ -121,13 +121,13 @@ class FileStoreCommit:
         if self._fresh_user and not even_if_fresh:
             return set()
         kinds: set[str] = set()
-        latest = self._snapshots.latest_id()
-        earliest = self._snapshots.earliest_id()
-        if latest is None or earliest is None:
-            return kinds
-        for sid in range(latest, earliest - 1, -1):
-            snap = self._snapshots.try_get(sid)
-            if snap is None or snap.commitUser != self._user:
+        sid = self._snapshots.latest_id()
+        while sid is not None and sid > 0:
+            snap = self._snapshots.try_get(sid)  # None: expired, the retained range ends
+            sid -= 1
+            if snap is None:
+                break
+            if snap.commitUser != self._user:
                 continue
             if snap.commitIdentifier > identifier:
                 return {APPEND, COMPACT, OVERWRITE}
@@ -162,6 +162,8 @@ class FileStoreCommit:
                 raise
             if snap_id is not None:
                 self._snapshots.commit_latest_hint(snap_id)
+                if snap_id == 1:
+                    self._snapshots.commit_earliest_hint(1)
                 return snap_id
             self._clean(written)
             attempt += 1

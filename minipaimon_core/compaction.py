@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -49,27 +50,24 @@ def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
     return runs
 
 
-def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None = None,
-                  min_runs: int | None = None) -> int | None:
-    """Compact buckets of ``table`` (those in ``only`` if given) and commit once.
-
-    ``min_runs``: compact only buckets with at least that many sorted runs.
-    Returns the COMPACT snapshot id, or None if nothing was compacted or a concurrent
-    compaction won (its result stands; ours is deleted).
-    """
-    latest = table.latest_snapshot()
-    if latest is None:
-        return None
+def bucket_units(table: Table, only: set[BucketKey] | None = None) -> list[list[ManifestEntry]]:
+    """The live files of the latest snapshot grouped by (partition, bucket), in a stable
+    order; only the buckets in ``only`` if given. Each unit can be compacted on its own
+    (in another process: units and messages pickle)."""
     buckets: dict[BucketKey, list[ManifestEntry]] = defaultdict(list)
-    for e in live_files(table.manifests, latest):
+    for e in live_files(table.manifests, table.latest_snapshot()):
         key = (tuple(e.partition), e.bucket)
         if only is None or key in only:
             buckets[key].append(e)
-    messages = []
-    for _, entries in sorted(buckets.items(), key=lambda kv: repr(kv[0])):
-        msg = compact_bucket(table, entries, full, min_runs)
-        if msg is not None:
-            messages.append(msg)
+    return [entries for _, entries in sorted(buckets.items(), key=lambda kv: repr(kv[0]))]
+
+
+def commit_compaction(table: Table, messages: list[CommitMessage], raise_on_conflict: bool = False) -> int | None:
+    """Commit compaction messages as one COMPACT snapshot under a fresh commit user.
+
+    On a conflict with a concurrent compaction our output files are deleted (theirs stand)
+    and None is returned, or CommitConflictError raised with ``raise_on_conflict``.
+    """
     if not messages:
         return None
     committer = FileStoreCommit(table.io, table.layout, table.table_schema, f"compact-{uuid.uuid4()}",
@@ -78,7 +76,30 @@ def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None 
         return committer.commit(messages, 0)
     except CommitConflictError:
         committer.abort(messages)
+        if raise_on_conflict:
+            raise
         return None
+
+
+def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None = None,
+                  min_runs: int | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> int | None:
+    """Compact buckets of ``table`` (those in ``only`` if given) and commit once.
+
+    ``min_runs``: compact only buckets with at least that many sorted runs. ``progress``
+    is called with (buckets done, buckets in all) after each bucket.
+    Returns the COMPACT snapshot id, or None if nothing was compacted or a concurrent
+    compaction won (its result stands; ours is deleted).
+    """
+    units = bucket_units(table, only)
+    messages = []
+    for i, entries in enumerate(units):
+        msg = compact_bucket(table, entries, full, min_runs)
+        if msg is not None:
+            messages.append(msg)
+        if progress is not None:
+            progress(i + 1, len(units))
+    return commit_compaction(table, messages)
 
 
 def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,

@@ -14,6 +14,8 @@ import os
 import uuid
 from typing import BinaryIO, Protocol
 
+import pyarrow as pa
+
 
 class FileIO(Protocol):
     """What the table format needs from a storage system."""
@@ -122,10 +124,12 @@ class LocalFileIO:
 
     def open_output(self, path: str) -> BinaryIO:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        return open(path, "wb")
+        return pa.OSFile(path, "wb")  # type: ignore[return-value]
 
     def open_input(self, path: str) -> BinaryIO:
-        return open(path, "rb")
+        # A native Arrow file, not a Python one: pyarrow 26 reading Parquet through a Python
+        # file object can abort the interpreter at exit ("terminate called ...").
+        return pa.OSFile(path, "rb")  # type: ignore[return-value]
 
     def exists(self, path: str) -> bool:
         return os.path.exists(path)

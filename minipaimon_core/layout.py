@@ -148,6 +148,15 @@ class TableLayout:
             for k, v in zip(keys, values)
         )
 
+    def partition_dir(self, partition_path: str) -> str:
+        """Directory of a (possibly partial) relative partition path; the root for ``""``."""
+        return self._join(partition_path) if partition_path else self.root
+
+    @staticmethod
+    def listed_path(directory: str, name: str) -> str:
+        """Path of the entry ``name`` that listing ``directory`` returned (table walks)."""
+        return f"{directory}/{name}"
+
     def bucket_dir(self, partition_path: str, bucket: int) -> str:
         if partition_path:
             return self._join(partition_path, f"bucket-{bucket}")

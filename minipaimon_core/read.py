@@ -45,9 +45,11 @@ def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, 
     by_id = {f.id: f.name for f in file_schema.fields}
     target = read_schema.arrow_schema()
     arrays = []
+    fields = []  # keep nullability as a same-schema read does, so results concatenate
     for name in names:
         if name in (SEQUENCE, VALUE_KIND):
             arrays.append(table.column(name))
+            fields.append(table.schema.field(name))
             continue
         field = read_schema.field_by_name(name)
         old = by_id.get(field.id)
@@ -57,7 +59,8 @@ def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, 
         else:
             col = table.column(old)
             arrays.append(col if col.type.equals(t) else pc.cast(col, t))
-    return pa.Table.from_arrays(arrays, names=names)
+        fields.append(target.field(name))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 class SplitReader:

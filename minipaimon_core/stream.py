@@ -153,6 +153,9 @@ class StreamScanner:
         latest = self._table.snapshot_manager.latest_id() or 0
         if up_to is not None:
             latest = min(latest, up_to)
+        if max_snapshots is None and max_files is None and max_rows is None:
+            # No limit: nothing to count, so no manifest is read (a stream polls this often).
+            return StreamOffset(max(start.snapshot, latest))
         files = rows = 0
         if start.full:
             splits = self._full_plan(start.snapshot)

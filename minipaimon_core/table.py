@@ -190,7 +190,7 @@ class Table:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def new_write(self, commit_user: str | None = None, overwrite: bool = False) -> TableWrite:
+    def new_write(self, commit_user: str | None = None) -> TableWrite:
         """A writer whose messages are committed by ``new_commit(commit_user)``."""
         return TableWrite(self, commit_user or str(uuid.uuid4()))
 
@@ -235,6 +235,7 @@ class Table:
             raise
         if snap_id is not None:
             self.maybe_compact(messages)
+            self.maybe_expire()
         return snap_id
 
     def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:

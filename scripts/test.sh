@@ -5,9 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 
+# compat editable mode: Spark finds the auto-registration shim (pyspark_minipaimon) with
+# pkgutil.iter_modules, which does not see the default editable install's import hook.
 setup() {  # setup VENV PYSPARK_SPEC
   if [ ! -x "$1/bin/python" ]; then "$PY" -m venv "$1"; fi
-  "$1/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]" "$2"
+  "$1/bin/python" -m pip install -q --disable-pip-version-check \
+    --config-settings editable_mode=compat -e ".[test]" "$2"
 }
 
 setup .venv "pyspark>=4.0"

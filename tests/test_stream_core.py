@@ -163,3 +163,20 @@ def test_lookup_changelog_for_each_merge_engine(tmp_path, engine, options, write
     for w in writes:
         t.write(w)
     assert changelog_of(t, start) == expected
+
+
+def test_latest_offset_without_limits_reads_no_manifest(tmp_path, monkeypatch):
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    for i in range(3):
+        t.write(rows(i * 10, 2))
+    sc = StreamScanner(t, {})
+
+    def no_reads(*args, **kwargs):
+        raise AssertionError("an unlimited latest_offset must not plan or read manifests")
+
+    monkeypatch.setattr(sc, "_changes", no_reads)
+    monkeypatch.setattr(sc, "_full_plan", no_reads)
+    assert sc.latest_offset(StreamOffset(3, full=True)) == StreamOffset(3)
+    assert sc.latest_offset(StreamOffset(1)) == StreamOffset(3)
+    assert sc.latest_offset(StreamOffset(1), up_to=2) == StreamOffset(2)
+    assert sc.latest_offset(StreamOffset(3)) == StreamOffset(3)

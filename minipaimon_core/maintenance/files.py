@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import snapshot as snapshot_codec
 from ..errors import InvalidArgumentError
@@ -29,6 +29,9 @@ from ..partition import PartitionSpec
 from ..schema import TableSchema
 from ..snapshot import Snapshot
 from ..snapshot_manager import SnapshotManager
+
+if TYPE_CHECKING:
+    from ..table import Table
 
 _TAG_PREFIX = "tag-"
 
@@ -43,6 +46,10 @@ class TableFiles:
     manifests: ManifestIO
     schema: TableSchema
     _paths: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, table: Table) -> TableFiles:
+        return cls(table.io, table.layout, table.snapshot_manager, table.manifests, table.table_schema)
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -88,18 +95,9 @@ class TableFiles:
         return (self.manifest_paths(self.manifests_of(snap)) | self.live_paths(snap)
                 | self.changelog_paths(snap))
 
-    def mentioned_paths(self, snap: Snapshot) -> set[str]:
-        """A superset of :meth:`used_paths`: every file any entry of any manifest names.
-
-        Cheaper to union over many snapshots (manifests shared between snapshots are read
-        once) and safe wherever "keep" is the conservative answer.
-        """
-        names = self.manifests_of(snap)
-        out = self.manifest_paths(names)
-        for lst in self.lists_of(snap):
-            for m in self.manifests.read_list(lst):
-                out.update(self.entry_path(e) for e in self.manifests.read_entries(m.fileName))
-        return out
+    def collector(self) -> PathCollector:
+        """A :class:`PathCollector` over this table's manifests."""
+        return PathCollector(self)
 
     def manifest_paths(self, names: Iterable[str]) -> set[str]:
         return {self.layout.manifest_path(n) for n in names}
@@ -120,3 +118,19 @@ class TableFiles:
                 continue
             out[tag] = snapshot_codec.decode(data, path)
         return out
+
+
+class PathCollector:
+    """The union of :meth:`TableFiles.used_paths` over many snapshots and tags."""
+
+    def __init__(self, files: TableFiles) -> None:
+        self._files = files
+        self._seen: set[tuple[str, str]] = set()
+        self.paths: set[str] = set()
+
+    def add(self, snap: Snapshot) -> None:
+        """Add the files ``snap`` uses. Raises CorruptMetadataError for a missing manifest."""
+        key = (snap.baseManifestList, snap.deltaManifestList)
+        if key not in self._seen:  # a tag of a retained snapshot adds nothing new
+            self.paths |= self._files.used_paths(snap)
+            self._seen.add(key)

@@ -1,0 +1,335 @@
+"""The ``minipaimon`` command line: inspect and maintain a table.
+
+```
+minipaimon info      PATH
+minipaimon snapshots PATH
+minipaimon files     PATH [--snapshot N]
+minipaimon schema    PATH [--id N]
+minipaimon system    PATH NAME [--snapshot N]     (any system table, e.g. manifests)
+minipaimon compact   PATH [--full]
+minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME]
+minipaimon orphans   PATH [--older-than TIME] [--dry-run]
+minipaimon rollback  PATH (--snapshot N | --tag NAME)
+minipaimon tag       create PATH NAME [--snapshot N] | delete PATH NAME | list PATH
+```
+
+TIME is epoch milliseconds, an ISO date-time (``2024-05-01T12:00``, local time unless it has
+an offset), or an age such as ``2d`` / ``36 h`` (that long before now). Long work
+(compaction, orphan scan) draws a progress bar on stderr when stderr is a terminal, or
+always with ``--progress``. Any error exits with status 1 and one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import pyarrow as pa
+
+from . import datatypes
+from .commit import FileStoreCommit
+from .compaction import compact_bucket
+from .errors import CommitConflictError, InvalidArgumentError, MiniPaimonError
+from .manifest import ManifestEntry
+from .manifest_io import live_files
+from .options import parse_duration_ms
+from .table import Table, open_table
+
+
+class ProgressBar:
+    """A one-line progress bar on a stream: ``phase [#####-----] 5/10``."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self._stream = stream
+        self._enabled = enabled
+        self._drawn = False
+        self._last = ""
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self._enabled:
+            return
+        if total > 0:
+            filled = self.WIDTH * min(done, total) // total
+            line = f"{phase:<18} [{'#' * filled}{'-' * (self.WIDTH - filled)}] {done}/{total}"
+        else:
+            line = f"{phase:<18} {done}"
+        if line != self._last:
+            self._stream.write("\r" + line.ljust(len(self._last)))
+            self._stream.flush()
+            self._last, self._drawn = line, True
+
+    def close(self) -> None:
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+            self._drawn, self._last = False, ""
+
+
+def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Rows as aligned text: a header, a rule, numbers right-aligned."""
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    numeric = [bool(rows) and all(isinstance(r[i], (int, float)) or r[i] is None for r in rows)
+               for i in range(len(columns))]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(values, widths, numeric)).rstrip()
+
+    out = [line(columns), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in cells]
+    return "\n".join(out)
+
+
+def format_arrow(table: pa.Table, max_width: int = 60) -> str:
+    rows = [[_shorten(v, max_width) for v in row.values()] for row in table.to_pylist()]
+    return format_table(table.column_names, rows)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, datetime.datetime):
+        return v.isoformat(sep=" ", timespec="milliseconds")
+    return str(v)
+
+
+def _shorten(v: Any, width: int) -> Any:
+    if isinstance(v, str) and len(v) > width:
+        return v[: width - 3] + "..."
+    return v
+
+
+def _time(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000).isoformat(sep=" ", timespec="seconds")
+
+
+def _size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(n)
+
+
+def parse_time(text: str, now_ms: int | None = None) -> int:
+    """TIME argument -> epoch ms (see module docs). Raises InvalidArgumentError."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    value = text.strip()
+    if value.isdigit():
+        return int(value)
+    try:
+        return now - parse_duration_ms(value)
+    except ValueError:
+        pass
+    try:
+        return int(datetime.datetime.fromisoformat(value).timestamp() * 1000)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"cannot read time {text!r}: give epoch milliseconds, an ISO date-time or an age like '2d'"
+        ) from None
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def cmd_info(t: Table, args: argparse.Namespace) -> str:
+    snaps = t.snapshots()
+    latest = snaps[-1] if snaps else None
+    files = live_files(t.manifests, latest)
+    schema = t.table_schema
+    rows = [
+        ("path", t.path),
+        ("primary keys", ", ".join(schema.primaryKeys) or "(none: append table)"),
+        ("partition keys", ", ".join(schema.partitionKeys) or "(none)"),
+        ("bucket", schema.options.get("bucket", "-1")),
+        ("schema id", schema.id),
+        ("columns", len(schema.fields)),
+        ("snapshots", f"{len(snaps)} (ids {snaps[0].id}..{snaps[-1].id})" if snaps else "0"),
+        ("latest commit", f"{latest.commitKind} at {_time(latest.timeMillis)}" if latest else ""),
+        ("records", latest.totalRecordCount if latest else 0),
+        ("data files", f"{len(files)} ({_size(sum(e.file.fileSize for e in files))})"),
+        ("tags", len(t.tags())),
+        ("consumers", len(t.consumers())),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def cmd_snapshots(t: Table, args: argparse.Namespace) -> str:
+    rows = [(s.id, s.schemaId, s.commitKind, _time(s.timeMillis), s.commitUser, s.commitIdentifier,
+             s.totalRecordCount, s.deltaRecordCount) for s in t.snapshots()]
+    return format_table(["id", "schema", "kind", "committed", "user", "identifier", "records", "delta"], rows)
+
+
+def cmd_files(t: Table, args: argparse.Namespace) -> str:
+    files = t.system_table("files", args.snapshot)
+    rows = [(f["partition"], f["bucket"], f["level"], f["record_count"], f["file_size_in_bytes"],
+             f["schema_id"], f["file_path"].rsplit("/", 1)[-1]) for f in files.to_pylist()]
+    return format_table(["partition", "bucket", "level", "records", "bytes", "schema", "file"], rows)
+
+
+def cmd_schema(t: Table, args: argparse.Namespace) -> str:
+    schema = t.schema_by_id(args.id) if args.id is not None else t.table_schema
+    rows = [(f.id, f.name, str(datatypes.to_arrow(f.type)), datatypes.nullable_of(f.type),
+             "PK" if f.name in schema.primaryKeys else "") for f in schema.fields]
+    text = format_table(["field id", "name", "type", "nullable", "key"], rows)
+    text += f"\n\nschema id {schema.id}; primary keys: {', '.join(schema.primaryKeys) or '-'}; "
+    text += f"partition keys: {', '.join(schema.partitionKeys) or '-'}"
+    if schema.options:
+        text += "\n\n" + format_table(["option", "value"], sorted(schema.options.items()))
+    return text
+
+
+def cmd_system(t: Table, args: argparse.Namespace) -> str:
+    return format_arrow(t.system_table(args.name, args.snapshot))
+
+
+def cmd_compact(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
+    snap_id = compact_with_progress(t, args.full, bar)
+    bar.close()
+    return f"compacted: snapshot {snap_id}" if snap_id is not None else "nothing to compact"
+
+
+def compact_with_progress(t: Table, full: bool, bar: ProgressBar) -> int | None:
+    """``Table.compact`` bucket by bucket with a progress bar (same single COMPACT commit)."""
+    latest = t.latest_snapshot()
+    if latest is None:
+        return None
+    buckets: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
+    for e in live_files(t.manifests, latest):
+        buckets[(tuple(e.partition), e.bucket)].append(e)
+    messages = []
+    ordered = sorted(buckets.items(), key=lambda kv: repr(kv[0]))
+    for i, (_, entries) in enumerate(ordered):
+        msg = compact_bucket(t, entries, full)
+        if msg is not None:
+            messages.append(msg)
+        bar("compacting buckets", i + 1, len(ordered))
+    if not messages:
+        return None
+    committer = FileStoreCommit(t.io, t.layout, t.table_schema, f"compact-{uuid.uuid4()}", fresh_user=True)
+    try:
+        return committer.commit(messages, 0)
+    except CommitConflictError:
+        committer.abort(messages)
+        raise
+
+
+def cmd_expire(t: Table, args: argparse.Namespace) -> str:
+    older = parse_time(args.older_than) if args.older_than is not None else None
+    r = t.expire_snapshots(args.retain_max, args.retain_min, older)
+    if not r.snapshots:
+        return "nothing to expire"
+    ids = f"{r.snapshots[0]}..{r.snapshots[-1]}" if len(r.snapshots) > 1 else str(r.snapshots[0])
+    return (f"expired snapshots {ids}: deleted {len(r.data_files)} data files, "
+            f"{len(r.changelog_files)} changelog files, {len(r.manifests)} manifest files")
+
+
+def cmd_orphans(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
+    older = parse_time(args.older_than) if args.older_than is not None else None
+    r = t.remove_orphan_files(older, dry_run=args.dry_run, progress=bar)
+    bar.close()
+    verb = "would delete" if r.dry_run else "deleted"
+    lines = [p.removeprefix(t.layout.root + "/") for p in r.files]
+    return "\n".join([*lines, f"{verb} {len(r.files)} orphan files ({_size(r.bytes)})"])
+
+
+def cmd_rollback(t: Table, args: argparse.Namespace) -> str:
+    r = t.rollback_to(snapshot_id=args.snapshot, tag=args.tag)
+    text = f"rolled back to snapshot {r.snapshot_id}: removed {len(r.snapshots)} snapshots"
+    if r.tags:
+        text += f", tags {', '.join(r.tags)}"
+    return text + f" and {len(r.files)} files"
+
+
+def cmd_tag(t: Table, args: argparse.Namespace) -> str:
+    if args.tag_command == "create":
+        t.create_tag(args.name, args.snapshot)
+        return f"created tag {args.name} on snapshot {t.tags()[args.name]}"
+    if args.tag_command == "delete":
+        t.delete_tag(args.name)
+        return f"deleted tag {args.name}"
+    return format_arrow(t.system_table("tags"))
+
+
+# -- parsing ---------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="minipaimon", description="Inspect and maintain a minipaimon table.")
+    p.add_argument("--progress", action="store_true", help="always draw progress bars on stderr")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def cmd(name: str, help: str) -> argparse.ArgumentParser:
+        c = sub.add_parser(name, help=help)
+        c.add_argument("path", help="table directory")
+        return c
+
+    cmd("info", "summary of a table")
+    cmd("snapshots", "list retained snapshots")
+    cmd("files", "list data files").add_argument("--snapshot", type=int)
+    cmd("schema", "show the (or one) schema").add_argument("--id", type=int)
+    c = cmd("system", "print a system table")
+    c.add_argument("name")
+    c.add_argument("--snapshot", type=int)
+    cmd("compact", "compact the table").add_argument("--full", action="store_true")
+    c = cmd("expire", "expire old snapshots")
+    c.add_argument("--retain-max", type=int)
+    c.add_argument("--retain-min", type=int)
+    c.add_argument("--older-than", metavar="TIME")
+    c = cmd("orphans", "remove orphan files")
+    c.add_argument("--older-than", metavar="TIME", help="default: 1 day ago")
+    c.add_argument("--dry-run", action="store_true")
+    c = cmd("rollback", "roll back to a snapshot or tag")
+    target = c.add_mutually_exclusive_group(required=True)
+    target.add_argument("--snapshot", type=int)
+    target.add_argument("--tag")
+    tag = sub.add_parser("tag", help="create, delete or list tags")
+    tag_sub = tag.add_subparsers(dest="tag_command", required=True)
+    create = tag_sub.add_parser("create")
+    create.add_argument("path")
+    create.add_argument("name")
+    create.add_argument("--snapshot", type=int)
+    delete = tag_sub.add_parser("delete")
+    delete.add_argument("path")
+    delete.add_argument("name")
+    tag_sub.add_parser("list").add_argument("path")
+    return p
+
+
+_SIMPLE = {"info": cmd_info, "snapshots": cmd_snapshots, "files": cmd_files, "schema": cmd_schema,
+           "system": cmd_system, "expire": cmd_expire, "rollback": cmd_rollback, "tag": cmd_tag}
+_LONG = {"compact": cmd_compact, "orphans": cmd_orphans}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
+    args = build_parser().parse_args(argv)
+    bar = ProgressBar(sys.stderr, args.progress or sys.stderr.isatty())
+    try:
+        table = open_table(args.path)
+        if args.command in _LONG:
+            out = _LONG[args.command](table, args, bar)
+        else:
+            out = _SIMPLE[args.command](table, args)
+    except (MiniPaimonError, OSError) as e:
+        bar.close()
+        message = " ".join(str(e).split()) or type(e).__name__
+        print(f"minipaimon: error: {message}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

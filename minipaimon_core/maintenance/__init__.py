@@ -1,0 +1,23 @@
+"""Table maintenance: snapshot expiration, orphan file cleanup, rollback.
+
+Each operation works on a :class:`~.files.TableFiles` (file IO, layout, snapshot and
+manifest readers, schema) and documents the order of its deletions, which is what keeps a
+crash or a concurrent reader or writer safe.
+"""
+
+from .expire import ExpireResult, expire_snapshots, maybe_expire
+from .files import TableFiles
+from .orphans import DEFAULT_SAFE_AGE_MS, OrphanResult, remove_orphan_files
+from .rollback import RollbackResult, rollback_to
+
+__all__ = [
+    "DEFAULT_SAFE_AGE_MS",
+    "ExpireResult",
+    "OrphanResult",
+    "RollbackResult",
+    "TableFiles",
+    "expire_snapshots",
+    "maybe_expire",
+    "remove_orphan_files",
+    "rollback_to",
+]

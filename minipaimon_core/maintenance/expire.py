@@ -1,0 +1,179 @@
+"""Snapshot expiration: drop old snapshots, then the files nothing retained references.
+
+Which snapshots go (as Paimon): with L the latest and E the earliest id,
+
+* ids below ``L - retain_max + 1`` are expired whatever their age;
+* ids up to ``L - retain_min`` are expired while they are older than ``older_than_ms``
+  (default: now - ``snapshot.time-retained``), stopping at the first newer one;
+* never the snapshot a live consumer reads next, nor anything after it.
+
+Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
+
+```
+ 1. plan      read snapshots E..end and their deltas: files DELETEd in (E, end] (minus
+              files ADDed again later in the range), changelogs and manifests of E..end-1
+ 2. snapshots delete snapshot-E, snapshot-E+1, ... oldest first (ids stay contiguous;
+              a reader of an expired id now gets SnapshotExpiredError), EARLIEST := end
+ 3. tags      read the tags now, so a tag created before step 2 is seen
+ 4. files     delete data files, changelog files, then manifests and manifest lists,
+              keeping every file of snapshot ``end`` and of every tag
+```
+
+A crash after step 2 only leaks unreferenced files, which orphan cleanup removes. Several
+expirers may run at once (each write expires): deletes are idempotent, and an expirer that
+finds its range already gone stops. Known race (as in Paimon): a tag created on a snapshot
+while that very snapshot is being expired may lose files, so tag snapshots well inside the
+retention window.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..consumer import ConsumerManager
+from ..errors import CorruptMetadataError, InvalidArgumentError
+from ..manifest import ADD
+from ..options import Options
+from ..snapshot import Snapshot
+from .files import TableFiles
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+
+@dataclass(frozen=True)
+class ExpireResult:
+    """What one expiration removed (paths are absolute, as the layout builds them)."""
+
+    snapshots: list[int] = field(default_factory=list)
+    data_files: list[str] = field(default_factory=list)
+    changelog_files: list[str] = field(default_factory=list)
+    manifests: list[str] = field(default_factory=list)
+    consumers: list[str] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[str]:
+        return [*self.data_files, *self.changelog_files, *self.manifests]
+
+
+def expire_snapshots(
+    files: TableFiles,
+    retain_max: int | None = None,
+    retain_min: int | None = None,
+    older_than_ms: int | None = None,
+    now_ms: int | None = None,
+) -> ExpireResult:
+    """Expire snapshots by the retention arguments (each defaults to its table option).
+
+    ``older_than_ms`` is an epoch-millisecond time: snapshots committed before it may go.
+    Consumers idle for ``consumer.expiration-time`` are expired first.
+
+    Raises:
+        InvalidArgumentError: ``retain_min`` < 1 or ``retain_max`` < ``retain_min``.
+    """
+    opts = Options(files.schema.options)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    rmax = opts["snapshot.num-retained.max"] if retain_max is None else retain_max
+    rmin = retain_min
+    if rmin is None:  # an explicit retain_max below the option's minimum wins
+        rmin = opts["snapshot.num-retained.min"]
+        rmin = min(rmin, rmax) if retain_max is not None else rmin
+    if rmin < 1:
+        raise InvalidArgumentError(f"retain_min must be >= 1 (the latest snapshot stays), got {rmin}")
+    if rmax < rmin:
+        raise InvalidArgumentError(f"retain_max ({rmax}) must be >= retain_min ({rmin})")
+    older_than = now - opts["snapshot.time-retained"] if older_than_ms is None else older_than_ms
+    consumers = ConsumerManager(files.io, files.layout)
+    gone_consumers = consumers.expire_by_options(opts["consumer.expiration-time"], now)
+    earliest, latest = files.snapshots.earliest_id(), files.snapshots.latest_id()
+    if earliest is None or latest is None:
+        return ExpireResult(consumers=gone_consumers)
+    end = expire_until(files, earliest, latest, rmin, rmax, older_than, consumers.min_next_snapshot())
+    if end <= earliest:
+        return ExpireResult(consumers=gone_consumers)
+    result = expire_range(files, earliest, end)
+    return ExpireResult(result.snapshots, result.data_files, result.changelog_files,
+                        result.manifests, gone_consumers)
+
+
+def expire_until(files: TableFiles, earliest: int, latest: int, retain_min: int, retain_max: int,
+                 older_than_ms: int, consumer_next: int | None) -> int:
+    """The first snapshot id to keep: everything in [earliest, result) is to expire."""
+    must_keep_from = latest - retain_min + 1
+    if consumer_next is not None:
+        must_keep_from = min(must_keep_from, consumer_next)
+    for sid in range(max(latest - retain_max + 1, earliest), must_keep_from):
+        snap = files.snapshots.try_get(sid)
+        if snap is not None and older_than_ms <= snap.timeMillis:
+            return sid
+    return must_keep_from
+
+
+def expire_range(files: TableFiles, begin: int, end: int) -> ExpireResult:
+    """Expire snapshots ``[begin, end)``; snapshot ``end`` must exist. See module docs."""
+    try:
+        plan = _plan(files, begin, end)
+    except CorruptMetadataError:
+        if files.snapshots.try_get(begin) is None:
+            return ExpireResult()  # another expirer got there first
+        raise
+    if plan is None:
+        return ExpireResult()
+    expiring, keep, data, changelog, manifests = plan
+    io, layout = files.io, files.layout
+    for snap in expiring:
+        io.delete(layout.snapshot_path(snap.id))
+    files.snapshots.commit_earliest_hint(end)
+    pinned: set[str] = set()
+    seen: set[tuple[int, str]] = set()
+    for tag in files.tags().values():
+        if tag.id < end and (tag.id, tag.baseManifestList) not in seen:
+            seen.add((tag.id, tag.baseManifestList))
+            pinned |= files.used_paths(tag)
+    pinned |= files.manifest_paths(files.manifests_of(keep))
+    removed: list[list[str]] = []
+    for group in (data, changelog, files.manifest_paths(manifests)):
+        doomed = sorted(group - pinned)
+        for path in doomed:
+            io.delete(path)
+        removed.append(doomed)
+    return ExpireResult([s.id for s in expiring], removed[0], removed[1], removed[2])
+
+
+def _plan(files: TableFiles, begin: int, end: int
+          ) -> tuple[list[Snapshot], Snapshot, set[str], set[str], set[str]] | None:
+    expiring: list[Snapshot] = []
+    for sid in range(begin, end):
+        snap = files.snapshots.try_get(sid)
+        if snap is None:
+            return None  # expired concurrently
+        expiring.append(snap)
+    keep = files.snapshots.get(end)
+    data: set[str] = set()
+    mio = files.manifests
+    for snap in [*expiring[1:], keep]:
+        for e in mio.entries_of(mio.read_list(snap.deltaManifestList)):
+            path = files.entry_path(e)
+            if e.kind == ADD:
+                data.discard(path)  # re-added (e.g. moved to another level): still in use
+            else:
+                data.add(path)
+    changelog: set[str] = set()
+    manifests: set[str] = set()
+    for snap in expiring:
+        changelog |= files.changelog_paths(snap)
+        manifests |= files.manifests_of(snap)
+    return expiring, keep, data, changelog, manifests
+
+
+def maybe_expire(table: Table) -> ExpireResult | None:
+    """Automatic expiration after a commit, by the table's options (off with write-only).
+
+    Cheap when there is nothing to expire: it reads the consumers and the snapshots at the
+    old end of the table only.
+    """
+    if Options(table.table_schema.options)["write-only"]:
+        return None
+    return expire_snapshots(TableFiles.of(table))

@@ -1,0 +1,158 @@
+"""Orphan file cleanup: delete files no retained snapshot or tag references.
+
+Orphans are left by writers that crashed or were never committed, by commits that lost the
+race for a snapshot id and crashed before cleaning up, and by expirations or rollbacks that
+crashed after deleting snapshot files. The order makes a concurrent commit safe:
+
+```
+ 1. list    walk the table as the layout defines it and keep the files that are older than
+            ``older_than_ms`` (default: now - 1 day) and have a name minipaimon writes
+            (data-*/changelog-* in bucket directories, manifest-* in manifest/, and hidden
+            *.tmp files of interrupted atomic writes in every metadata directory)
+ 2. used    THEN read every retained snapshot and every tag (and snapshots committed while
+            reading): their manifest lists and manifests, live data files and changelogs
+ 3. delete  candidates - used (nothing with dry_run)
+```
+
+A commit that lands after step 1 only references files that are in the used set of step 2
+or were written after step 1 (not candidates). Files of a write still in progress are
+protected by the age alone, so the age must exceed the longest write: hence the 1 day
+default and the refusal of a time in the future. Files and directories that minipaimon does
+not name are never touched; empty directories are left in place.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import CorruptMetadataError, InvalidArgumentError
+from ..fileio import FileIO, LocalFileIO
+from ..layout import TableLayout, escape_segment
+from .files import TableFiles
+
+DEFAULT_SAFE_AGE_MS = 86_400_000
+_BUCKET = re.compile(r"^bucket-(-?\d+)$")
+
+Progress = Callable[[str, int, int], None]
+"""``progress(phase, done, total)``; total 0 means unknown."""
+
+
+@dataclass(frozen=True)
+class OrphanResult:
+    """The orphan files removed (or, with ``dry_run``, that would be removed)."""
+
+    files: list[str] = field(default_factory=list)
+    bytes: int = 0
+    dry_run: bool = False
+
+
+def remove_orphan_files(
+    files: TableFiles,
+    older_than_ms: int | None = None,
+    dry_run: bool = False,
+    now_ms: int | None = None,
+    progress: Progress | None = None,
+) -> OrphanResult:
+    """Remove orphan files last modified before ``older_than_ms`` (epoch milliseconds).
+
+    Raises:
+        InvalidArgumentError: ``older_than_ms`` is in the future.
+    """
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    if older_than_ms is None:
+        older_than_ms = now - DEFAULT_SAFE_AGE_MS
+    if older_than_ms > now:
+        raise InvalidArgumentError(
+            f"older_than_ms={older_than_ms} is in the future (now {now}): that could delete "
+            "files of writes in progress; give a time in the past (default: now - 1 day)"
+        )
+    report = progress or (lambda phase, done, total: None)
+    candidates = list_candidates(files, older_than_ms, report)
+    used = used_paths(files, report)
+    orphans = sorted((p, size) for p, size in candidates.items() if p not in used)
+    if not dry_run:
+        for i, (path, _) in enumerate(orphans):
+            files.io.delete(path)
+            report("deleting", i + 1, len(orphans))
+    return OrphanResult([p for p, _ in orphans], sum(s for _, s in orphans), dry_run)
+
+
+def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -> dict[str, int]:
+    """Path -> size of every file minipaimon names that is older than ``older_than_ms``."""
+    io, layout = files.io, files.layout
+    found: list[str] = []
+    for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir):
+        found += [layout.listed_path(directory, n) for n in _names(io, directory) if _is_temp(n)]
+    found += [layout.listed_path(layout.manifest_dir, n) for n in _names(io, layout.manifest_dir)
+              if n.startswith("manifest-") or _is_temp(n)]
+    progress("listing", len(found), 0)
+    keys = [escape_segment(k) + "=" for k in files.schema.partitionKeys]
+    pending = [""]
+    for depth in range(len(keys)):
+        pending = [
+            TableLayout.listed_path(rel, n) if rel else n
+            for rel in pending
+            for n in _names(io, layout.partition_dir(rel))
+            if n.startswith(keys[depth])
+        ]
+    for rel in pending:
+        for n in _names(io, layout.partition_dir(rel)):
+            m = _BUCKET.match(n)
+            if m is None:
+                continue
+            bucket_dir = layout.bucket_dir(rel, int(m.group(1)))
+            found += [layout.listed_path(bucket_dir, f) for f in _names(io, bucket_dir) if _is_data(f)]
+            progress("listing", len(found), 0)
+    out: dict[str, int] = {}
+    for path in found:
+        try:
+            if io.modified_time_ms(path) < older_than_ms:
+                out[path] = io.file_size(path)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return out
+
+
+def used_paths(files: TableFiles, progress: Progress) -> set[str]:
+    """Every file a retained snapshot or a tag uses: manifest lists, manifests, live data
+    files and changelog files."""
+    collector = files.collector()
+    for tag in files.tags().values():
+        collector.add(tag)
+    start = files.snapshots.earliest_id()
+    end = files.snapshots.latest_id()
+    while start is not None and end is not None and start <= end:
+        for sid in range(start, end + 1):
+            snap = files.snapshots.try_get(sid)
+            if snap is None:
+                continue  # expired meanwhile
+            try:
+                collector.add(snap)
+            except CorruptMetadataError:
+                if files.snapshots.try_get(sid) is not None:
+                    raise
+            progress("reading snapshots", sid - start + 1, end - start + 1)
+        start, end = end + 1, files.snapshots.latest_id()  # commits that landed meanwhile
+    return collector.paths
+
+
+def _names(io: FileIO, directory: str) -> list[str]:
+    """Entry names of ``directory``, including hidden temp files where the IO can see them."""
+    if isinstance(io, LocalFileIO):
+        try:
+            return sorted(os.listdir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+    return sorted(io.list_names(directory))
+
+
+def _is_temp(name: str) -> bool:
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def _is_data(name: str) -> bool:
+    return (name.startswith(("data-", "changelog-")) and name.endswith(".parquet")) or _is_temp(name)

@@ -1,0 +1,68 @@
+"""minipaimon for PySpark: ``spark.read.format("minipaimon")`` and ``df.write.format(...)``.
+
+```python
+import minipaimon_spark
+minipaimon_spark.register(spark)       # optional once the package is installed
+df = spark.read.format("minipaimon").load(path)
+df.write.format("minipaimon").mode("append").option("primary-key", "id").save(path)
+```
+
+Importing this package is cheap (no pyarrow, no minipaimon_core): Spark's auto-registration
+imports it in every new session through ``pyspark_minipaimon``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql.datasource import DataSourceReader
+
+from minipaimon_spark.source import SHORT_NAME, MiniPaimonDataSource
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def supports_filter_pushdown() -> bool:
+    """Whether this pyspark has Python data source filter pushdown (4.1+)."""
+    return hasattr(DataSourceReader, "pushFilters")
+
+
+def register(spark: SparkSession) -> None:
+    """Register the ``minipaimon`` source in ``spark`` and turn filter pushdown on.
+
+    Pushdown (partition pruning, file skipping) is enabled where the Spark version has it;
+    the source also works when a user turns it off again.
+    """
+    spark.dataSource.register(MiniPaimonDataSource)
+    if supports_filter_pushdown():
+        spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
+
+
+def compact(spark: SparkSession, path: str, full: bool = False,
+            parallelism: int | None = None) -> int | None:
+    """Compact the table at ``path``: buckets in parallel on the executors, one commit.
+
+    ``full`` rewrites every bucket into one sorted run. Returns the COMPACT snapshot id, or
+    None if there was nothing to compact.
+
+    Raises:
+        TableNotFoundError: no table at ``path``.
+        CommitConflictError: a concurrent compaction replaced the same files first.
+    """
+    # Imported here, not at the top: this package must stay cheap to import (see above).
+    from minipaimon_spark.compaction import compact_on_executors
+
+    return compact_on_executors(spark, path, full, parallelism)
+
+
+__all__ = [
+    "FILTER_PUSHDOWN_CONF",
+    "SHORT_NAME",
+    "MiniPaimonDataSource",
+    "compact",
+    "register",
+    "supports_filter_pushdown",
+]

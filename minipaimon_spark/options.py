@@ -1,0 +1,161 @@
+"""Data source options: parsed once, validated with messages that name the option.
+
+Spark hands options over as a case-insensitive dict whose keys arrive lower-cased. Read
+options go to ``Table.scan``; write options split into the connector's own
+(``primary-key``, ``partition-keys``, ``dynamic-partition-overwrite``) and table options
+passed to ``create_table`` (the core rejects unknown names).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from minipaimon_core.errors import InvalidArgumentError
+
+PATH = "path"
+COLUMNS = "columns"
+SNAPSHOT_ID = "scan.snapshot-id"
+TIMESTAMP_MILLIS = "scan.timestamp-millis"
+TAG_NAME = "scan.tag-name"
+INCREMENTAL_BETWEEN = "incremental-between"
+PRIMARY_KEY = "primary-key"
+PARTITION_KEYS = "partition-keys"
+DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
+
+# Read-side options: ignored by writes (a temporary view passes its options to both).
+READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN,
+                          "scan.mode", "consumer-id"})
+# Options Spark itself adds to a write (streaming sinks) that are no table option.
+SPARK_OPTIONS = frozenset({"checkpointlocation", "queryname"})
+
+NO_PATH_MESSAGE = (
+    "minipaimon needs a 'path' option: Spark passes no options to Python data sources of "
+    "catalog tables (CREATE TABLE ... USING minipaimon); use "
+    "CREATE TEMPORARY VIEW v USING minipaimon OPTIONS (path '/path/to/table') or "
+    "spark.read.format('minipaimon').load(path) / df.write.format('minipaimon').save(path)"
+)
+
+
+def normalized(options: Mapping[str, Any]) -> dict[str, str]:
+    """Options with lower-case keys and string values."""
+    return {str(k).lower(): str(v) for k, v in options.items()}
+
+
+def table_path(options: Mapping[str, str]) -> str:
+    """The ``path`` option. Raises InvalidArgumentError (one line) when it is missing."""
+    path = options.get(PATH, "").strip()
+    if not path:
+        raise InvalidArgumentError(NO_PATH_MESSAGE)
+    return path
+
+
+def name_list(options: Mapping[str, str], key: str) -> list[str] | None:
+    """A comma-separated option as a list of names (None when absent)."""
+    raw = options.get(key)
+    if raw is None:
+        return None
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    if not names:
+        raise InvalidArgumentError(f"option {key!r} must list column names, got {raw!r}")
+    return names
+
+
+def _int_option(options: Mapping[str, str], key: str) -> int | None:
+    raw = options.get(key)
+    if raw is None:
+        return None
+    try:
+        return int(raw.strip())
+    except ValueError:
+        raise InvalidArgumentError(f"option {key!r} must be an integer, got {raw!r}") from None
+
+
+def _bool_option(options: Mapping[str, str], key: str) -> bool | None:
+    raw = options.get(key)
+    if raw is None:
+        return None
+    if raw.strip().lower() not in ("true", "false"):
+        raise InvalidArgumentError(f"option {key!r} must be true or false, got {raw!r}")
+    return raw.strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a batch read asks of ``Table.scan``."""
+
+    path: str
+    snapshot_id: int | None = None
+    timestamp_ms: int | None = None
+    tag: str | None = None
+    incremental_between: tuple[int, int] | None = None
+    columns: list[str] | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> ReadOptions:
+        """Raises InvalidArgumentError naming the option that is missing or malformed."""
+        options = normalized(raw)
+        travel = [k for k in (SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN)
+                  if k in options]
+        if len(travel) > 1:
+            raise InvalidArgumentError(f"give at most one of the options {', '.join(travel)}")
+        return cls(
+            path=table_path(options),
+            snapshot_id=_int_option(options, SNAPSHOT_ID),
+            timestamp_ms=_int_option(options, TIMESTAMP_MILLIS),
+            tag=options.get(TAG_NAME),
+            incremental_between=_incremental(options.get(INCREMENTAL_BETWEEN)),
+            columns=name_list(options, COLUMNS),
+        )
+
+    def scan_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``Table.scan`` (time travel only; filter/columns apart)."""
+        return {
+            "snapshot_id": self.snapshot_id,
+            "timestamp_ms": self.timestamp_ms,
+            "tag": self.tag,
+            "incremental_between": self.incremental_between,
+        }
+
+
+def _incremental(raw: str | None) -> tuple[int, int] | None:
+    if raw is None:
+        return None
+    parts = [p.strip() for p in raw.split(",")]
+    try:
+        start, end = (int(p) for p in parts)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"option {INCREMENTAL_BETWEEN!r} must be 'start,end' snapshot ids (start exclusive), "
+            f"got {raw!r}"
+        ) from None
+    return start, end
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """What a batch write asks: the table definition (first write) and the commit mode."""
+
+    path: str
+    primary_key: list[str] | None
+    partition_by: list[str] | None
+    dynamic_partition_overwrite: bool | None
+    table_options: dict[str, str]
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> WriteOptions:
+        """Raises InvalidArgumentError naming the option that is missing or malformed."""
+        options = normalized(raw)
+        own = {PATH, PRIMARY_KEY, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE}
+        table_options = {
+            k: v for k, v in options.items()
+            if k not in own and k not in READ_OPTIONS and k not in SPARK_OPTIONS
+        }
+        return cls(
+            path=table_path(options),
+            primary_key=name_list(options, PRIMARY_KEY),
+            partition_by=name_list(options, PARTITION_KEYS),
+            dynamic_partition_overwrite=_bool_option(options, DYNAMIC_PARTITION_OVERWRITE),
+            table_options=table_options,
+        )

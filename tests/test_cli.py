@@ -1,0 +1,123 @@
+"""The ``minipaimon`` console script, run for real in subprocesses.
+
+Read-only commands run concurrently to keep the suite fast; commands that change the table
+run one after another.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import minipaimon_core as mp
+from minipaimon_core.cli import format_table, parse_time
+from tests.helpers import SCHEMA, rows, sorted_ids
+
+SCRIPT = Path(sys.executable).parent / "minipaimon"
+
+pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="run `pip install -e . --no-deps` first")
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([str(SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(p: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = p.communicate(timeout=120)
+    return p.returncode, out, err
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    return finish(start(*args))
+
+
+def run_all(*commands: tuple[str, ...]) -> list[tuple[int, str, str]]:
+    return [finish(p) for p in [start(*c) for c in commands]]
+
+
+@pytest.fixture
+def table(tmp_path) -> mp.Table:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["dt"],
+                        options={"compaction.min.file-num": "2"})
+    for k in range(4):
+        t.write(rows(k * 3, 3, "d1" if k % 2 else "d2"))
+    return t
+
+
+def assert_aligned(text: str) -> None:
+    """A header, a rule of dashes, rows whose columns start where the header's do."""
+    lines = text.splitlines()
+    assert set(lines[1].replace(" ", "")) == {"-"}
+    starts = [i for i, ch in enumerate(lines[1]) if ch == "-" and (i == 0 or lines[1][i - 1] == " ")]
+    for line in [lines[0], *lines[2:]]:
+        for s in starts[1:]:
+            assert line[s - 2 : s] == "  ", (line, s)
+
+
+def test_every_command_on_one_table(table, tmp_path):
+    # stage 1: read-only commands, an error, and tag creation, all at once
+    info, snaps, files, schema, missing, tag_v1, tag_tmp = run_all(
+        ("info", table.path),
+        ("snapshots", table.path),
+        ("files", table.path),
+        ("schema", table.path),
+        ("info", str(tmp_path / "nope")),
+        ("tag", "create", table.path, "v1", "--snapshot", "2"),
+        ("tag", "create", table.path, "tmp", "--snapshot", "1"),
+    )
+    assert info[0] == 0 and "snapshots       4 (ids 1..4)" in info[1] and "records         12" in info[1]
+    assert snaps[0] == 0 and len(snaps[1].splitlines()) == 2 + 4
+    assert_aligned(snaps[1])
+    assert files[0] == 0 and files[1].count("data-") == 4 and "dt=d1" in files[1]
+    assert_aligned(files[1])
+    assert schema[0] == 0 and "partition keys: dt" in schema[1] and "compaction.min.file-num" in schema[1]
+    code, out, err = missing
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert err.startswith("minipaimon: error: no minipaimon table at ")
+    assert tag_v1[1].strip() == "created tag v1 on snapshot 2" and tag_tmp[0] == 0
+
+    # stage 2: compaction with a progress bar, and deleting a tag
+    (code, out, err), deleted = run_all(("--progress", "compact", table.path, "--full"),
+                                        ("tag", "delete", table.path, "tmp"))
+    assert (code, out.strip()) == (0, "compacted: snapshot 5")
+    assert "compacting buckets" in err and "[##############################] 2/2" in err
+    assert deleted[1].strip() == "deleted tag tmp"
+
+    # stage 3: expiration, and listing tags
+    (code, out, _), tags = run_all(("expire", table.path, "--retain-max", "1"), ("tag", "list", table.path))
+    assert code == 0 and out.startswith("expired snapshots 1..4: deleted")
+    assert tags[0] == 0 and tags[1].splitlines()[2].split()[:2] == ["v1", "2"]
+
+    # stage 4: an orphan scan (dry run) finds the files of a writer that never committed
+    crashed = table.new_write("crashed")
+    crashed.write(rows(50, 2, "d1"))
+    crashed.prepare_commit()
+    old = time.time() - 2 * 86400
+    for d, _, names in os.walk(table.path):
+        for n in names:
+            os.utime(os.path.join(d, n), (old, old))
+    code, out, err = run("--progress", "orphans", table.path, "--dry-run")
+    assert code == 0 and "would delete 1 orphan files" in out and "reading snapshots" in err
+    assert out.splitlines()[0].startswith("dt=d1/bucket-")
+
+    # stage 5: rollback to the tag (its snapshot has expired: it is restored)
+    code, out, _ = run("rollback", table.path, "--tag", "v1")
+    assert code == 0 and out.startswith("rolled back to snapshot 2: removed 1 snapshots")
+    t = mp.open_table(table.path)
+    assert [s.id for s in t.snapshots()] == [2] and t.tags() == {"v1": 2}
+    assert sorted_ids(t.to_arrow()) == list(range(6))
+
+
+def test_format_table_and_parse_time():
+    text = format_table(["name", "n"], [("a", 1), ("longer", 123), ("b", None)])
+    assert text.splitlines() == ["name      n", "------  ---", "a         1", "longer  123", "b"]
+    assert parse_time("1700000000000") == 1700000000000
+    assert parse_time("2d", now_ms=3 * 86_400_000) == 86_400_000
+    assert parse_time("2024-01-01T00:00:00+00:00") == 1704067200000
+    with pytest.raises(mp.InvalidArgumentError, match="cannot read time"):
+        parse_time("yesterday-ish")

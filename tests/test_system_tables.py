@@ -1,0 +1,85 @@
+"""System tables: every name, its schema and its contents; unknown names are typed errors."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+
+import minipaimon_core as mp
+from minipaimon_core.consumer import ConsumerManager
+from minipaimon_core.system_tables import SYSTEM_TABLES
+from tests.helpers import SCHEMA, rows
+
+
+@pytest.fixture
+def table(tmp_path) -> mp.Table:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["id", "dt"], partition_by=["dt"],
+                        options={"bucket": "2"})
+    t.write(rows(0, 6, "d1"))
+    t.write(rows(0, 4, "d2"))
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "k": ["gone"], "v": [0.0], "dt": ["d1"],
+                      "_row_kind": ["-D"]}))
+    t.create_tag("first", 1)
+    ConsumerManager(t.io, t.layout).write("reader", 2)
+    return t
+
+
+def test_every_system_table_has_rows_and_a_fixed_schema(table):
+    assert SYSTEM_TABLES == ("snapshots", "schemas", "options", "files", "manifests", "partitions",
+                             "buckets", "tags", "consumers", "audit_log")
+    empty = mp.create_table(table.path + "-empty", SCHEMA)
+    for name in SYSTEM_TABLES:
+        full = table.system_table(name)
+        assert full.num_rows > 0, name
+        if name != "audit_log":  # audit_log follows the table's own columns
+            assert empty.system_table(name).schema == full.schema, name
+
+
+def test_snapshots_schemas_options(table):
+    snaps = table.system_table("snapshots").to_pylist()
+    assert [s["snapshot_id"] for s in snaps] == [s.id for s in table.snapshots()]
+    assert snaps[0]["commit_kind"] == "APPEND" and snaps[0]["total_record_count"] == 6
+    table.add_column("extra", pa.int32())
+    schemas = table.system_table("schemas").to_pylist()
+    assert [s["schema_id"] for s in schemas] == [0, 1]
+    assert [f["name"] for f in json.loads(schemas[1]["fields"])][-1] == "extra"
+    assert json.loads(schemas[0]["primary_keys"]) == ["id", "dt"]
+    assert table.system_table("options").to_pylist() == [{"key": "bucket", "value": "2"}]
+
+
+def test_files_partitions_buckets_manifests(table):
+    files = table.system_table("files").to_pylist()
+    assert sum(f["record_count"] for f in files) == 11  # physical rows, the -D included
+    assert {f["partition"] for f in files} == {"dt=d1", "dt=d2"}
+    assert all(f["file_path"].startswith(table.path) and f["file_format"] == "parquet" for f in files)
+    one = next(f for f in files if f["partition"] == "dt=d2")
+    assert json.loads(one["null_value_counts"]) == {"id": 0, "k": 0, "v": 0, "dt": 0}
+    assert json.loads(one["min_value_stats"])["dt"] == "d2"
+    parts = table.system_table("partitions").to_pylist()
+    assert [(p["partition"], p["record_count"]) for p in parts] == [("dt=d1", 7), ("dt=d2", 4)]
+    buckets = table.system_table("buckets").to_pylist()
+    assert sum(b["file_count"] for b in buckets) == len(files)
+    assert {(b["partition"], b["bucket"]) for b in buckets} == {(f["partition"], f["bucket"]) for f in files}
+    manifests = table.system_table("manifests").to_pylist()
+    assert sum(m["num_added_files"] for m in manifests) == len(files)
+    at_1 = table.system_table("files", snapshot_id=1)
+    assert at_1.num_rows == len({f["bucket"] for f in files if f["partition"] == "dt=d1"})
+
+
+def test_tags_consumers_audit_log(table):
+    assert table.system_table("tags").to_pylist()[0]["tag_name"] == "first"
+    assert table.system_table("consumers").to_pylist() == [{"consumer_id": "reader", "next_snapshot_id": 2}]
+    audit = table.system_table("audit_log")
+    assert audit.column_names == ["rowkind", "id", "k", "v", "dt"]
+    assert set(audit.column("rowkind").to_pylist()) == {"+I"}
+    assert audit.num_rows == 9  # merged rows: (1, d1) was deleted
+    assert table.system_table("audit_log", snapshot_id=1).num_rows == 6
+
+
+def test_unknown_name_lists_the_names(table):
+    with pytest.raises(mp.InvalidArgumentError, match="one of: snapshots, schemas"):
+        table.system_table("snapshot")
+    with pytest.raises(mp.SnapshotNotFoundError):
+        table.system_table("files", snapshot_id=99)
