@@ -63,6 +63,35 @@ def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, 
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMeta]]:
+    """The sorted runs of a bucket, newest first: each level-0 file by sequence, then each
+    level >= 1 (LSM invariant: for any key, a lower level holds the newer version)."""
+    level0 = sorted((f for f in files if f.level == 0), key=lambda f: -f.maxSequenceNumber)
+    levels = sorted({f.level for f in files if f.level > 0})
+    return [[f] for f in level0] + [[f for f in files if f.level == lv] for lv in levels]
+
+
+def newest_wins(runs: list[pa.Table], key: str, ignore_delete: bool) -> pa.Table:
+    """Deduplicate merge of sorted runs (newest first, one row per key in each) by hash
+    probing instead of sorting: a row survives if no newer run has its key; then deleted
+    keys are dropped. Rows are not sorted by key (a read needs no order)."""
+    kept: list[pa.Table] = []
+    newer: list[pa.ChunkedArray] = []
+    for run in runs:
+        kinds = run.column(VALUE_KIND)
+        live = pc.or_(pc.equal(kinds, INSERT), pc.equal(kinds, UPDATE_AFTER))
+        keys = run.column(key)
+        if ignore_delete:  # deletes are ignored: they neither show nor shadow
+            keys = keys.filter(live)
+        keep = live
+        if newer:
+            seen = pa.chunked_array([c for k in newer for c in k.chunks], keys.type)
+            keep = pc.and_(live, pc.invert(pc.is_in(run.column(key), value_set=seen)))
+        kept.append(run.filter(keep))  # one copy per run: shadowed and deleted rows go together
+        newer.append(keys)
+    return pa.concat_tables(kept)
+
+
 class SplitReader:
     def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema) -> None:
         self._io = io
@@ -95,6 +124,11 @@ class SplitReader:
     def _merged(self, split: Split, needed: list[str]) -> pa.Table:
         assert self._merge is not None
         cols = list(dict.fromkeys([*self._schema.primaryKeys, *needed]))
+        m = self._merge
+        if m.engine == "deduplicate" and m.sequence_field is None and len(m.key_columns) == 1:
+            runs = [pa.concat_tables([self.read_file(split, f, [*cols, VALUE_KIND]) for f in run])
+                    for run in sorted_runs_newest_first(split.files)]
+            return newest_wins(runs, m.key_columns[0], m.ignore_delete)
         if self._merge.sequence_field and self._merge.sequence_field not in cols:
             cols.append(self._merge.sequence_field)
         tables = [self.read_file(split, f, [*cols, SEQUENCE, VALUE_KIND]) for f in split.files]
