@@ -56,7 +56,9 @@ class KeyValueWriter:
         self._spec = PartitionSpec.of(self._arrow_schema, schema.partitionKeys)
         self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
         self._target = self._options["target-file-size"]
-        self._buffer = WriteBuffer(self._options["write-buffer-size"])
+        # A flush holds the buffered rows, their merge and the sorted copy at once: the
+        # buffer takes a third of write-buffer-size so the whole flush stays within it.
+        self._buffer = WriteBuffer(self._options["write-buffer-size"] // 5)
         self._files: dict[BucketKey, list[DataFileMeta]] = {}
         self._changelog: dict[BucketKey, list[DataFileMeta]] = {}
         self._input_changelog = self._options["changelog-producer"] == "input"
@@ -83,6 +85,7 @@ class KeyValueWriter:
                 for bucket, rows in split_by_bucket(part, np.asarray(buckets, dtype=np.int64)):
                     for key, pieces in self._buffer.add((tuple(values), bucket), rows):
                         self._record(key, self._write_level0(key, pieces))
+                        pa.default_memory_pool().release_unused()
 
     def _record(self, key: BucketKey,
                 written: tuple[list[DataFileMeta], list[DataFileMeta]]) -> None:
