@@ -1,0 +1,103 @@
+"""The ``minipaimon`` Spark data source: the one class Spark instantiates.
+
+Spark looks this class up in three ways: ``spark.dataSource.register`` (see
+:func:`minipaimon_spark.register`), the auto-registration shim ``pyspark_minipaimon``
+(Spark imports every installed top-level ``pyspark_*`` module in a planner process at
+session start), and by unpickling it by reference in every Python worker.
+
+Contract: importing this module must stay cheap — only ``pyspark.sql.datasource`` (which
+Spark's lookup worker has already imported) and the standard library. pyarrow and
+``minipaimon_core`` (~200 ms together) are imported by the methods that need them, so a
+session that never touches a minipaimon table never pays for them.
+
+Where each method runs (measured on 4.0.5 and 4.3.0):
+
+- ``schema()``: a driver-side ``create_data_source`` worker; the instance is pickled after.
+- ``reader()``: a driver-side planner worker (``plan_data_source_read``, or
+  ``data_source_pushdown_filters`` when filter pushdown is on and Spark has filters).
+- ``writer()``: a driver-side ``write_into_data_source`` worker, once per write job.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql.datasource import DataSource
+
+if TYPE_CHECKING:
+    from pyspark.sql.datasource import (
+        DataSourceReader,
+        DataSourceStreamReader,
+        DataSourceStreamWriter,
+        DataSourceWriter,
+    )
+    from pyspark.sql.types import StructType
+
+SHORT_NAME = "minipaimon"
+
+
+class MiniPaimonDataSource(DataSource):
+    """Spark batch source and sink for minipaimon tables.
+
+    Options (case-insensitive): ``path`` (required); read: ``scan.snapshot-id``,
+    ``scan.timestamp-millis``, ``scan.tag-name``, ``incremental-between``, ``columns``;
+    write: ``primary-key``, ``partition-keys``, ``dynamic-partition-overwrite`` and any
+    table option (``bucket``, ``merge-engine``, ...) used when the first write creates
+    the table.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return SHORT_NAME
+
+    def schema(self) -> StructType:
+        """The table's schema as Spark sees it (or the ``columns`` option's subset).
+
+        Raises:
+            TableNotFoundError: no table at ``path``.
+            InvalidArgumentError: no ``path`` option, or a bad option value.
+        """
+        from minipaimon_spark.reader import table_spark_schema
+
+        return table_spark_schema(self.options)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        """A batch reader; one with ``pushFilters`` only where Spark will call it."""
+        from minipaimon_spark.reader import make_reader
+
+        return make_reader(self.options, schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """A batch writer; creates the table on the first write.
+
+        Raises:
+            SchemaMismatchError: the DataFrame does not fit the existing table.
+            InvalidArgumentError: no ``path`` option, or options that contradict the table.
+        """
+        from minipaimon_spark.writer import make_writer
+
+        return make_writer(self.options, schema, overwrite)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
+        """A streaming source over the table's snapshots (see ``stream_reader.py``).
+
+        Raises:
+            InvalidArgumentError: no ``path`` option, or a bad option value.
+            UnsupportedOptionError: rate limits on a pyspark without admission control.
+        """
+        from minipaimon_spark.stream_reader import make_stream_reader
+
+        return make_stream_reader(self.options, schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        """An exactly-once streaming sink (see ``stream_writer.py``); creates the table on
+        the first batch. ``overwrite`` (complete output mode) replaces the table per batch.
+
+        Raises:
+            InvalidArgumentError: no ``checkpointLocation`` / ``path``, or options that
+                contradict the table.
+            SchemaMismatchError: the stream's rows do not fit the existing table.
+        """
+        from minipaimon_spark.stream_writer import make_stream_writer
+
+        return make_stream_writer(self.options, schema, overwrite)
