@@ -28,6 +28,7 @@ import minipaimon_core as mp
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
 from minipaimon_spark.filters import Term, column_types, split_filters
 from minipaimon_spark.options import ReadOptions
+from minipaimon_spark.system import SystemTableReader, split_system_path, system_spark_schema
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema, to_spark_type
 
 PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
@@ -41,6 +42,9 @@ def table_spark_schema(raw_options: Mapping[str, Any]) -> StructType:
     Raises TableNotFoundError, InvalidArgumentError (unknown column in ``columns``).
     """
     options = ReadOptions.parse(raw_options)
+    base, system = split_system_path(options.path)
+    if system is not None:
+        return system_spark_schema(base, system)
     table = mp.open_table(options.path)
     schema = table.schema()
     if options.columns is not None:
@@ -69,9 +73,13 @@ def read_changelog(raw_options: Mapping[str, Any], table: mp.Table) -> bool:
     return raw.strip().lower() == "true"
 
 
-def make_reader(raw_options: Mapping[str, Any], schema: StructType) -> MiniPaimonReader:
-    """The reader for ``schema``: with ``pushFilters`` only for the pushdown planner."""
+def make_reader(raw_options: Mapping[str, Any], schema: StructType) -> DataSourceReader:
+    """The reader for ``schema``: with ``pushFilters`` only for the pushdown planner; a
+    system table's reader for a ``path$name``."""
     options = ReadOptions.parse(raw_options)
+    base, system = split_system_path(options.path)
+    if system is not None:
+        return SystemTableReader(base, system, schema)
     if called_by_pushdown_planner():
         return PushdownReader(options, schema)
     return MiniPaimonReader(options, schema)

@@ -176,3 +176,19 @@ def test_user_schema_and_columns_option_read_a_subset(spark: Any, tmp_path: Path
 def test_missing_table_is_a_readable_error(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="TableNotFoundError"):
         load(spark, tmp_path / "nothing").collect()
+
+
+def test_system_tables_read_through_the_dollar_suffix(spark: Any, tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["dt"])
+    t.write(rows(range(3)))
+    t.write(rows(range(3, 5), "d2"))
+    t.create_tag("first", 1)
+    snaps = spark.read.format("minipaimon").load(str(tmp_path / "t") + "$snapshots")
+    got = [(r["snapshot_id"], r["commit_kind"]) for r in snaps.orderBy("snapshot_id").collect()]
+    assert got == [(1, "APPEND"), (2, "APPEND")]
+    tags = spark.read.format("minipaimon").load(str(tmp_path / "t") + "$tags").collect()
+    assert [(r["tag_name"], r["snapshot_id"]) for r in tags] == [("first", 1)]
+    files = spark.read.format("minipaimon").load(str(tmp_path / "t") + "$files")
+    assert files.count() == 2
+    with pytest.raises(Exception, match="nope"):
+        spark.read.format("minipaimon").load(str(tmp_path / "t") + "$nope").collect()

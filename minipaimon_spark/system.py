@@ -1,0 +1,46 @@
+"""System tables from Spark: ``spark.read.format("minipaimon").load(path + "$snapshots")``.
+
+The ``$name`` suffix names one of the core's system tables (snapshots, schemas, options,
+files, manifests, partitions, buckets, tags, consumers, audit_log), as Paimon spells them.
+The whole system table is one small Spark partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+import minipaimon_core as mp
+from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema
+
+
+def split_system_path(path: str) -> tuple[str, str | None]:
+    """``/t$snapshots`` -> (``/t``, ``snapshots``); a plain path -> (path, None)."""
+    base, sep, name = path.rpartition("$")
+    if sep and base and name and "/" not in name:
+        return base, name
+    return path, None
+
+
+def system_spark_schema(path: str, name: str) -> StructType:
+    """Spark schema of a system table. Raises TableNotFoundError, InvalidArgumentError."""
+    return to_spark_schema(mp.open_table(path).system_table(name).schema)
+
+
+class SystemTableReader(DataSourceReader):
+    def __init__(self, path: str, name: str, schema: StructType) -> None:
+        self.path = path
+        self.name = name
+        self.schema = schema
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(0)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        conform = BatchConformer(to_arrow_schema(self.schema))
+        for batch in mp.open_table(self.path).system_table(self.name).to_batches():
+            if batch.num_rows:
+                yield conform(batch)
