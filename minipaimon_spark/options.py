@@ -23,6 +23,7 @@ INCREMENTAL_BETWEEN = "incremental-between"
 PRIMARY_KEY = "primary-key"
 PARTITION_KEYS = "partition-keys"
 DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
+MERGE_SCHEMA = "mergeschema"  # Spark's spelling is mergeSchema; keys arrive lower-cased
 
 # Read-side options: ignored by writes (a temporary view passes its options to both).
 READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN,
@@ -142,12 +143,13 @@ class WriteOptions:
     partition_by: list[str] | None
     dynamic_partition_overwrite: bool | None
     table_options: dict[str, str]
+    merge_schema: bool = False
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> WriteOptions:
         """Raises InvalidArgumentError naming the option that is missing or malformed."""
         options = normalized(raw)
-        own = {PATH, PRIMARY_KEY, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE}
+        own = {PATH, PRIMARY_KEY, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE, MERGE_SCHEMA}
         table_options = {
             k: v for k, v in options.items()
             if k not in own and k not in READ_OPTIONS and k not in SPARK_OPTIONS
@@ -158,4 +160,5 @@ class WriteOptions:
             partition_by=name_list(options, PARTITION_KEYS),
             dynamic_partition_overwrite=_bool_option(options, DYNAMIC_PARTITION_OVERWRITE),
             table_options=table_options,
+            merge_schema=bool(_bool_option(options, MERGE_SCHEMA)),
         )

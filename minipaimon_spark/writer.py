@@ -76,6 +76,8 @@ def make_writer(raw_options: Mapping[str, Any], schema: StructType,
         table = _create(options, arrow)
     else:
         _check_definition(table, options, arrow)
+        if options.merge_schema:
+            table = _add_new_columns(table, arrow)
     _check_fits(table, arrow)
     return MiniPaimonWriter(options.path, f"spark-{uuid.uuid4()}", overwrite,
                             options.dynamic_partition_overwrite)
@@ -133,6 +135,15 @@ def _check_definition(table: mp.Table, options: WriteOptions, arrow: pa.Schema) 
                 f"option {key!r}={value!r} differs from {where} ({have.get(key, 'default')!r}); "
                 "table options are fixed when the first write creates the table"
             )
+
+
+def _add_new_columns(table: mp.Table, arrow: pa.Schema) -> mp.Table:
+    """``mergeSchema``: add the DataFrame's columns the table lacks (nullable, at the end)."""
+    have = set(table.schema().names)
+    for field in arrow:
+        if field.name not in have and field.name != ROW_KIND_COLUMN:
+            table.add_column(field.name, field.type)
+    return mp.open_table(table.path)
 
 
 def _check_fits(table: mp.Table, arrow: pa.Schema) -> None:

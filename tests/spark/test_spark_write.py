@@ -158,3 +158,20 @@ def test_a_retried_task_adds_no_duplicates(spark: Any, tmp_path: Path) -> None:
     # orphans for orphan cleanup, as the writer process is killed without an exception.
     live = {f.fileName for s in mp.open_table(str(path)).scan().plan() for f in s.files}
     print("files left by the failed attempt:", len(data_files(path) - live))
+
+
+def test_merge_schema_adds_new_columns_and_old_snapshots_still_read(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    save(frame(spark, [(1, "d1", 1.0)]), path, **PK)
+    wider = frame(spark, [(2, "d1", 2.0, "x")], "id long, dt string, v double, tag string")
+    with pytest.raises(Exception, match="tag"):
+        save(wider, path)  # a new column without mergeSchema is a clear error
+    assert mp.open_table(str(path)).latest_snapshot().id == 1
+    save(wider, path, mergeSchema="true")
+    t = mp.open_table(str(path))
+    t.rename_column("v", "value")
+    got = sorted(read(spark, path).collect())
+    assert [tuple(r) for r in got] == [(1, "d1", 1.0, None), (2, "d1", 2.0, "x")]
+    assert read(spark, path).columns == ["id", "dt", "value", "tag"]
+    old = spark.read.format("minipaimon").option("scan.snapshot-id", "1").load(str(path))
+    assert [tuple(r) for r in old.collect()] == [(1, "d1", 1.0, None)]
