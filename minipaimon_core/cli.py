@@ -25,18 +25,14 @@ import argparse
 import datetime
 import sys
 import time
-import uuid
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 import pyarrow as pa
 
 from . import datatypes
-from .commit import FileStoreCommit
-from .compaction import compact_bucket
-from .errors import CommitConflictError, InvalidArgumentError, MiniPaimonError
-from .manifest import ManifestEntry
+from .compaction import compact_table
+from .errors import InvalidArgumentError, MiniPaimonError
 from .manifest_io import live_files
 from .options import parse_duration_ms
 from .table import Table, open_table
@@ -195,34 +191,12 @@ def cmd_system(t: Table, args: argparse.Namespace) -> str:
 
 
 def cmd_compact(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
-    snap_id = compact_with_progress(t, args.full, bar)
+    def progress(done: int, total: int) -> None:
+        bar("compacting buckets", done, total)
+
+    snap_id = compact_table(t, full=args.full, progress=progress, raise_on_conflict=True)
     bar.close()
     return f"compacted: snapshot {snap_id}" if snap_id is not None else "nothing to compact"
-
-
-def compact_with_progress(t: Table, full: bool, bar: ProgressBar) -> int | None:
-    """``Table.compact`` bucket by bucket with a progress bar (same single COMPACT commit)."""
-    latest = t.latest_snapshot()
-    if latest is None:
-        return None
-    buckets: dict[tuple[Any, ...], list[ManifestEntry]] = defaultdict(list)
-    for e in live_files(t.manifests, latest):
-        buckets[(tuple(e.partition), e.bucket)].append(e)
-    messages = []
-    ordered = sorted(buckets.items(), key=lambda kv: repr(kv[0]))
-    for i, (_, entries) in enumerate(ordered):
-        msg = compact_bucket(t, entries, full)
-        if msg is not None:
-            messages.append(msg)
-        bar("compacting buckets", i + 1, len(ordered))
-    if not messages:
-        return None
-    committer = FileStoreCommit(t.io, t.layout, t.table_schema, f"compact-{uuid.uuid4()}", fresh_user=True)
-    try:
-        return committer.commit(messages, 0)
-    except CommitConflictError:
-        committer.abort(messages)
-        raise
 
 
 def cmd_expire(t: Table, args: argparse.Namespace) -> str:

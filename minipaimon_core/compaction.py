@@ -83,13 +83,15 @@ def commit_compaction(table: Table, messages: list[CommitMessage], raise_on_conf
 
 def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None = None,
                   min_runs: int | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> int | None:
+                  progress: Callable[[int, int], None] | None = None,
+                  raise_on_conflict: bool = False) -> int | None:
     """Compact buckets of ``table`` (those in ``only`` if given) and commit once.
 
     ``min_runs``: compact only buckets with at least that many sorted runs. ``progress``
     is called with (buckets done, buckets in all) after each bucket.
     Returns the COMPACT snapshot id, or None if nothing was compacted or a concurrent
-    compaction won (its result stands; ours is deleted).
+    compaction won (its result stands; ours is deleted; CommitConflictError with
+    ``raise_on_conflict``).
     """
     units = bucket_units(table, only)
     messages = []
@@ -99,7 +101,7 @@ def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None 
             messages.append(msg)
         if progress is not None:
             progress(i + 1, len(units))
-    return commit_compaction(table, messages)
+    return commit_compaction(table, messages, raise_on_conflict)
 
 
 def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,
