@@ -115,14 +115,23 @@ class StreamScanner:
 
     # -- offsets -----------------------------------------------------------------------------
 
+    @property
+    def mode(self) -> str:
+        """The startup mode, ``default`` resolved (by ``scan.snapshot-id`` / ``-timestamp-millis``).
+
+        ``latest-full`` and ``latest`` start where the table is when :meth:`initial_offset`
+        is called; the other modes name a fixed place in the history.
+        """
+        if self._mode != "default":
+            return self._mode
+        return "from-snapshot" if self._snapshot_id is not None else \
+            "from-timestamp" if self._timestamp is not None else "latest-full"
+
     def initial_offset(self) -> StreamOffset:
         """Where a new stream starts, by ``scan.mode``. Raises SnapshotNotFoundError /
         SnapshotExpiredError for a start that does not exist (any more)."""
         sm = self._table.snapshot_manager
-        mode = self._mode
-        if mode == "default":
-            mode = "from-snapshot" if self._snapshot_id is not None else \
-                "from-timestamp" if self._timestamp is not None else "latest-full"
+        mode = self.mode
         latest = sm.latest_id() or 0
         if mode == "latest-full":
             return StreamOffset(latest, full=latest > 0)
