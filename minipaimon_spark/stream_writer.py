@@ -38,12 +38,10 @@ import itertools
 import json
 import logging
 import os
-import pickle
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
-from pyspark import TaskContext
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import StructType
 
@@ -58,6 +56,7 @@ from minipaimon_spark.writer import (
     _compact_after_commit,
     _core_messages,
     _create,
+    write_task,
 )
 
 try:  # pyspark 4.1+
@@ -150,25 +149,7 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
 
     def write(self, iterator: Iterator[Any]) -> MiniPaimonCommitMessage:
         """Write this task's rows; deletes its files if anything fails."""
-        table = mp.open_table(self.path)
-        writer = table.new_write(self.commit_user)
-        rows = 0
-        try:
-            for batch in _arrow_batches(iterator, self.schema):
-                if batch.num_rows:
-                    writer.write(batch)
-                    rows += batch.num_rows
-            messages = writer.prepare_commit()
-        except BaseException:
-            writer.abort()
-            raise
-        ctx = TaskContext.get()
-        return MiniPaimonCommitMessage(
-            payload=pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL),
-            partition_id=ctx.partitionId() if ctx else -1,
-            attempt=ctx.attemptNumber() if ctx else -1,
-            num_rows=rows,
-        )
+        return write_task(self.path, self.commit_user, _arrow_batches(iterator, self.schema))
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Commit batch ``batchId`` once; a replay of a committed batch only drops its files."""

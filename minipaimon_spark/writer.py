@@ -165,25 +165,7 @@ class MiniPaimonWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> MiniPaimonCommitMessage:
         """Write this task's batches; deletes its files if anything fails."""
-        table = mp.open_table(self.path)
-        writer = table.new_write(self.commit_user)
-        rows = 0
-        try:
-            for batch in iterator:
-                if batch.num_rows:
-                    writer.write(batch)
-                    rows += batch.num_rows
-            messages = writer.prepare_commit()
-        except BaseException:
-            writer.abort()
-            raise
-        ctx = TaskContext.get()
-        return MiniPaimonCommitMessage(
-            payload=pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL),
-            partition_id=ctx.partitionId() if ctx else -1,
-            attempt=ctx.attemptNumber() if ctx else -1,
-            num_rows=rows,
-        )
+        return write_task(self.path, self.commit_user, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commit every task's files in one snapshot (OVERWRITE for overwrite mode)."""
@@ -204,6 +186,29 @@ class MiniPaimonWriter(DataSourceArrowWriter):
         if committer.is_committed(COMMIT_IDENTIFIER):
             return
         committer.abort(_core_messages(messages))
+
+
+def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch]) -> MiniPaimonCommitMessage:
+    """One task's writing (batch or streaming): files for ``batches``, the commit message
+    Spark hands the driver; the task's files are deleted if anything fails."""
+    writer = mp.open_table(path).new_write(commit_user)
+    rows = 0
+    try:
+        for batch in batches:
+            if batch.num_rows:
+                writer.write(batch)
+                rows += batch.num_rows
+        messages = writer.prepare_commit()
+    except BaseException:
+        writer.abort()
+        raise
+    ctx = TaskContext.get()
+    return MiniPaimonCommitMessage(
+        payload=pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL),
+        partition_id=ctx.partitionId() if ctx else -1,
+        attempt=ctx.attemptNumber() if ctx else -1,
+        num_rows=rows,
+    )
 
 
 def _core_messages(messages: Iterable[WriterCommitMessage | None]) -> list[mp.CommitMessage]:
