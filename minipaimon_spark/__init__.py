@@ -36,7 +36,11 @@ def register(spark: SparkSession) -> None:
     Pushdown (partition pruning, file skipping) is enabled where the Spark version has it;
     the source also works when a user turns it off again.
     """
-    spark.dataSource.register(MiniPaimonDataSource)
+    try:
+        spark.dataSource.register(MiniPaimonDataSource)
+    except Exception as e:  # 4.0: the auto-registration shim registered it already
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
+            raise
     if supports_filter_pushdown():
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
 
