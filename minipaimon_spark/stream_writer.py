@@ -51,11 +51,9 @@ from minipaimon_spark.options import WriteOptions, normalized
 from minipaimon_spark.types import to_arrow_schema
 from minipaimon_spark.writer import (
     MiniPaimonCommitMessage,
-    _check_definition,
-    _check_fits,
     _compact_after_commit,
     _core_messages,
-    _create,
+    prepare_table,
     write_task,
 )
 
@@ -87,14 +85,7 @@ def make_stream_writer(raw_options: Mapping[str, Any], schema: StructType,
     """
     options = WriteOptions.parse(raw_options)
     user = commit_user(raw_options)
-    arrow = to_arrow_schema(schema)
-    try:
-        table = mp.open_table(options.path)
-    except mp.TableNotFoundError:
-        table = _create(options, arrow)
-    else:
-        _check_definition(table, options, arrow)
-    _check_fits(table, arrow)
+    prepare_table(options, to_arrow_schema(schema))
     return MiniPaimonStreamWriter(options.path, user, overwrite, schema)
 
 

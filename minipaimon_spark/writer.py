@@ -69,7 +69,17 @@ def make_writer(raw_options: Mapping[str, Any], schema: StructType,
         UnsupportedOptionError: an unknown table option (first write).
     """
     options = WriteOptions.parse(raw_options)
-    arrow = to_arrow_schema(schema)
+    prepare_table(options, to_arrow_schema(schema))
+    return MiniPaimonWriter(options.path, f"spark-{uuid.uuid4()}", overwrite,
+                            options.dynamic_partition_overwrite)
+
+
+def prepare_table(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
+    """The table a write goes to, checked against the data's schema before any task runs:
+    created on the first write; with ``mergeSchema``, new columns are added first.
+
+    Raises SchemaMismatchError, InvalidArgumentError, UnsupportedOptionError.
+    """
     try:
         table = mp.open_table(options.path)
     except mp.TableNotFoundError:
@@ -79,8 +89,7 @@ def make_writer(raw_options: Mapping[str, Any], schema: StructType,
         if options.merge_schema:
             table = _add_new_columns(table, arrow)
     _check_fits(table, arrow)
-    return MiniPaimonWriter(options.path, f"spark-{uuid.uuid4()}", overwrite,
-                            options.dynamic_partition_overwrite)
+    return table
 
 
 def _create(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
