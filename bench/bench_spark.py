@@ -24,7 +24,8 @@ this interpreter (``PYSPARK_PYTHON``):
    minipaimon append write and PK write (``primary-key`` id, ``bucket`` 4), fresh paths.
 4. **reference write** (subprocess): ``spark_ceiling.py write`` of the discard writer.
 5. if it fits in ``--budget-40`` seconds: the read part (2, 3) again on PySpark 4.0.x
-   (``$MINIPAIMON_SPARK40_PY``, default /work/venv40/bin/python, minipaimon installed).
+   (``$MINIPAIMON_SPARK40_PY``, default the project's .venv-spark40/bin/python, which
+   scripts/test.sh creates).
 
 Ratios are throughput ratios (ceiling s / ours s). The verdict uses the ceiling measured in
 our session, run round-robin with our figures (one warm-up each, then ``--reps`` rounds of
@@ -54,10 +55,10 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-ROOT = os.path.dirname(common.HERE)
+ROOT = common.ROOT
 CONF_DIR = os.path.join(ROOT, "spark-conf")
 PY43 = os.path.join(ROOT, ".venv", "bin", "python")
-PY40 = os.environ.get("MINIPAIMON_SPARK40_PY", "/work/venv40/bin/python")
+PY40 = os.environ.get("MINIPAIMON_SPARK40_PY", os.path.join(ROOT, ".venv-spark40", "bin", "python"))
 SPARK_DIR = os.path.join(common.WORK_DIR, "spark")
 REF_CWD = os.path.join(SPARK_DIR, "ref")  # the reference scripts write under ./bench-data/
 SRC = os.path.join(REF_CWD, "bench-data", "spark", "bench_parquet")

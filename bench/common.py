@@ -6,9 +6,11 @@ the median of repeated measurements, and records the machine load next to each f
 (the box is shared; ``os.getloadavg`` and the CPU other processes used during the phase).
 
 Environment:
-    MINIPAIMON_REF_BENCH   reference scripts (default /work/shared/reference-bench)
-    MINIPAIMON_BENCH_PY    interpreter with the peers installed (default /work/bench-venv/bin/python)
-    MINIPAIMON_BENCH_DIR   scratch directory for tables (default /tmp/minipaimon-bench)
+    MINIPAIMON_REF_BENCH   reference scripts (default ../shared/reference-bench from the
+                           project root)
+    MINIPAIMON_BENCH_PY    interpreter with the peers installed (default .bench-venv/bin/python
+                           under the project root; bench/README.md creates it)
+    MINIPAIMON_BENCH_DIR   scratch directory for tables (default <tmp>/minipaimon-bench)
     MINIPAIMON_BENCH_TAG   results go to results/<name>-<tag>.json (keeps a quick or partial
                            run from overwriting the full results)
 """
@@ -22,15 +24,19 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 RESULTS_DIR = os.path.join(HERE, "results")
-REF_DIR = os.environ.get("MINIPAIMON_REF_BENCH", "/work/shared/reference-bench")
-PEER_PY = os.environ.get("MINIPAIMON_BENCH_PY", "/work/bench-venv/bin/python")
-WORK_DIR = os.environ.get("MINIPAIMON_BENCH_DIR", "/tmp/minipaimon-bench")
+REF_DIR = os.environ.get("MINIPAIMON_REF_BENCH",
+                         os.path.join(os.path.dirname(ROOT), "shared", "reference-bench"))
+PEER_PY = os.environ.get("MINIPAIMON_BENCH_PY", os.path.join(ROOT, ".bench-venv", "bin", "python"))
+WORK_DIR = os.environ.get("MINIPAIMON_BENCH_DIR",
+                          os.path.join(tempfile.gettempdir(), "minipaimon-bench"))
 
 
 def reference_data() -> Any:
