@@ -31,16 +31,21 @@ def supports_filter_pushdown() -> bool:
 
 
 def register(spark: SparkSession) -> None:
-    """Register the ``minipaimon`` source in ``spark`` and turn filter pushdown on.
+    """Register the ``minipaimon`` source and the SQL procedures (``minipaimon_compact``,
+    ... see :mod:`minipaimon_spark.procedures`) in ``spark``, and turn filter pushdown on.
 
     Pushdown (partition pruning, file skipping) is enabled where the Spark version has it;
     the source also works when a user turns it off again.
     """
+    from minipaimon_spark.procedures import register_procedures
+
+
     try:
         spark.dataSource.register(MiniPaimonDataSource)
     except Exception as e:  # 4.0: the auto-registration shim registered it already
         if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
             raise
+    register_procedures(spark)
     if supports_filter_pushdown():
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
 

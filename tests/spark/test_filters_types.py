@@ -230,12 +230,21 @@ def test_conformer_casts_once_built_schema() -> None:
 # -- registration and the shim ---------------------------------------------------------------
 
 
+class FakeUDTFRegistry:
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def register(self, name: str, function: object) -> None:
+        self.names.append(name)
+
+
 class FakeSession:
     def __init__(self) -> None:
         self.registered: list[type] = []
         self.settings: dict[str, str] = {}
         self.dataSource = self
         self.conf = self
+        self.udtf = FakeUDTFRegistry()
 
     def register(self, cls: type) -> None:
         self.registered.append(cls)
@@ -248,6 +257,7 @@ def test_register_adds_the_source_and_enables_pushdown_where_available() -> None
     session = FakeSession()
     minipaimon_spark.register(session)  # type: ignore[arg-type]
     assert session.registered == [MiniPaimonDataSource]
+    assert "minipaimon_compact" in session.udtf.names
     from pyspark.sql.datasource import DataSourceReader
 
     has = hasattr(DataSourceReader, "pushFilters")

@@ -1,0 +1,109 @@
+"""SQL procedures: every maintenance action as a table function called from ``spark.sql``."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pyspark")
+
+import minipaimon_core as mp  # noqa: E402
+import minipaimon_spark  # noqa: E402
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+
+
+@pytest.fixture(scope="module")
+def sql(spark: Any) -> Any:
+    minipaimon_spark.register(spark)
+    return spark.sql
+
+
+def pk_table(path: str, writes: int) -> mp.Table:
+    table = mp.create_table(path, SCHEMA, primary_key=["id"],
+                            options={"bucket": "2", "write-only": "true"})
+    for i in range(writes):
+        table.write(pa.table({"id": list(range(10)), "v": [f"w{i}"] * 10}, schema=SCHEMA))
+    return table
+
+
+def ids_and_values(table: mp.Table) -> list[tuple[int, str]]:
+    t = mp.open_table(table.path).to_arrow().sort_by("id")
+    return list(zip(t.column("id").to_pylist(), t.column("v").to_pylist()))
+
+
+@pytest.mark.smoke
+def test_compact_from_sql_commits_one_compaction(sql: Any, tmp_path: Path) -> None:
+    table = pk_table(str(tmp_path / "t"), 3)
+    before = ids_and_values(table)
+    row = sql(f"SELECT * FROM minipaimon_compact('{table.path}', true)").collect()[0]
+    latest = mp.open_table(table.path).latest_snapshot()
+    assert latest is not None and latest.commitKind == "COMPACT"
+    assert row.snapshot_id == latest.id == 4
+    assert row.buckets == 2 and row.files_removed == 6 and row.files_added == 2
+    assert ids_and_values(table) == before == [(i, "w2") for i in range(10)]
+    again = sql(f"SELECT * FROM minipaimon_compact('{table.path}', true)").collect()[0]
+    assert again.snapshot_id is None and again.buckets == 0
+
+
+def test_expire_snapshots_from_sql(sql: Any, tmp_path: Path) -> None:
+    table = pk_table(str(tmp_path / "t"), 4)
+    row = sql(f"SELECT * FROM minipaimon_expire_snapshots('{table.path}', 2)").collect()[0]
+    assert row.snapshots_expired == 2
+    assert [s.id for s in mp.open_table(table.path).snapshots()] == [3, 4]
+    assert ids_and_values(table) == [(i, "w3") for i in range(10)]
+
+
+def test_tags_and_rollback_from_sql(sql: Any, tmp_path: Path) -> None:
+    table = pk_table(str(tmp_path / "t"), 3)
+    assert sql(f"SELECT * FROM minipaimon_create_tag('{table.path}', 'first', 1)").collect() \
+        == [("first", 1)]
+    assert sql(f"SELECT * FROM minipaimon_create_tag('{table.path}', 'last')").collect() \
+        == [("last", 3)]
+    assert mp.open_table(table.path).tags() == {"first": 1, "last": 3}
+    assert sql(f"SELECT * FROM minipaimon_delete_tag('{table.path}', 'last')").collect() \
+        == [("last", 3)]
+    row = sql(f"SELECT * FROM minipaimon_rollback('{table.path}', 2)").collect()[0]
+    assert row.snapshot_id == 2 and row.snapshots_removed == 1
+    assert ids_and_values(table) == [(i, "w1") for i in range(10)]
+    row = sql(f"SELECT * FROM minipaimon_rollback('{table.path}', 'first')").collect()[0]
+    assert row.snapshot_id == 1
+    assert ids_and_values(table) == [(i, "w0") for i in range(10)]
+
+
+def test_remove_orphan_files_from_sql(sql: Any, tmp_path: Path) -> None:
+    table = pk_table(str(tmp_path / "t"), 1)
+    orphan = tmp_path / "t" / "bucket-0" / "data-00000000000000000000000000000000-0.parquet"
+    orphan.write_bytes(b"left by a crashed writer")
+    hour_ago = time.time() - 3600
+    os.utime(orphan, (hour_ago, hour_ago))
+    cutoff = int(time.time() * 1000) - 60_000  # live files are newer; the orphan is older
+    dry = sql(f"SELECT * FROM minipaimon_remove_orphan_files('{table.path}', {cutoff}, true)")
+    assert [(r.path.endswith(orphan.name), r.dry_run) for r in dry.collect()] == [(True, True)]
+    assert orphan.exists()
+    done = sql(f"SELECT * FROM minipaimon_remove_orphan_files('{table.path}', {cutoff})").collect()
+    assert len(done) == 1 and not orphan.exists()
+    assert ids_and_values(table) == [(i, "w0") for i in range(10)]
+
+
+@pytest.mark.parametrize("call, error", [
+    ("minipaimon_compact('{missing}')", "TableNotFoundError"),
+    ("minipaimon_expire_snapshots('{path}', 'two')", "InvalidArgumentError"),
+    ("minipaimon_rollback('{path}', 99)", "SnapshotNotFoundError"),
+    ("minipaimon_rollback('{path}', 'no-such-tag')", "SnapshotNotFoundError"),
+    ("minipaimon_create_tag('{path}', '../escape')", "InvalidArgumentError"),
+    ("minipaimon_compact('{path}', 'yes')", "InvalidArgumentError"),
+])
+def test_bad_arguments_are_typed_errors_and_change_nothing(
+        sql: Any, tmp_path: Path, call: str, error: str) -> None:
+    table = pk_table(str(tmp_path / "t"), 2)
+    before = sorted(p.name for p in (tmp_path / "t").rglob("*"))
+    query = "SELECT * FROM " + call.format(path=table.path, missing=tmp_path / "none")
+    with pytest.raises(Exception, match=error):
+        sql(query).collect()
+    assert sorted(p.name for p in (tmp_path / "t").rglob("*")) == before
