@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from . import diff as diff_rows
 from . import predicate, schema_evolution, system_tables
 from . import snapshot as snapshot_codec
 from .append_writer import AppendWriter
@@ -304,6 +305,15 @@ class Table:
 
     def to_arrow(self) -> pa.Table:
         return self.scan().to_arrow()
+
+    def diff(self, start: diff_rows.Endpoint, end: diff_rows.Endpoint) -> pa.Table:
+        """Rows that differ between two snapshots (each a snapshot id, a tag name or an
+        aware datetime): every column plus ``_row_kind`` (+I new, -D removed, a -U/+U pair
+        for a changed primary key). Reads only the buckets whose files differ.
+
+        Raises SnapshotNotFoundError / SnapshotExpiredError, InvalidArgumentError.
+        """
+        return diff_rows.diff(self, start, end)
 
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
         """Arrow batches of one split (projected and filtered as planned)."""
