@@ -83,7 +83,7 @@ def test_primary_key_diff_matches_two_full_reads(tmp_path: Path, engine: str, se
     table = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["id", "dt"],
                             partition_by=["dt"],
                             options={"bucket": "3", "merge-engine": engine, **ENGINES[engine]})
-    for step in range(25):
+    for _step in range(25):
         op = rng.random()
         if op < 0.15 and table.latest_snapshot() is not None:
             table.compact(full=rng.random() < 0.5)
@@ -106,7 +106,7 @@ def test_primary_key_diff_matches_two_full_reads(tmp_path: Path, engine: str, se
 def test_append_diff_is_a_multiset_difference(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     table = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["dt"])
-    for step in range(20):
+    for _step in range(20):
         op = rng.random()
         if op < 0.15:
             table.compact(full=True)
