@@ -10,6 +10,7 @@ SELECT * FROM minipaimon_rollback('/data/orders', 5)             -- or a tag nam
 SELECT * FROM minipaimon_create_tag('/data/orders', 'daily')     -- or (path, name, snapshot)
 SELECT * FROM minipaimon_delete_tag('/data/orders', 'daily')
 SELECT * FROM minipaimon_remove_orphan_files('/data/orders', 1700000000000)  -- (…, true): dry run
+SELECT * FROM minipaimon_diff('/data/orders', 3, 'daily')        -- rows changed, with _row_kind
 ```
 
 ``minipaimon_spark.register(spark)`` registers them. Each runs once, in one Spark task (an
@@ -146,6 +147,35 @@ class RemoveOrphanFiles:
             yield name, result.dry_run
 
 
+class Diff:
+    """``minipaimon_diff(path, from, to)``: the rows that differ between two snapshots (each
+    a snapshot id or a tag name): every column plus ``_row_kind`` (+I, -D, -U/+U pairs). The
+    result schema is the table's, found when Spark analyzes the query."""
+
+    @staticmethod
+    def analyze(path: Any, start: Any, end: Any) -> Any:
+        from pyspark.sql.types import StringType, StructField
+        from pyspark.sql.udtf import AnalyzeResult
+
+        from minipaimon_spark.types import to_spark_schema
+
+        schema = to_spark_schema(_table(path.value).schema())
+        return AnalyzeResult(schema=schema.add(StructField("_row_kind", StringType(), False)))
+
+    def eval(self, path: str, start: Any, end: Any) -> Iterator[tuple[Any, ...]]:
+        changes = _table(path).diff(_endpoint("from", start), _endpoint("to", end))
+        for batch in changes.to_batches():
+            yield from zip(*(column.to_pylist() for column in batch.columns))
+
+
+def _endpoint(name: str, value: Any) -> int | str:
+    from minipaimon_core import InvalidArgumentError
+
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidArgumentError(f"{name} must be a snapshot id or a tag name, got {value!r}")
+    return value
+
+
 PROCEDURES: dict[str, Any] = {  # SQL name -> UDTF class (its RETURNS is the result schema)
     "minipaimon_compact": Compact,
     "minipaimon_expire_snapshots": ExpireSnapshots,
@@ -153,11 +183,13 @@ PROCEDURES: dict[str, Any] = {  # SQL name -> UDTF class (its RETURNS is the res
     "minipaimon_create_tag": CreateTag,
     "minipaimon_delete_tag": DeleteTag,
     "minipaimon_remove_orphan_files": RemoveOrphanFiles,
+    "minipaimon_diff": Diff,
 }
 
 
 def register_procedures(spark: SparkSession) -> None:
     """Register every procedure as a SQL table function of ``spark``."""
     for name, cls in PROCEDURES.items():
-        function: Any = udtf(cls, returnType=cls.RETURNS)  # a UserDefinedTableFunction
+        returns = getattr(cls, "RETURNS", None)  # None: the schema comes from analyze()
+        function: Any = udtf(cls, returnType=returns)  # a UserDefinedTableFunction
         spark.udtf.register(name, function)

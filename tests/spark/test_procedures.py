@@ -91,6 +91,15 @@ def test_remove_orphan_files_from_sql(sql: Any, tmp_path: Path) -> None:
     assert ids_and_values(table) == [(i, "w0") for i in range(10)]
 
 
+def test_diff_from_sql(sql: Any, tmp_path: Path) -> None:
+    table = pk_table(str(tmp_path / "t"), 1)
+    table.write(pa.table({"id": [3, 42], "v": ["new", "x"]}, schema=SCHEMA))
+    table.create_tag("now")
+    rows = sql(f"SELECT * FROM minipaimon_diff('{table.path}', 1, 'now') ORDER BY id, _row_kind DESC")
+    assert [tuple(r) for r in rows.collect()] == [(3, "w0", "-U"), (3, "new", "+U"), (42, "x", "+I")]
+    assert rows.columns == ["id", "v", "_row_kind"]
+
+
 @pytest.mark.parametrize("call, error", [
     ("minipaimon_compact('{missing}')", "TableNotFoundError"),
     ("minipaimon_expire_snapshots('{path}', 'two')", "InvalidArgumentError"),
@@ -98,6 +107,8 @@ def test_remove_orphan_files_from_sql(sql: Any, tmp_path: Path) -> None:
     ("minipaimon_rollback('{path}', 'no-such-tag')", "SnapshotNotFoundError"),
     ("minipaimon_create_tag('{path}', '../escape')", "InvalidArgumentError"),
     ("minipaimon_compact('{path}', 'yes')", "InvalidArgumentError"),
+    ("minipaimon_diff('{path}', 1, 7)", "SnapshotNotFoundError"),
+    ("minipaimon_diff('{missing}', 1, 2)", "TableNotFoundError"),
 ])
 def test_bad_arguments_are_typed_errors_and_change_nothing(
         sql: Any, tmp_path: Path, call: str, error: str) -> None:
