@@ -153,6 +153,11 @@ class TableScan:
     def to_reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.output_schema(), self.to_batches())
 
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow C stream protocol: ``pl.DataFrame(scan)``, ``duckdb.sql("... FROM
+        scan")``, ``pa.table(scan)`` read the planned rows split by split (one in memory)."""
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
 
 class Table:
     """A minipaimon table at a path. Cheap to open; holds no locks."""
