@@ -19,7 +19,7 @@ Peak RSS of a 10M-row write (``write-buffer-size`` 256 mb, in a child process th
 streams the input in 1M-row batches; VmHWM from /proc) <= write-buffer-size + 300 MB.
 
 usage: python bench/bench_pk.py [--reps 3] [--slow-reps 1] [--no-slow] [--no-peers]
-                                [--rss-rows 10000000] [--rss-buckets 1] [--no-rss]
+                                [--rss-rows 10000000] [--rss-buckets 1] [--rss-buffer-mb 256] [--no-rss]
 """
 
 from __future__ import annotations
@@ -109,11 +109,11 @@ def run_peer(peer: str, buckets: int, rep: int) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------------- peak RSS
 
 
-def rss_child(rows: int, buckets: int, path: str) -> None:
+def rss_child(rows: int, buckets: int, path: str, buffer_mb: int = WRITE_BUFFER_MB) -> None:
     """Child process: stream ``rows`` rows in 1M-row batches into a PK table, one commit."""
     data = common.reference_data()
     table = mp.create_table(path, data.SCHEMA, primary_key=["id"],
-                            options={"bucket": str(buckets), "write-buffer-size": f"{WRITE_BUFFER_MB} mb"})
+                            options={"bucket": str(buckets), "write-buffer-size": f"{buffer_mb} mb"})
     baseline = _status_kb("VmRSS")
     t0 = time.perf_counter()
     w = table.new_write("rss")
@@ -140,10 +140,10 @@ def _status_kb(field: str, pid: int | str = "self") -> int:
     return 0
 
 
-def run_rss(rows: int, buckets: int) -> dict[str, Any]:
+def run_rss(rows: int, buckets: int, buffer_mb: int = WRITE_BUFFER_MB) -> dict[str, Any]:
     path = os.path.join(common.scratch(f"pk-rss-b{buckets}"), "t")
     cmd = [sys.executable, os.path.abspath(__file__), "--rss-child", str(rows), "--rss-buckets", str(buckets),
-           "--rss-path", path]
+           "--rss-path", path, "--rss-buffer-mb", str(buffer_mb)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     samples: list[tuple[float, int]] = []
     t0 = time.perf_counter()
@@ -156,8 +156,8 @@ def run_rss(rows: int, buckets: int) -> dict[str, Any]:
     res: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     peak_mb = res["peak_rss_kb"] / 1024
     res.update({"buckets": buckets, "peak_rss_mb": peak_mb, "baseline_rss_mb": res["baseline_rss_kb"] / 1024,
-                "limit_mb": WRITE_BUFFER_MB + RSS_SLACK_MB, "load1": common.load()[0],
-                "met": peak_mb <= WRITE_BUFFER_MB + RSS_SLACK_MB,
+                "buffer_mb": buffer_mb, "limit_mb": buffer_mb + RSS_SLACK_MB, "load1": common.load()[0],
+                "met": peak_mb <= buffer_mb + RSS_SLACK_MB,
                 "polled_max_mb": max((s[1] for s in samples), default=0) / 1024,
                 "series_mb": [(t, round(kb / 1024)) for t, kb in samples[:: max(1, len(samples) // 60)]]})
     import shutil
@@ -177,12 +177,14 @@ def main() -> None:
     ap.add_argument("--buckets", default="1,4")
     ap.add_argument("--rss-rows", type=int, default=10_000_000)
     ap.add_argument("--rss-buckets", type=int, default=1)
+    ap.add_argument("--rss-buffer-mb", type=int, default=WRITE_BUFFER_MB,
+                    help="write-buffer-size of the RSS run (spilling keeps one run per bucket)")
     ap.add_argument("--no-rss", action="store_true")
     ap.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--rss-path", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.rss_child:
-        rss_child(a.rss_child, a.rss_buckets, a.rss_path)
+        rss_child(a.rss_child, a.rss_buckets, a.rss_path, a.rss_buffer_mb)
         return
     env = common.environment()
     bucket_counts = [int(b) for b in a.buckets.split(",")]
@@ -256,9 +258,9 @@ def main() -> None:
     rss = None
     if not a.no_rss:
         print(f"peak RSS: {a.rss_rows:,}-row write, {a.rss_buckets} bucket(s) ...", file=sys.stderr)
-        rss = run_rss(a.rss_rows, a.rss_buckets)
+        rss = run_rss(a.rss_rows, a.rss_buckets, a.rss_buffer_mb)
         print(f"\npeak RSS of a {a.rss_rows:,}-row PK write ({a.rss_buckets} bucket(s), write-buffer-size "
-              f"{WRITE_BUFFER_MB} mb): {rss['peak_rss_mb']:.0f} MB (baseline {rss['baseline_rss_mb']:.0f} MB, "
+              f"{a.rss_buffer_mb} mb): {rss['peak_rss_mb']:.0f} MB (baseline {rss['baseline_rss_mb']:.0f} MB, "
               f"limit {rss['limit_mb']} MB: {'met' if rss['met'] else 'NOT met'}), {rss['seconds']:.1f} s, "
               f"{rss['files']} files, load1 {rss['load1']}")
     path = common.write_results("pk", {"env": env, "n": N, "u": U, "verdicts": verdicts, "medians_s": med,

@@ -3,14 +3,19 @@
 Rows are numbered in input order (a writer-local ``_SEQUENCE_NUMBER``; the committer turns
 it into a table-wide one), split by partition and by bucket = hash(bucket key) mod N, and
 buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
-buffer is flushed. A flush merges the buffer with the merge engine (keeping deletes, so
-they still shadow older files), sorted by key, into level-0 Parquet files rolled at
-``target-file-size``.
+buffer is merged with the merge engine (keeping deletes, so they still shadow older files)
+and, with ``write-buffer-spillable`` (default), spilled to a local temp file as a sorted
+run (see :mod:`minipaimon_core.spill`); without it, written as level-0 files at once.
+``prepare_commit`` merges each bucket's spilled runs and buffer into ONE sorted run of
+level-0 Parquet files (rolled at ``target-file-size``, or at the buffer's size when that is
+smaller, since a file's rows are held until written), so a large write leaves one run per
+bucket, not one per buffer-full.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -30,6 +35,7 @@ from .manifest import DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
 from .schema import ROW_KIND_COLUMN, TableSchema
+from .spill import SpillDirectory, SpilledRun, merge_runs
 from .write_buffer import BucketKey, WriteBuffer
 
 ROW_KINDS = pa.array(["+I", "-U", "+U", "-D"])
@@ -66,6 +72,9 @@ class KeyValueWriter:
         self._input_changelog = self._options["changelog-producer"] == "input"
         self._next_seq = 0
         self._key_columns = list(schema.primaryKeys)
+        self._spillable = bool(self._options["write-buffer-spillable"])
+        self._spill_dir: SpillDirectory | None = None
+        self._spilled: dict[BucketKey, list[SpilledRun]] = {}
 
     def write(self, data: Any) -> None:
         """Buffer upserts (and deletes, via ``_row_kind``) of ``data``.
@@ -86,8 +95,20 @@ class KeyValueWriter:
                 buckets = bucket_ids(part, self._schema.bucket_keys, self._schema.num_buckets)
                 for bucket, rows in split_by_bucket(part, np.asarray(buckets, dtype=np.int64)):
                     for key, pieces in self._buffer.add((tuple(values), bucket), rows):
-                        self._record(key, self._write_level0(key, pieces))
+                        if self._spillable:
+                            self._spill(key, pieces)
+                        else:
+                            self._record(key, self._write_level0(key, pieces, []))
                         pa.default_memory_pool().release_unused()
+
+    def _spill(self, key: BucketKey, pieces: list[pa.Table]) -> None:
+        """Merge a full bucket buffer into a sorted run in a local temp file."""
+        merged, changelog = self._merge_buffer(key, pieces)
+        self._record(key, ([], changelog))
+        if merged.num_rows:
+            if self._spill_dir is None:
+                self._spill_dir = SpillDirectory()
+            self._spilled.setdefault(key, []).append(self._spill_dir.spill(merged, self._key_columns))
 
     def _record(self, key: BucketKey,
                 written: tuple[list[DataFileMeta], list[DataFileMeta]]) -> None:
@@ -97,12 +118,12 @@ class KeyValueWriter:
         if changelog:
             self._changelog.setdefault(key, []).extend(changelog)
 
-    def _write_level0(self, key: BucketKey,
-                      pieces: list[pa.Table]) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
-        """Merge a bucket's buffered rows into level-0 files (and input changelog files).
-        Touches no writer state, so buckets can be written in parallel."""
+    def _merge_buffer(self, key: BucketKey,
+                      pieces: list[pa.Table]) -> tuple[pa.Table, list[DataFileMeta]]:
+        """A bucket's buffered rows merged into one sorted run (and their input changelog
+        file with ``changelog-producer=input``)."""
         if not pieces:
-            return [], []
+            return pa.table({}), []
         rows = pa.concat_tables(pieces)
         values, bucket = key
         path = self._spec.path(list(values))
@@ -114,24 +135,55 @@ class KeyValueWriter:
                 compression=self._options["file.compression"], prefix="changelog",
                 min_seq=pc.min(rows.column(SEQUENCE)).as_py(), max_seq=pc.max(rows.column(SEQUENCE)).as_py(),
             ))
-        merged = merge(prepare_input(rows, self._merge), self._merge, keep_deletes=True)
-        if merged.num_rows == 0:
-            return [], changelog
-        files = write_sorted_run(self._io, self._layout, self._schema, path, bucket, merged, level=0,
-                                 target=self._target, compression=self._options["file.compression"])
+        return merge(prepare_input(rows, self._merge), self._merge, keep_deletes=True), changelog
+
+    def _write_level0(self, key: BucketKey, pieces: list[pa.Table],
+                      spilled: list[SpilledRun]) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+        """Merge a bucket's buffered rows and spilled runs into one sorted run of level-0
+        files (and input changelog files). Touches no writer state, so buckets can be
+        written in parallel."""
+        merged, changelog = self._merge_buffer(key, pieces)
+        values, bucket = key
+        path = self._spec.path(list(values))
+
+        def write(run: pa.Table, target: int) -> list[DataFileMeta]:
+            return write_sorted_run(self._io, self._layout, self._schema, path, bucket, run, level=0,
+                                    target=target, compression=self._options["file.compression"])
+
+        if not spilled:
+            return (write(merged, self._target) if merged.num_rows else []), changelog
+        runs: list[Iterator[pa.Table]] = [
+            (pa.Table.from_batches([b]) for b in run.batches()) for run in spilled]
+        if merged.num_rows:
+            runs.append(iter([merged]))
+        chunks = merge_runs(runs, self._key_columns,
+                            lambda t: merge(t, self._merge, keep_deletes=True))
+        files: list[DataFileMeta] = []
+        # Parts are held in memory until written: at most a buffer's worth, like a flush.
+        for part in roll(chunks, min(self._target, self._options["write-buffer-size"] // FLUSH_OVERHEAD)):
+            files += write(part, max(self._target, part.nbytes + 1))  # one file per part
+        for run in spilled:
+            assert self._spill_dir is not None
+            self._spill_dir.remove(run)
         return files, changelog
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush all buffers (buckets in parallel threads: Arrow and Parquet release the
         GIL); one message per (partition, bucket) with its new files."""
-        pending = self._buffer.drain()
-        if len(pending) > 1:
-            with ThreadPoolExecutor(max_workers=min(len(pending), os.cpu_count() or 1)) as pool:
-                results = list(pool.map(lambda kp: self._write_level0(*kp), pending))
+        buffered = dict(self._buffer.drain())
+        spilled, self._spilled = self._spilled, {}
+        work = [(key, buffered.get(key, []), spilled.get(key, []))
+                for key in {**buffered, **spilled}]
+        if len(work) > 1:
+            with ThreadPoolExecutor(max_workers=min(len(work), os.cpu_count() or 1)) as pool:
+                results = list(pool.map(lambda w: self._write_level0(*w), work))
         else:
-            results = [self._write_level0(*kp) for kp in pending]
-        for (key, _), written in zip(pending, results):
+            results = [self._write_level0(*w) for w in work]
+        for (key, _, _), written in zip(work, results):
             self._record(key, written)
+        if self._spill_dir is not None:
+            self._spill_dir.cleanup()
+            self._spill_dir = None
         messages = [
             CommitMessage(
                 partition=list(values),
@@ -148,7 +200,27 @@ class KeyValueWriter:
         return messages
 
     def close(self) -> None:
+        """Drop buffered rows and spilled runs (their temp files go)."""
         self._buffer.drain()
+        self._spilled = {}
+        if self._spill_dir is not None:
+            self._spill_dir.cleanup()
+            self._spill_dir = None
+
+
+def roll(chunks: Iterator[pa.Table], target: int) -> Iterator[pa.Table]:
+    """Group consecutive chunks of a sorted run into parts of about ``target`` bytes."""
+    pending: list[pa.Table] = []
+    size = 0
+    for chunk in chunks:
+        if chunk.num_rows:
+            pending.append(chunk)
+            size += chunk.nbytes
+        if size >= target:
+            yield pa.concat_tables(pending)
+            pending, size = [], 0
+    if pending:
+        yield pa.concat_tables(pending)
 
 
 def write_sorted_run(
