@@ -43,6 +43,7 @@ from .scan import Planner, Split, resolve_snapshot
 from .schema import SchemaManager, TableSchema, build_schema
 from .snapshot import Snapshot
 from .snapshot_manager import SnapshotManager
+from .table_stream import TableStream
 
 
 def create_table(
@@ -310,6 +311,15 @@ class Table:
 
     def to_arrow(self) -> pa.Table:
         return self.scan().to_arrow()
+
+    def stream(self, consumer_id: str | None = None,
+               options: dict[str, str] | None = None) -> TableStream:
+        """A streaming consumer in plain Python: iterate it for the batches available now
+        (one snapshot each; ``batch.identifier`` is a stable downstream commit identifier),
+        ``commit(batch)`` records progress under ``consumer_id``. ``options`` as the Spark
+        source's (``scan.mode``, ``read.changelog``, ...). See minipaimon_core.table_stream.
+        """
+        return TableStream(self, consumer_id, options)
 
     def diff(self, start: diff_rows.Endpoint, end: diff_rows.Endpoint) -> pa.Table:
         """Rows that differ between two snapshots (each a snapshot id, a tag name or an

@@ -1,0 +1,103 @@
+"""A plain-Python streaming consumer of a table, with an exactly-once hand-off.
+
+```python
+stream = source.stream(consumer_id="job")         # same scan.mode / options as Spark's source
+for batch in stream:                               # what is there now, one snapshot per batch
+    w = target.new_write("job"); w.write(batch.data)
+    target.new_commit("job").commit(w.prepare_commit(), commit_identifier=batch.identifier)
+    stream.commit(batch)                           # progress into consumer/consumer-job
+```
+
+Batches are deterministic: the first is the full scan of the start snapshot (``latest-full``,
+``from-snapshot-full``) or the changes of one snapshot, and every later batch is the changes
+of exactly one more snapshot, so ``batch.identifier`` (the snapshot id the batch completes)
+names the same rows on every run. A consumer killed after its downstream commit but before
+``stream.commit`` re-reads that batch on restart, and the downstream commit of the same
+identifier by the same commit user is a no-op: nothing is written twice.
+
+With a ``consumer_id`` the stream resumes after the last committed batch, and expiration
+keeps every snapshot the consumer still needs. The consumer file is written by the first
+``commit``, so a run that never commits registers nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from .consumer import ConsumerManager
+from .errors import InvalidArgumentError
+from .stream import StreamOffset, StreamScanner
+
+if TYPE_CHECKING:
+    from .table import Table
+
+
+@dataclass(frozen=True)
+class StreamBatch:
+    """The rows between two stream offsets (``start`` exclusive, ``end`` inclusive)."""
+
+    data: pa.Table
+    start: StreamOffset
+    end: StreamOffset
+
+    @property
+    def identifier(self) -> int:
+        """The snapshot id this batch completes: a commit identifier for a downstream write
+        that is the same on every run over the same history."""
+        return self.end.snapshot
+
+
+class TableStream:
+    """Iterates the batches available now; iterate again later for newer snapshots."""
+
+    def __init__(self, table: Table, consumer_id: str | None = None,
+                 options: Mapping[str, str] | None = None) -> None:
+        self._table = table
+        self._scanner = StreamScanner(table, options)
+        self._consumers = ConsumerManager(table.io, table.layout)
+        self.consumer_id = consumer_id
+        resumed = self._consumers.read(consumer_id) if consumer_id is not None else None
+        if resumed is not None:
+            self.position = StreamOffset(resumed.nextSnapshot - 1)
+        else:
+            self.position = self._scanner.initial_offset()
+
+    def output_schema(self) -> pa.Schema:
+        return self._scanner.output_schema()
+
+    def __iter__(self) -> Iterator[StreamBatch]:
+        """Batches from the current position up to the latest snapshot; empty ones are
+        skipped (the position still moves past them)."""
+        while True:
+            end = self._next_end()
+            if end is None:
+                return
+            start, self.position = self.position, end
+            splits = self._scanner.plan(start, end)
+            batches = [b for split in splits for b in self._scanner.read(split)]
+            if batches:
+                yield StreamBatch(pa.Table.from_batches(batches, self.output_schema()), start, end)
+
+    def commit(self, batch: StreamBatch) -> None:
+        """Record that ``batch`` is processed (no-op without a consumer id).
+
+        Raises InvalidArgumentError for a batch beyond the stream's position.
+        """
+        if batch.end.snapshot > self.position.snapshot:
+            raise InvalidArgumentError(
+                f"batch up to snapshot {batch.end.snapshot} was not read by this stream "
+                f"(position {self.position.snapshot})")
+        if self.consumer_id is not None:
+            self._consumers.write(self.consumer_id, batch.end.next_snapshot)
+
+    def _next_end(self) -> StreamOffset | None:
+        if self.position.full:
+            return StreamOffset(self.position.snapshot)  # the whole full scan: one batch
+        latest = self._table.snapshot_manager.latest_id() or 0
+        if self.position.snapshot >= latest:
+            return None
+        return StreamOffset(self.position.snapshot + 1)
