@@ -39,9 +39,10 @@ class SnapshotExpiredError(SnapshotNotFoundError):
     """The requested snapshot existed once but has been expired."""
 
 
-class UnsupportedOptionError(MiniPaimonError):
-    """A table or read option is unknown or has a value it cannot take."""
-
-
 class InvalidArgumentError(MiniPaimonError):
     """An argument or input value is not acceptable (e.g. a null primary key)."""
+
+
+class UnsupportedOptionError(InvalidArgumentError):
+    """A table or read option is unknown or has a value it cannot take (the one class for
+    every bad option value; a kind of InvalidArgumentError)."""

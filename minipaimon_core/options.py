@@ -1,14 +1,20 @@
-"""Table options: the known names, their defaults, and typed access.
+"""Table and read options: the known names, their kinds, defaults and bounds; the one parser.
 
-Unknown option names and unparseable values are rejected with UnsupportedOptionError naming
-the option, before anything is written. Options with a per-field part
-(``fields.<f>.aggregate-function``) are matched by pattern.
+Every option value minipaimon reads goes through :class:`Options` (or :func:`validate`,
+which parses every given value once), so an unknown name or a bad value raises
+:class:`UnsupportedOptionError` naming the option, whether it is a table option (at
+``create_table`` / ``set_options``, before anything is written) or a read option.
+Options with a per-field part (``fields.<f>.aggregate-function``) are matched by pattern.
+Checks that need the table's columns (``bucket-key`` inside the primary key, a
+``sequence.field`` that is a column, aggregate functions that fit their column, ...) are in
+:mod:`minipaimon_core.table_options`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import UnsupportedOptionError
@@ -34,112 +40,184 @@ def parse_duration_ms(value: str) -> int:
 
 
 def _parse_bool(value: str) -> bool:
-    if value.lower() not in ("true", "false"):
-        raise ValueError(f"not a boolean: {value!r}")
-    return value.lower() == "true"
+    if value.strip().lower() not in ("true", "false"):
+        raise ValueError(f"not a boolean (true or false): {value!r}")
+    return value.strip().lower() == "true"
+
+
+def _parse_int(value: str) -> int:
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ValueError(f"not an integer: {value!r}") from None
 
 
 _PARSERS: dict[str, Any] = {
-    "int": int,
+    "int": _parse_int,
     "size": parse_size,
     "duration": parse_duration_ms,
     "bool": _parse_bool,
     "str": str,
 }
 
-# name -> (kind, default as the string a user would write; None = unset)
-KNOWN: dict[str, tuple[str, str | None]] = {
-    "bucket": ("int", "-1"),
-    "bucket-key": ("str", None),
-    "target-file-size": ("size", "128 mb"),
-    "write-buffer-size": ("size", "256 mb"),
-    "write-buffer-spillable": ("bool", "true"),
-    "file.compression": ("str", "zstd"),
-    "manifest.merge-min-count": ("int", "30"),
-    "manifest.target-file-size": ("size", "8 mb"),
-    "commit.max-retries": ("int", "50"),
-    "commit.timeout": ("duration", "300 s"),
-    "commit.min-retry-wait": ("duration", "5 ms"),
-    "commit.max-retry-wait": ("duration", "2 s"),
-    "dynamic-partition-overwrite": ("bool", "false"),
-    "merge-engine": ("str", "deduplicate"),
-    "sequence.field": ("str", None),
-    "ignore-delete": ("bool", "false"),
-    "partial-update.remove-record-on-delete": ("bool", "false"),
-    "changelog-producer": ("str", "none"),
-    "num-levels": ("int", "5"),
-    "num-sorted-run.compaction-trigger": ("int", "5"),
-    "num-sorted-run.stop-trigger": ("int", None),
-    "compaction.max-size-amplification-percent": ("int", "200"),
-    "compaction.size-ratio": ("int", "1"),
-    "compaction.min.file-num": ("int", "5"),
-    "compaction.max.file-num": ("int", "50"),
-    "write-only": ("bool", "false"),
-    "snapshot.num-retained.min": ("int", "10"),
-    "snapshot.num-retained.max": ("int", "2147483647"),
-    "snapshot.time-retained": ("duration", "1 h"),
-    "consumer.expiration-time": ("duration", None),
-    "streaming-read-overwrite": ("bool", "false"),
-    "read.changelog": ("bool", "false"),
-    "scan.mode": ("str", None),
-    "scan.snapshot-id": ("int", None),
-    "scan.timestamp-millis": ("int", None),
-    "scan.tag-name": ("str", None),
-    "incremental-between": ("str", None),
-    "consumer-id": ("str", None),
-    "source.split.target-size": ("size", "128 mb"),
-}
-_FIELD_OPTION = re.compile(r"^fields\.[^.]+\.(aggregate-function|ignore-retract|list-agg-delimiter)$")
 MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 CHANGELOG_PRODUCERS = ("none", "input", "lookup", "full-compaction")
+COMPRESSIONS = ("zstd", "snappy", "gzip", "lz4", "brotli", "none")
+SCAN_MODES = ("latest-full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "default")
+AGGREGATE_FUNCTIONS = (
+    "sum", "min", "max", "count", "product", "last_value", "last_non_null_value",
+    "first_value", "first_non_null_value", "bool_and", "bool_or", "listagg",
+)
 
 
-def validate(options: Mapping[str, str]) -> dict[str, str]:
-    """Check names and values; return the options as a plain ``dict[str, str]``.
+@dataclass(frozen=True)
+class Spec:
+    """One option: its kind (int, size, duration, bool, str), default as a user would write
+    it (None: unset), the smallest allowed value of a number, the allowed strings."""
+
+    kind: str
+    default: str | None
+    minimum: int | None = None
+    choices: tuple[str, ...] | None = None
+
+
+KNOWN: dict[str, Spec] = {
+    "bucket": Spec("int", "-1", -1),
+    "bucket-key": Spec("str", None),
+    "target-file-size": Spec("size", "128 mb", 1),
+    "write-buffer-size": Spec("size", "256 mb", 1),
+    "write-buffer-spillable": Spec("bool", "true"),
+    "file.compression": Spec("str", "zstd", choices=COMPRESSIONS),
+    "manifest.merge-min-count": Spec("int", "30", 1),
+    "manifest.target-file-size": Spec("size", "8 mb", 1),
+    "commit.max-retries": Spec("int", "50", 0),
+    "commit.timeout": Spec("duration", "300 s", 0),
+    "commit.min-retry-wait": Spec("duration", "5 ms", 0),
+    "commit.max-retry-wait": Spec("duration", "2 s", 0),
+    "dynamic-partition-overwrite": Spec("bool", "false"),
+    "merge-engine": Spec("str", "deduplicate", choices=MERGE_ENGINES),
+    "sequence.field": Spec("str", None),
+    "ignore-delete": Spec("bool", "false"),
+    "partial-update.ignore-delete": Spec("bool", "false"),  # Paimon's older names of
+    "first-row.ignore-delete": Spec("bool", "false"),  # ignore-delete
+    "deduplicate.ignore-delete": Spec("bool", "false"),
+    "partial-update.remove-record-on-delete": Spec("bool", "false"),
+    "fields.default-aggregate-function": Spec("str", "last_non_null_value", choices=AGGREGATE_FUNCTIONS),
+    "changelog-producer": Spec("str", "none", choices=CHANGELOG_PRODUCERS),
+    "num-levels": Spec("int", "5", 2),
+    "num-sorted-run.compaction-trigger": Spec("int", "5", 1),
+    "num-sorted-run.stop-trigger": Spec("int", None, 1),
+    "compaction.max-size-amplification-percent": Spec("int", "200", 0),
+    "compaction.size-ratio": Spec("int", "1", 0),
+    "compaction.min.file-num": Spec("int", "5", 1),
+    "compaction.max.file-num": Spec("int", "50", 1),
+    "write-only": Spec("bool", "false"),
+    "snapshot.num-retained.min": Spec("int", "10", 1),
+    "snapshot.num-retained.max": Spec("int", "2147483647", 1),
+    "snapshot.time-retained": Spec("duration", "1 h", 0),
+    "consumer.expiration-time": Spec("duration", None, 0),
+    "streaming-read-overwrite": Spec("bool", "false"),
+    "read.changelog": Spec("bool", "false"),
+    "scan.mode": Spec("str", None, choices=SCAN_MODES),
+    "scan.snapshot-id": Spec("int", None, 1),
+    "scan.timestamp-millis": Spec("int", None, 0),
+    "scan.tag-name": Spec("str", None),
+    "incremental-between": Spec("str", None),
+    "consumer-id": Spec("str", None),
+    "source.split.target-size": Spec("size", "128 mb", 1),
+}
+# fields.<column>.<suffix>: the kind of each per-field option
+FIELD_OPTIONS: dict[str, Spec] = {
+    "aggregate-function": Spec("str", None, choices=AGGREGATE_FUNCTIONS),
+    "ignore-retract": Spec("bool", "false"),
+    "list-agg-delimiter": Spec("str", ","),
+}
+_FIELD_OPTION = re.compile(r"^fields\.(.+)\.([a-z-]+)$")
+
+
+def field_option(name: str) -> tuple[str, str] | None:
+    """``fields.<column>.<suffix>`` → (column, suffix) for a known suffix, else None."""
+    m = _FIELD_OPTION.match(name)
+    if m and m.group(2) in FIELD_OPTIONS:
+        return m.group(1), m.group(2)
+    return None
+
+
+def spec_of(name: str) -> Spec:
+    """The spec of option ``name``. Raises UnsupportedOptionError for an unknown name."""
+    if name in KNOWN:
+        return KNOWN[name]
+    if (f := field_option(name)) is not None:
+        return FIELD_OPTIONS[f[1]]
+    if name.endswith(".sequence-group") and name.startswith("fields."):
+        raise UnsupportedOptionError(f"option {name!r}: sequence groups are not supported")
+    raise UnsupportedOptionError(
+        f"unknown option {name!r}; known options: {', '.join(sorted(KNOWN))}, "
+        f"fields.<column>.({'|'.join(FIELD_OPTIONS)})")
+
+
+def parse(name: str, value: str) -> Any:
+    """The typed value of option ``name`` given as ``value`` (bounds and choices checked).
 
     Raises:
-        UnsupportedOptionError: an unknown name, or a value of the wrong kind.
+        UnsupportedOptionError: unknown name, unparseable value, value out of bounds or not
+            one of the allowed strings (the message names the option and what it takes).
+    """
+    spec = spec_of(name)
+    try:
+        parsed = _PARSERS[spec.kind](value)
+    except ValueError as e:
+        raise UnsupportedOptionError(f"option {name!r}: {e}") from None
+    if spec.minimum is not None and parsed < spec.minimum:
+        raise UnsupportedOptionError(f"option {name!r} must be >= {spec.minimum}, got {value!r}")
+    if spec.choices is not None and parsed.strip().lower() not in spec.choices:
+        raise UnsupportedOptionError(
+            f"option {name!r} must be one of {', '.join(spec.choices)}; got {value!r}")
+    if spec.choices is not None:
+        parsed = parsed.strip().lower()
+    return parsed
+
+
+def _as_str(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def validate(options: Mapping[str, Any]) -> dict[str, str]:
+    """Check every name and value (without the table's columns: see ``table_options``);
+    return the options as a plain ``dict[str, str]``.
+
+    Raises:
+        UnsupportedOptionError: an unknown name, a bad value (names the option).
     """
     out: dict[str, str] = {}
     for name, value in options.items():
-        value = str(value).lower() if isinstance(value, bool) else str(value)
-        if _FIELD_OPTION.match(name):
-            if name.endswith("ignore-retract"):
-                _check(name, "bool", value)
-            out[name] = value
-            continue
-        if name not in KNOWN:
-            raise UnsupportedOptionError(f"unknown table option {name!r}")
-        _check(name, KNOWN[name][0], value)
-        out[name] = value
-    _check_choice(out, "merge-engine", MERGE_ENGINES)
-    _check_choice(out, "changelog-producer", CHANGELOG_PRODUCERS)
+        out[name] = _as_str(value)
+        parse(name, out[name])
+    typed = Options(out)
+    lo, hi = typed["snapshot.num-retained.min"], typed["snapshot.num-retained.max"]
+    if hi < lo:
+        raise UnsupportedOptionError(
+            f"option 'snapshot.num-retained.max' ({hi}) must be >= 'snapshot.num-retained.min' ({lo})")
+    if typed["commit.max-retry-wait"] < typed["commit.min-retry-wait"]:
+        raise UnsupportedOptionError(
+            "option 'commit.max-retry-wait' must be >= 'commit.min-retry-wait'")
     return out
 
 
-def _check(name: str, kind: str, value: str) -> None:
-    try:
-        _PARSERS[kind](value)
-    except ValueError as e:
-        raise UnsupportedOptionError(f"option {name!r}: {e}") from None
-
-
-def _check_choice(options: Mapping[str, str], name: str, choices: tuple[str, ...]) -> None:
-    if name in options and options[name] not in choices:
-        raise UnsupportedOptionError(f"option {name!r} must be one of {', '.join(choices)}; got {options[name]!r}")
-
-
 class Options:
-    """Typed, read-only view of a table's options with defaults applied."""
+    """Typed, read-only view of table (or read) options with defaults applied.
 
-    def __init__(self, options: Mapping[str, str]) -> None:
-        self.raw = dict(options)
+    ``get`` parses with :func:`parse`, so a bad value raises UnsupportedOptionError naming
+    the option; options built from a stored schema were validated when it was written.
+    """
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.raw = {k: _as_str(v) for k, v in options.items()}
 
     def get(self, name: str) -> Any:
         """Parsed value of a known option (its default if unset; None if it has none)."""
-        kind, default = KNOWN[name]
-        value = self.raw.get(name, default)
-        return None if value is None else _PARSERS[kind](value)
+        value = self.raw.get(name, spec_of(name).default)
+        return None if value is None else parse(name, value)
 
     def __getitem__(self, name: str) -> Any:
         return self.get(name)

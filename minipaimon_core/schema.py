@@ -22,6 +22,7 @@ from .errors import (
 )
 from .fileio import FileIO
 from .layout import TableLayout
+from .table_options import check as check_options
 
 SYSTEM_COLUMNS = ("_SEQUENCE_NUMBER", "_VALUE_KIND")
 ROW_KIND_COLUMN = "_row_kind"
@@ -92,8 +93,9 @@ def build_schema(
     Raises:
         SchemaMismatchError: duplicate/reserved column names, unsupported types.
         InvalidArgumentError: keys naming missing columns, partition keys outside the
-            primary key, a nested key type, a bad bucket count.
-        UnsupportedOptionError: unknown options.
+            primary key, a nested key type.
+        UnsupportedOptionError: unknown options, bad values, options that do not fit the
+            table (see :mod:`minipaimon_core.table_options`).
     """
     pk = list(primary_key or [])
     parts = list(partition_by or [])
@@ -114,19 +116,9 @@ def build_schema(
         raise InvalidArgumentError(
             f"partition keys {parts} must be part of the primary key {pk} of a primary-key table"
         )
-    buckets = int(opts.get("bucket", "-1"))
-    if pk:
-        if buckets == -1:
-            opts["bucket"] = buckets_str = "1"
-            buckets = int(buckets_str)
-        if buckets < 1:
-            raise InvalidArgumentError(f"a primary-key table needs 'bucket' >= 1, got {buckets}")
-    elif buckets == 0 or buckets < -1:
-        raise InvalidArgumentError(f"'bucket' must be -1 (unbucketed) or >= 1, got {buckets}")
-    if "bucket-key" in opts:
-        for c in opts["bucket-key"].split(","):
-            if c.strip() not in names:
-                raise InvalidArgumentError(f"bucket-key column {c.strip()!r} is not in the schema")
+    if pk and int(opts.get("bucket", "-1")) == -1:
+        opts["bucket"] = "1"
+    check_options(opts, schema, pk, parts)
     fields = []
     for i, f in enumerate(schema):
         nullable = f.nullable and f.name not in pk

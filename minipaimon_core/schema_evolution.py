@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 import msgspec
 import pyarrow as pa
 
-from . import datatypes, options
+from . import datatypes, options, table_options
 from .errors import CommitConflictError, InvalidArgumentError, SchemaMismatchError
 from .fileio import FileIO
 from .layout import TableLayout
@@ -46,6 +46,8 @@ def commit_change(io: FileIO, layout: TableLayout, change: Change) -> TableSchem
 
     Raises:
         whatever ``change`` raises (nothing is written then);
+        UnsupportedOptionError: the changed schema's options no longer fit it
+            (:func:`minipaimon_core.table_options.check`);
         CommitConflictError: other processes kept committing schemas for MAX_ATTEMPTS tries.
     """
     manager = SchemaManager(io, layout)
@@ -54,6 +56,7 @@ def commit_change(io: FileIO, layout: TableLayout, change: Change) -> TableSchem
         new = change(current)
         if new is None:
             return current
+        table_options.check(new.options, new.arrow_schema(), new.primaryKeys, new.partitionKeys)
         new = msgspec.structs.replace(new, id=current.id + 1, timeMillis=int(time.time() * 1000))
         if manager.commit(new):
             return new
@@ -156,11 +159,15 @@ def apply_set_options(schema: TableSchema, updates: Mapping[str, str | None]) ->
 
     Raises:
         UnsupportedOptionError: unknown option or bad value.
-        InvalidArgumentError: changing an option fixed at creation (IMMUTABLE_OPTIONS).
+        InvalidArgumentError: changing an option fixed at creation (IMMUTABLE_OPTIONS;
+            setting one to its current effective value, default included, is no change).
     """
     current = dict(schema.options)
     for key, value in updates.items():
-        if key in IMMUTABLE_OPTIONS and current.get(key) != (None if value is None else str(value)):
+        options.spec_of(key)  # an unknown name is refused before the immutability rule
+        now = options.Options(current).get(key)
+        after = options.Options({} if value is None else {key: value}).get(key)
+        if key in IMMUTABLE_OPTIONS and now != after:
             raise InvalidArgumentError(
                 f"option {key!r} cannot be changed after the table is created "
                 f"(it decides where rows live or how they merge); create a new table instead"

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import options
 from .data_file import VALUE_KIND
 from .errors import InvalidArgumentError, SnapshotNotFoundError
 from .manifest import ADD, DataFileMeta, ManifestEntry
@@ -44,7 +45,9 @@ if TYPE_CHECKING:
 
 ROW_KIND = "_row_kind"
 _KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"])
-SCAN_MODES = ("latest-full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "default")
+SCAN_MODES = options.SCAN_MODES
+_READ_OPTIONS = ("scan.mode", "scan.snapshot-id", "scan.timestamp-millis", "read.changelog",
+                 "streaming-read-overwrite")
 
 
 @dataclass(frozen=True)
@@ -92,14 +95,14 @@ class StreamScanner:
     def __init__(self, table: Table, options: Mapping[str, str] | None = None) -> None:
         self._table = table
         opts = {k.lower(): str(v) for k, v in (options or {}).items()}
-        self._mode = opts.get("scan.mode", "latest-full")
-        if self._mode not in SCAN_MODES:
-            raise InvalidArgumentError(f"scan.mode must be one of {', '.join(SCAN_MODES)}; got {self._mode!r}")
-        self._snapshot_id = _int(opts, "scan.snapshot-id")
-        self._timestamp = _int(opts, "scan.timestamp-millis")
+        read = Options({k: v for k, v in opts.items() if k in _READ_OPTIONS})  # bad: UnsupportedOptionError
+        self._mode = read["scan.mode"] or "latest-full"
+        self._snapshot_id = read["scan.snapshot-id"]
+        self._timestamp = read["scan.timestamp-millis"]
         table_opts = Options(table.table_schema.options)
-        self.read_changelog = _bool(opts, "read.changelog", table_opts["read.changelog"])
-        self._read_overwrite = _bool(opts, "streaming-read-overwrite", table_opts["streaming-read-overwrite"])
+        self.read_changelog = (read if "read.changelog" in opts else table_opts)["read.changelog"]
+        self._read_overwrite = (read if "streaming-read-overwrite" in opts
+                                else table_opts)["streaming-read-overwrite"]
         self._producer = table_opts["changelog-producer"]
         self._pk = bool(table.table_schema.primaryKeys)
         self._spec = PartitionSpec.of(table.schema(), table.table_schema.partitionKeys)
@@ -265,24 +268,6 @@ class StreamScanner:
 
 def _over(files: int, rows: int, max_files: int | None, max_rows: int | None) -> bool:
     return (max_files is not None and files >= max_files) or (max_rows is not None and rows >= max_rows)
-
-
-def _int(opts: Mapping[str, str], name: str) -> int | None:
-    if name not in opts:
-        return None
-    try:
-        return int(opts[name])
-    except ValueError:
-        raise InvalidArgumentError(f"option {name!r} must be an integer, got {opts[name]!r}") from None
-
-
-def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
-    if name not in opts:
-        return default
-    value = opts[name].lower()
-    if value not in ("true", "false"):
-        raise InvalidArgumentError(f"option {name!r} must be true or false, got {opts[name]!r}")
-    return value == "true"
 
 
 __all__ = ["ROW_KIND", "SnapshotNotFoundError", "StreamOffset", "StreamScanner", "StreamSplit"]

@@ -45,6 +45,8 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
+from .. import options as option_values
+
 __all__ = [
     "AGGREGATE_FUNCTIONS", "DELETE", "ENGINES", "INSERT", "SEQUENCE", "UPDATE_AFTER",
     "UPDATE_BEFORE", "VALUE_KIND", "MergeConfig", "is_single_run_sorted_unique", "merge",
@@ -54,23 +56,13 @@ __all__ = [
 SEQUENCE = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
-ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
-AGGREGATE_FUNCTIONS = frozenset({
-    "sum", "min", "max", "count", "product", "last_value", "last_non_null_value",
-    "first_value", "first_non_null_value", "bool_and", "bool_or", "listagg",
-})
+ENGINES = option_values.MERGE_ENGINES
+AGGREGATE_FUNCTIONS = frozenset(option_values.AGGREGATE_FUNCTIONS)
 _RETRACTABLE = frozenset({"sum", "count", "product", "last_value", "last_non_null_value"})
 _ARROW_AGG = {"sum": "sum", "count": "sum", "min": "min", "max": "max",
               "bool_and": "all", "bool_or": "any", "product": "product"}
 _IGNORE_DELETE_KEYS = ("ignore-delete", "partial-update.ignore-delete",
                        "first-row.ignore-delete", "deduplicate.ignore-delete")
-
-
-def _parse_bool(options: Mapping[str, str], key: str) -> bool:
-    raw = str(options.get(key, "false")).strip().lower()
-    if raw not in ("true", "false"):
-        raise UnsupportedOptionError(f"option {key!r} must be 'true' or 'false', got {raw!r}")
-    return raw == "true"
 
 
 @dataclass(frozen=True)
@@ -117,38 +109,34 @@ class MergeConfig:
             UnsupportedOptionError: unknown engine or function, a non-boolean flag, several
                 sequence fields, or ``fields.<f>.sequence-group`` (not supported).
         """
+        typed = option_values.Options(options)
         functions: dict[str, str] = {}
         delimiters: dict[str, str] = {}
         ignore_retract: set[str] = set()
-        for key, value in options.items():
-            if not key.startswith("fields."):
+        for key in options:
+            if key.startswith("fields.") and key.endswith(".sequence-group"):
+                option_values.spec_of(key)  # raises: sequence groups are not supported
+            if (f := option_values.field_option(key)) is None:
                 continue
-            if key.endswith(".sequence-group"):
-                raise UnsupportedOptionError(f"option {key!r}: sequence groups are not supported")
-            for suffix in (".aggregate-function", ".ignore-retract", ".list-agg-delimiter"):
-                if key.endswith(suffix):
-                    name = key[len("fields."):-len(suffix)]
-                    if suffix == ".aggregate-function":
-                        functions[name] = str(value).strip().lower()
-                    elif suffix == ".list-agg-delimiter":
-                        delimiters[name] = str(value)
-                    elif _parse_bool(options, key):
-                        ignore_retract.add(name)
+            name, suffix = f
+            if suffix == "aggregate-function":
+                functions[name] = typed[key]
+            elif suffix == "list-agg-delimiter":
+                delimiters[name] = typed[key]
+            elif typed[key]:
+                ignore_retract.add(name)
         seq = (options.get("sequence.field") or "").strip() or None
         if seq is not None and "," in seq:
             raise UnsupportedOptionError(
                 f"option 'sequence.field' = {seq!r}: only one sequence field is supported")
         return MergeConfig(
             key_columns=tuple(key_columns),
-            engine=str(options.get("merge-engine", "deduplicate")).strip().lower(),
+            engine=typed["merge-engine"],
             sequence_field=seq,
-            ignore_delete=any(_parse_bool(options, k) for k in _IGNORE_DELETE_KEYS),
-            partial_update_remove_on_delete=_parse_bool(
-                options, "partial-update.remove-record-on-delete"),
+            ignore_delete=any(typed[k] for k in _IGNORE_DELETE_KEYS),
+            partial_update_remove_on_delete=typed["partial-update.remove-record-on-delete"],
             aggregate_functions=functions,
-            default_aggregate_function=str(
-                options.get("fields.default-aggregate-function", "last_non_null_value")
-            ).strip().lower(),
+            default_aggregate_function=typed["fields.default-aggregate-function"],
             ignore_retract=frozenset(ignore_retract),
             listagg_delimiter=delimiters,
         )

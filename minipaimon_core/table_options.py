@@ -1,0 +1,168 @@
+"""Checks of a table's options against its columns and keys (pure; no IO).
+
+:func:`check` runs at ``create_table`` and at every ``set_options`` (and schema change), so
+an option that would make later writes or reads fail is refused before anything is written,
+with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
+
+* ``bucket``: -1 (unbucketed) or >= 1; a primary-key table needs >= 1 (created as 1 if
+  unset); an append table with ``bucket`` >= 1 needs ``bucket-key``.
+* ``bucket-key``: distinct, non-nested columns; in a primary-key table a subset of the
+  primary key (an update must land in the bucket of its key).
+* ``merge-engine``, ``sequence.field``, ``changelog-producer``, ``ignore-delete``,
+  ``partial-update.*`` and the aggregation options belong to primary-key tables only.
+* ``sequence.field``: one existing, non-key column of an orderable type (numeric, decimal,
+  date, time, timestamp); several sequence fields are refused.
+* ``fields.<f>.*``: ``f`` is a non-key column; aggregation options need
+  ``merge-engine`` = ``aggregation``; the function fits the column's type (and so does
+  ``fields.default-aggregate-function`` for every column it applies to).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+
+from .errors import UnsupportedOptionError
+from .lsm.merge_engines import MergeConfig
+from .options import Options, field_option
+
+PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delete",
+           "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
+           "partial-update.remove-record-on-delete", "fields.default-aggregate-function")
+
+
+def names_in(value: str | None) -> list[str]:
+    """The column names of a comma-separated option value."""
+    return [c.strip() for c in value.split(",")] if value else []
+
+
+def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[str],
+          partition_keys: Sequence[str]) -> None:
+    """Refuse options that do not fit the table (rules in the module docstring).
+
+    ``options`` were validated by :func:`minipaimon_core.options.validate` already.
+
+    Raises:
+        UnsupportedOptionError: the first option that does not fit, by name.
+    """
+    del partition_keys  # no rule involves them yet; kept for the callers' symmetry
+    typed = Options(options)
+    pk = list(primary_keys)
+    _check_buckets(typed, options, schema, pk)
+    if not pk:
+        for name in options:
+            if name in PK_ONLY or field_option(name) is not None:
+                raise UnsupportedOptionError(
+                    f"option {name!r} applies to primary-key tables only; this table has no "
+                    "primary key (remove the option, or create the table with primary_key=...)")
+        return
+    _check_sequence_field(options, schema, pk)
+    _check_field_options(typed, options, schema, pk)
+    MergeConfig.from_options(tuple(pk), options)
+
+
+def _check_buckets(typed: Options, options: Mapping[str, str], schema: pa.Schema,
+                   pk: list[str]) -> None:
+    buckets = typed["bucket"]
+    if buckets == 0 or (pk and buckets < 1):
+        need = ">= 1 for a primary-key table" if pk else "-1 (unbucketed) or >= 1"
+        raise UnsupportedOptionError(f"option 'bucket' must be {need}, got {buckets}")
+    keys = names_in(options.get("bucket-key"))
+    if not pk and buckets >= 1 and not keys:
+        raise UnsupportedOptionError(
+            f"option 'bucket' = {buckets} on an append table needs 'bucket-key' (the columns "
+            "hashed to pick a bucket); set it, or use 'bucket' = -1")
+    if "bucket-key" not in options:
+        return
+    if len(set(keys)) != len(keys) or "" in keys:
+        raise UnsupportedOptionError(
+            f"option 'bucket-key' = {options['bucket-key']!r} must list distinct column names")
+    for c in keys:
+        if c not in schema.names:
+            raise UnsupportedOptionError(
+                f"option 'bucket-key': column {c!r} is not in the schema {schema.names}")
+        if pa.types.is_nested(schema.field(c).type):
+            raise UnsupportedOptionError(f"option 'bucket-key': column {c!r} has a nested type")
+        if pk and c not in pk:
+            raise UnsupportedOptionError(
+                f"option 'bucket-key': column {c!r} is not in the primary key {pk}; the bucket "
+                "keys of a primary-key table must be primary-key columns (an update of the "
+                "column would move the key to another bucket)")
+
+
+def _orderable(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+            or pa.types.is_temporal(t))
+
+
+def _check_sequence_field(options: Mapping[str, str], schema: pa.Schema, pk: list[str]) -> None:
+    if "sequence.field" not in options:
+        return
+    names = names_in(options["sequence.field"])
+    if len(names) != 1:
+        raise UnsupportedOptionError(
+            f"option 'sequence.field' = {options['sequence.field']!r}: give exactly one column "
+            "(several sequence fields are not supported)")
+    name = names[0]
+    if name not in schema.names:
+        raise UnsupportedOptionError(
+            f"option 'sequence.field': column {name!r} is not in the schema {schema.names}")
+    if name in pk:
+        raise UnsupportedOptionError(
+            f"option 'sequence.field': column {name!r} is a primary-key column")
+    if not _orderable(schema.field(name).type):
+        raise UnsupportedOptionError(
+            f"option 'sequence.field': column {name!r} has type {schema.field(name).type}; use "
+            "a numeric, decimal, date, time or timestamp column")
+
+
+def _fits(fn: str, t: pa.DataType) -> bool:
+    """Whether aggregate function ``fn`` applies to a column of type ``t``."""
+    if fn in ("sum", "product"):
+        return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+    if fn == "count":
+        return pa.types.is_integer(t)
+    if fn in ("min", "max"):
+        return _orderable(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+    if fn in ("bool_and", "bool_or"):
+        return pa.types.is_boolean(t)
+    if fn == "listagg":
+        return pa.types.is_string(t) or pa.types.is_large_string(t)
+    return True  # first/last (non-null) value: any type
+
+
+def _check_field_options(typed: Options, options: Mapping[str, str], schema: pa.Schema,
+                         pk: list[str]) -> None:
+    aggregation = typed["merge-engine"] == "aggregation"
+    explicit: dict[str, str] = {}
+    for name in options:
+        f = field_option(name)
+        if f is None:
+            continue
+        column, suffix = f
+        if column not in schema.names or column in pk:
+            what = "a primary-key column" if column in pk else f"not a column of {schema.names}"
+            raise UnsupportedOptionError(f"option {name!r}: {column!r} is {what}")
+        if not aggregation:
+            raise UnsupportedOptionError(
+                f"option {name!r} needs 'merge-engine' = 'aggregation' "
+                f"(this table's engine is {typed['merge-engine']!r})")
+        if suffix == "aggregate-function":
+            explicit[column] = typed[name]
+    if "fields.default-aggregate-function" in options and not aggregation:
+        raise UnsupportedOptionError(
+            "option 'fields.default-aggregate-function' needs 'merge-engine' = 'aggregation'")
+    if not aggregation:
+        return
+    default = typed["fields.default-aggregate-function"]
+    for field in schema:
+        if field.name in pk:
+            continue
+        fn = explicit.get(field.name, default)
+        if not _fits(fn, field.type):
+            key = (f"fields.{field.name}.aggregate-function" if field.name in explicit
+                   else "fields.default-aggregate-function")
+            raise UnsupportedOptionError(
+                f"option {key!r} = {fn!r} does not apply to column {field.name!r} of type "
+                f"{field.type}")
