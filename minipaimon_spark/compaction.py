@@ -52,7 +52,7 @@ def compact_on_executors(spark: Any, path: str, full: bool = False,
     units = bucket_units(table)
     if not units:
         return None
-    slices = max(1, min(len(units), parallelism or spark.sparkContext.defaultParallelism))
+    slices = max(1, min(len(units), parallelism or _default_parallelism(spark)))
     rows = [(i, pickle.dumps(u, protocol=pickle.HIGHEST_PROTOCOL)) for i, u in enumerate(units)]
     df = spark.createDataFrame(rows, "unit int, entries binary").repartition(slices, "unit")
     collected = df.mapInArrow(compact_units(path, full), "message binary").collect()
@@ -60,3 +60,11 @@ def compact_on_executors(spark: Any, path: str, full: bool = False,
     if not messages:
         return None
     return commit_compaction(table, messages, raise_on_conflict=True)
+
+
+def _default_parallelism(spark: Any) -> int:
+    """The cluster's default parallelism; over Spark Connect, which has no SparkContext,
+    ``spark.sql.shuffle.partitions`` (Spark schedules the extra tasks in waves)."""
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        return int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+    return int(spark.sparkContext.defaultParallelism)
