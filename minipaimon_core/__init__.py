@@ -14,11 +14,13 @@ from .errors import (
     UnsupportedOptionError,
 )
 from .fileio import FileIO, LocalFileIO
+from .post_commit import AfterCommitResult, after_commit
 from .scan import Split
 from .snapshot import Snapshot
 from .table import Table, TableScan, TableWrite, create_table, open_table
 
 __all__ = [
+    "AfterCommitResult",
     "CommitConflictError",
     "CommitMessage",
     "CorruptMetadataError",
@@ -37,6 +39,7 @@ __all__ = [
     "TableScan",
     "TableWrite",
     "UnsupportedOptionError",
+    "after_commit",
     "create_table",
     "open_table",
 ]

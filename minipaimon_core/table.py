@@ -38,6 +38,7 @@ from .maintenance.files import TableFiles
 from .manifest import DataFileMeta
 from .manifest_io import ManifestIO
 from .options import Options
+from .post_commit import AfterCommitResult, after_commit
 from .read import SchemaCache, SplitReader
 from .scan import Planner, Split, resolve_snapshot
 from .schema import SchemaManager, TableSchema, build_schema
@@ -72,7 +73,13 @@ def open_table(path: str, io: FileIO | None = None) -> Table:
 
 
 class TableWrite:
-    """A writer: buffers data, writes files, hands out commit messages. Not thread-safe."""
+    """A writer: buffers data, writes files, hands out commit messages. Not thread-safe.
+
+    Ownership of files: a file belongs to this writer until ``prepare_commit`` hands out a
+    message listing it; from then on it belongs to the caller, who commits the message or,
+    if it was never committed, deletes its files with ``Table.new_commit(user).abort``.
+    ``abort`` deletes only what this writer still owns, so it never touches a committed file.
+    """
 
     def __init__(self, table: Table, commit_user: str) -> None:
         self.commit_user = commit_user
@@ -82,7 +89,6 @@ class TableWrite:
             else AppendWriter(table.io, table.layout, schema)
         )
         self._table = table
-        self._prepared: list[CommitMessage] = []
 
     def write(self, data: Any) -> None:
         """Write a Table / RecordBatch / RecordBatchReader / pandas DataFrame.
@@ -92,17 +98,16 @@ class TableWrite:
         self._writer.write(data)
 
     def prepare_commit(self) -> list[CommitMessage]:
-        """Flush and return picklable commit messages for everything written so far."""
-        msgs = self._writer.prepare_commit()
-        self._prepared.extend(msgs)
-        return msgs
+        """Flush and return picklable commit messages for everything written since the last
+        call; the caller owns their files from now on (see the class docs)."""
+        return self._writer.prepare_commit()
 
     def abort(self) -> None:
-        """Drop buffered data and delete the files this writer wrote (never committed)."""
+        """Drop buffered data and delete the files written since the last ``prepare_commit``
+        (never handed out, so never committed). Messages already handed out are untouched."""
         self._writer.close()
-        self._prepared.extend(self._writer.prepare_commit())
-        self._table.new_commit(self.commit_user).abort(self._prepared)
-        self._prepared = []
+        owned = self._writer.prepare_commit()  # after close: only files flushed, not handed out
+        self._table.new_commit(self.commit_user).abort(owned)
 
 
 class TableScan:
@@ -172,6 +177,8 @@ class Table:
         self._schemas = SchemaCache(self._schema_manager)
         self.snapshot_manager = SnapshotManager(self.io, self.layout)
         self.manifests = ManifestIO(self.io, self.layout)
+        #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
+        self.last_after_commit: AfterCommitResult | None = None
 
     # -- schema and options ----------------------------------------------------------------
 
@@ -217,6 +224,9 @@ class Table:
 
         ``mode="overwrite"`` replaces the whole table (or, with the
         ``dynamic-partition-overwrite`` option, only the partitions present in ``data``).
+        Once the snapshot has landed this returns its id: a failed automatic compaction or
+        expiration is logged and recorded in ``self.last_after_commit``, never raised (see
+        :meth:`after_commit`), so retrying a call that raised never writes twice.
 
         Raises:
             SchemaMismatchError, InvalidArgumentError: data that does not fit; nothing is
@@ -240,10 +250,16 @@ class Table:
             if not committer.is_committed(0):
                 committer.abort(messages)
             raise
-        if snap_id is not None:
-            self.maybe_compact(messages)
-            self.maybe_expire()
+        self.last_after_commit = self.after_commit(messages) if snap_id is not None else None
         return snap_id
+
+    def after_commit(self, messages: Sequence[CommitMessage] | None = None) -> AfterCommitResult:
+        """The follow-ups of a landed commit of ``messages`` (all buckets if None):
+        automatic compaction, then snapshot expiration. Never raises for a failed follow-up:
+        the commit stands, the failure is logged and in the result's ``errors``
+        (minipaimon_core.post_commit). Every writer (Python, Spark batch and streaming
+        sinks) calls this after its commit."""
+        return after_commit(self, messages)
 
     def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:
         """Automatic compaction after a commit of ``messages`` (all buckets if None).
