@@ -2,7 +2,10 @@
 
 ``[("dt", "=", "d1"), ("v", ">", 3)]`` is an AND of terms; ``[[...], [...]]`` is an OR of
 such ANDs. Operators: ``= == != < <= > >= in "not in"`` and ``"is null"`` / ``"is not
-null"`` (value ignored). Comparison semantics are SQL's: a null never matches a comparison.
+null"`` (value ignored). Comparison semantics are SQL's: a null never matches a comparison,
+``IN (..., NULL)`` ignores the NULL and ``NOT IN (..., NULL)`` matches no row. Literals are
+compared exactly, in the finer of the literal's and the column's unit (see :mod:`.literals`):
+``date_col < datetime(2024, 1, 1, 12)`` keeps 2024-01-01; ``int_col > 2**70`` is false.
 
 A filter is used two ways: :func:`might_match` decides from stats whether a partition or
 file can hold a matching row (pruning), and :func:`to_expression` filters rows exactly.
@@ -17,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError
-from .stats import to_stat
+from .literals import FALSE, Literal, to_scalar
 
 _OPS = {"=": "=", "==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
         "in": "in", "not in": "not in", "is null": "is null", "is not null": "is not null"}
@@ -26,7 +29,7 @@ _OPS = {"=": "=", "==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": "
 class Term(NamedTuple):
     column: str
     op: str
-    value: Any  # Python value for the row filter (list for in / not in)
+    value: Any  # pa.Scalar of the column type (pa.Array for in / not in; None for null tests)
     stat: Any  # the same value(s) in the stats domain
 
 
@@ -58,32 +61,38 @@ def _term(raw: Any, schema: pa.Schema) -> Term:
     if op not in _OPS:
         raise InvalidArgumentError(f"unknown filter operator {raw[1]!r} in {raw!r}")
     op = _OPS[op]
-    if column not in schema.names:
+    if not isinstance(column, str) or column not in schema.names:
         raise InvalidArgumentError(f"filter column {column!r} is not in the table {schema.names}")
     t = schema.field(column).type
     if op in ("is null", "is not null"):
         return Term(column, op, None, None)
-    try:
-        if op in ("in", "not in"):
-            if not isinstance(value, (list, tuple, set)):
-                raise InvalidArgumentError(f"'{op}' needs a list of values in {raw!r}")
-            values = list(value)
-            for v in values:
-                pa.scalar(v, t)
-            return Term(column, op, values, [_stat_or_none(v, t) for v in values])
-        if value is None:
-            raise InvalidArgumentError(f"compare with None in {raw!r}: use 'is null'")
-        pa.scalar(value, t)
-    except (TypeError, ValueError, pa.ArrowException) as e:
-        raise InvalidArgumentError(f"filter value in {raw!r} does not fit column type {t}: {e}") from None
-    return Term(column, op, value, _stat_or_none(value, t))
+    if op in ("in", "not in"):
+        if not isinstance(value, (list, tuple, set, frozenset)):
+            raise InvalidArgumentError(f"'{op}' needs a list of values in {raw!r}")
+        return _in_term(column, op, list(value), t)
+    if value is None:
+        raise InvalidArgumentError(f"compare with None in {raw!r}: use 'is null' / 'is not null'")
+    lit = Literal(column, t, value)
+    exact = lit.exact()
+    if exact is not None:
+        return Term(column, op, to_scalar(exact, t), exact)
+    if op in ("=", "!="):  # no value of the column equals the literal
+        return Term(column, "is not null", None, None) if op == "!=" else Term(column, FALSE, None, None)
+    bound = lit.floor() if op in ("<", "<=") else lit.ceil()
+    if bound is None:
+        return Term(column, FALSE, None, None)
+    return Term(column, "<=" if op in ("<", "<=") else ">=", to_scalar(bound, t), bound)
 
 
-def _stat_or_none(value: Any, t: pa.DataType) -> Any:
-    try:
-        return to_stat(value, t)
-    except (TypeError, ValueError, pa.ArrowException):
-        return None
+def _in_term(column: str, op: str, values: list[Any], t: pa.DataType) -> Term:
+    """IN drops NULL and literals no column value equals; NOT IN with a NULL matches
+    nothing (SQL: ``x NOT IN (1, NULL)`` is unknown or false for every x)."""
+    if op == "not in" and any(v is None for v in values):
+        return Term(column, FALSE, None, None)
+    stats = [e for e in (Literal(column, t, v).exact() for v in values if v is not None) if e is not None]
+    if not stats:
+        return Term(column, FALSE, None, None) if op == "in" else Term(column, "is not null", None, None)
+    return Term(column, op, pa.array([to_scalar(s, t) for s in stats], t), stats)
 
 
 def columns_of(dnf: DNF | None) -> set[str]:
@@ -106,6 +115,8 @@ def to_expression(dnf: DNF) -> pc.Expression:
 
 def _term_expression(t: Term) -> pc.Expression:
     f = pc.field(t.column)
+    if t.op == FALSE:
+        return pc.scalar(False)
     if t.op == "is null":
         return f.is_null()
     if t.op == "is not null":
@@ -137,6 +148,8 @@ def might_match(dnf: DNF | None, lookup: StatsLookup, columns: Sequence[str] | N
 
 
 def _term_might_match(t: Term, stats: tuple[Any, Any, int, int] | None) -> bool:
+    if t.op == FALSE:
+        return False
     if stats is None:
         return True
     lo, hi, nulls, rows = stats
@@ -150,14 +163,10 @@ def _term_might_match(t: Term, stats: tuple[Any, Any, int, int] | None) -> bool:
         return True
     try:
         if t.op in ("in", "not in"):
-            if any(s is None for s in t.stat):
-                return True
             if t.op == "in":
                 return any(lo <= s <= hi for s in t.stat)
             return not (lo == hi and lo in t.stat)
         s = t.stat
-        if s is None:
-            return True
         return {
             "=": lambda: lo <= s <= hi,
             "!=": lambda: not (lo == hi == s),
