@@ -46,3 +46,9 @@ class InvalidArgumentError(MiniPaimonError):
 class UnsupportedOptionError(InvalidArgumentError):
     """A table or read option is unknown or has a value it cannot take (the one class for
     every bad option value; a kind of InvalidArgumentError)."""
+
+
+class StorageError(MiniPaimonError, OSError):
+    """The storage system failed a request, or cannot give the guarantees the format needs
+    (e.g. an object store that ignores conditional creates). The message names the path
+    and the store, never a credential."""

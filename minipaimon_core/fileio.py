@@ -12,9 +12,22 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, NamedTuple, Protocol
 
 import pyarrow as pa
+
+
+class FileStatus(NamedTuple):
+    """One file of a directory listing."""
+
+    name: str
+    size: int
+    modified_ms: int
+
+
+def is_temp_name(name: str) -> bool:
+    """A hidden temp file of an interrupted atomic write or a store probe (``.<x>.tmp``)."""
+    return name.startswith(".") and name.endswith(".tmp")
 
 
 class FileIO(Protocol):
@@ -52,7 +65,14 @@ class FileIO(Protocol):
     def exists(self, path: str) -> bool: ...
 
     def list_names(self, directory: str) -> list[str]:
-        """Names (not paths) of the entries of ``directory``; [] if it does not exist."""
+        """Names (not paths) of the entries (files and subdirectories) of ``directory``,
+        hidden temp files excluded; [] if it does not exist."""
+        ...
+
+    def list_files(self, directory: str) -> list[FileStatus]:
+        """The files (not subdirectories) directly in ``directory`` with their size and
+        modification time, hidden temp files included (for orphan cleanup); [] if it does
+        not exist. One listing call on an object store."""
         ...
 
     def delete(self, path: str) -> bool:
@@ -136,9 +156,24 @@ class LocalFileIO:
 
     def list_names(self, directory: str) -> list[str]:
         try:
-            return [n for n in os.listdir(directory) if not n.endswith(".tmp")]
-        except FileNotFoundError:
+            return [n for n in os.listdir(directory) if not is_temp_name(n)]
+        except (FileNotFoundError, NotADirectoryError):
             return []
+
+    def list_files(self, directory: str) -> list[FileStatus]:
+        out = []
+        try:
+            with os.scandir(directory) as entries:
+                for e in entries:
+                    try:
+                        if e.is_file(follow_symlinks=False):
+                            st = e.stat(follow_symlinks=False)
+                            out.append(FileStatus(e.name, st.st_size, int(st.st_mtime * 1000)))
+                    except FileNotFoundError:
+                        continue  # deleted while listing
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return out
 
     def delete(self, path: str) -> bool:
         try:

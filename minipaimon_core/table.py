@@ -30,7 +30,8 @@ from .compaction import compact_table
 from .consumer import ConsumerManager
 from .data_file import VALUE_KIND
 from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
-from .fileio import FileIO, LocalFileIO
+from .fileio import FileIO
+from .fileio_resolve import resolve, split_options
 from .kv_writer import KeyValueWriter
 from .layout import TableLayout
 from .maintenance import expire, orphans, rollback
@@ -55,21 +56,31 @@ def create_table(
     options: dict[str, str] | None = None,
     io: FileIO | None = None,
 ) -> Table:
-    """Create a table at ``path`` and return it.
+    """Create a table at ``path`` (local path, ``file:`` URI or ``s3://bucket/...``) and
+    return it. Connection options in ``options`` (``s3.*``) reach the storage only and are
+    never stored with the table (see :mod:`minipaimon_core.fileio_resolve`).
 
     Raises:
         TableAlreadyExistsError: a table exists there.
-        SchemaMismatchError, InvalidArgumentError, UnsupportedOptionError: bad definition.
+        SchemaMismatchError, InvalidArgumentError, UnsupportedOptionError: bad definition
+            or path.
+        StorageError: the storage failed or cannot guarantee atomic commits.
     """
-    io = io or LocalFileIO()
-    table_schema = build_schema(schema, primary_key, partition_by, options)
+    connection, table_options = split_options(options)
+    path, io = resolve(path, connection, io)
+    table_schema = build_schema(schema, primary_key, partition_by, table_options)
     SchemaManager(io, TableLayout(path)).create(table_schema)
     return Table(path, io)
 
 
-def open_table(path: str, io: FileIO | None = None) -> Table:
-    """Open the table at ``path``. Raises TableNotFoundError if there is none."""
-    return Table(path, io or LocalFileIO())
+def open_table(path: str, io: FileIO | None = None,
+               options: dict[str, str] | None = None) -> Table:
+    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``).
+
+    Raises TableNotFoundError if there is none, InvalidArgumentError for a bad path.
+    """
+    path, io = resolve(path, options, io)
+    return Table(path, io)
 
 
 class TableWrite:
@@ -169,8 +180,9 @@ class Table:
     """A minipaimon table at a path. Cheap to open; holds no locks."""
 
     def __init__(self, path: str, io: FileIO | None = None) -> None:
+        path, io = resolve(path, None, io)
         self.path = path
-        self.io: FileIO = io or LocalFileIO()
+        self.io: FileIO = io
         self.layout = TableLayout(path)
         self._schema_manager = SchemaManager(self.io, self.layout)
         self.table_schema: TableSchema = self._schema_manager.latest()

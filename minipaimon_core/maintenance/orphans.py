@@ -8,7 +8,9 @@ crashed after deleting snapshot files. The order makes a concurrent commit safe:
  1. list    walk the table as the layout defines it and keep the files that are older than
             ``older_than_ms`` (default: now - 1 day) and have a name minipaimon writes
             (data-*/changelog-* in bucket directories, manifest-* in manifest/, and hidden
-            *.tmp files of interrupted atomic writes in every metadata directory)
+            .*.tmp files of interrupted atomic writes or store probes in every metadata
+            directory); everything through FileIO listings, so it works on object stores
+            (age = the object's LastModified)
  2. used    THEN read every retained snapshot and every tag (and snapshots committed while
             reading): their manifest lists and manifests, live data files and changelogs
  3. delete  candidates - used (nothing with dry_run)
@@ -23,14 +25,13 @@ not name are never touched; empty directories are left in place.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import CorruptMetadataError, InvalidArgumentError
-from ..fileio import FileIO, LocalFileIO
+from ..fileio import FileStatus, is_temp_name
 from ..layout import TableLayout, escape_segment
 from .files import TableFiles
 
@@ -82,13 +83,20 @@ def remove_orphan_files(
 
 
 def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -> dict[str, int]:
-    """Path -> size of every file minipaimon names that is older than ``older_than_ms``."""
+    """Path -> size of every file minipaimon names that is older than ``older_than_ms``.
+
+    Only FileIO listings: one listing per directory gives names, sizes and modification
+    times (an object's LastModified on an object store)."""
     io, layout = files.io, files.layout
-    found: list[str] = []
+    found: list[tuple[str, FileStatus]] = []
+
+    def collect(directory: str, wanted: Callable[[str], bool]) -> None:
+        found.extend((layout.listed_path(directory, f.name), f)
+                     for f in io.list_files(directory) if wanted(f.name))
+
     for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir):
-        found += [layout.listed_path(directory, n) for n in _names(io, directory) if _is_temp(n)]
-    found += [layout.listed_path(layout.manifest_dir, n) for n in _names(io, layout.manifest_dir)
-              if n.startswith("manifest-") or _is_temp(n)]
+        collect(directory, is_temp_name)
+    collect(layout.manifest_dir, lambda n: n.startswith("manifest-") or is_temp_name(n))
     progress("listing", len(found), 0)
     keys = [escape_segment(k) + "=" for k in files.schema.partitionKeys]
     pending = [""]
@@ -96,25 +104,17 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
         pending = [
             TableLayout.listed_path(rel, n) if rel else n
             for rel in pending
-            for n in _names(io, layout.partition_dir(rel))
+            for n in sorted(io.list_names(layout.partition_dir(rel)))
             if n.startswith(keys[depth])
         ]
     for rel in pending:
-        for n in _names(io, layout.partition_dir(rel)):
+        for n in sorted(io.list_names(layout.partition_dir(rel))):
             m = _BUCKET.match(n)
             if m is None:
                 continue
-            bucket_dir = layout.bucket_dir(rel, int(m.group(1)))
-            found += [layout.listed_path(bucket_dir, f) for f in _names(io, bucket_dir) if _is_data(f)]
+            collect(layout.bucket_dir(rel, int(m.group(1))), _is_data)
             progress("listing", len(found), 0)
-    out: dict[str, int] = {}
-    for path in found:
-        try:
-            if io.modified_time_ms(path) < older_than_ms:
-                out[path] = io.file_size(path)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-    return out
+    return {path: f.size for path, f in found if f.modified_ms < older_than_ms}
 
 
 def used_paths(files: TableFiles, progress: Progress) -> set[str]:
@@ -140,19 +140,5 @@ def used_paths(files: TableFiles, progress: Progress) -> set[str]:
     return collector.paths
 
 
-def _names(io: FileIO, directory: str) -> list[str]:
-    """Entry names of ``directory``, including hidden temp files where the IO can see them."""
-    if isinstance(io, LocalFileIO):
-        try:
-            return sorted(os.listdir(directory))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-    return sorted(io.list_names(directory))
-
-
-def _is_temp(name: str) -> bool:
-    return name.startswith(".") and name.endswith(".tmp")
-
-
 def _is_data(name: str) -> bool:
-    return (name.startswith(("data-", "changelog-")) and name.endswith(".parquet")) or _is_temp(name)
+    return (name.startswith(("data-", "changelog-")) and name.endswith(".parquet")) or is_temp_name(name)

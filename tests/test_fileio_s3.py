@@ -1,0 +1,202 @@
+"""Path resolution, S3 settings, and the object-store FileIO on real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pyarrow as pa
+import pytest
+
+import minipaimon_core as mp
+from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.fileio_object import ObjectStoreFileIO
+from minipaimon_core.fileio_resolve import normalize_path, resolve, split_options
+from minipaimon_core.fileio_s3 import S3Settings
+from tests.helpers import SCHEMA, rows, sorted_ids
+
+# -- path resolution ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given, root", [
+    ("/data/t", "/data/t"),
+    ("data/t", "data/t"),
+    ("file:/data/t", "/data/t"),
+    ("file:///data/t", "/data/t"),
+    ("file://localhost/data/t", "/data/t"),
+    ("file:///data/my%20t", "/data/my t"),
+    ("a:b", "a:b"),  # a file name with a colon, not a scheme
+    ("s3://bucket/wh/t/", "s3://bucket/wh/t"),
+    ("S3A://bucket/t", "s3a://bucket/t"),
+])
+def test_paths_normalise_to_a_table_root(given, root):
+    assert normalize_path(given) == root
+
+
+@pytest.mark.parametrize("bad", ["foo://bucket/t", "hdfs:/data/t", "gs://b/t", "s3://", "s3:///t",
+                                 "file://otherhost/data/t", "", "   "])
+def test_unknown_or_malformed_paths_are_refused(bad):
+    with pytest.raises(mp.InvalidArgumentError):
+        normalize_path(bad)
+
+
+def test_an_unknown_scheme_creates_nothing_locally(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(mp.InvalidArgumentError, match="unsupported storage scheme 'foo'"):
+        mp.create_table("foo://bucket/t", SCHEMA)
+    with pytest.raises(mp.InvalidArgumentError, match="unsupported storage scheme"):
+        mp.open_table("gs://bucket/t")
+    assert os.listdir(tmp_path) == []
+
+
+def test_file_uris_open_the_same_local_table(tmp_path):
+    path = str(tmp_path / "t")
+    mp.create_table("file://" + path, SCHEMA).write(rows(0, 3))
+    for uri in (path, "file:" + path, "file://" + path, "file://localhost" + path):
+        t = mp.open_table(uri)
+        assert t.path == path and isinstance(t.io, LocalFileIO)
+        assert sorted_ids(t.to_arrow()) == [0, 1, 2]
+    assert sorted(os.listdir(tmp_path)) == ["t"]  # no directory named "file:"
+
+
+def test_s3_paths_get_an_object_store_io_shared_per_setting():
+    opts = {"s3.endpoint": "http://127.0.0.1:9", "s3.access-key": "k", "s3.secret-key": "s"}
+    root, io = resolve("s3a://b/t/", opts)
+    assert root == "s3a://b/t" and isinstance(io, ObjectStoreFileIO)
+    assert resolve("s3://b/u", dict(opts))[1] is io
+    assert resolve("s3://b/u", {**opts, "s3.region": "eu-west-1"})[1] is not io
+
+
+def test_connection_options_are_split_from_table_options():
+    conn, table = split_options({"S3.Endpoint": "http://x", "bucket": "2", "s3.secret-key": "s"})
+    assert conn == {"S3.Endpoint": "http://x", "s3.secret-key": "s"} and table == {"bucket": "2"}
+
+
+# -- settings --------------------------------------------------------------------------------
+
+ENV = {"AWS_ENDPOINT_URL": "http://127.0.0.1:1234", "AWS_ACCESS_KEY_ID": "env-key",
+       "AWS_SECRET_ACCESS_KEY": "env-secret", "AWS_SESSION_TOKEN": "env-token",
+       "AWS_DEFAULT_REGION": "eu-central-1"}
+
+
+def test_settings_fall_back_to_the_aws_environment():
+    s = S3Settings.resolve({}, ENV)
+    assert (s.endpoint, s.access_key, s.secret_key, s.session_token, s.region, s.path_style) == (
+        "http://127.0.0.1:1234", "env-key", "env-secret", "env-token", "eu-central-1", True)
+    assert S3Settings.resolve({}, {**ENV, "AWS_REGION": "us-west-2"}).region == "us-west-2"
+    assert S3Settings.resolve({}, {}).path_style is False  # AWS itself: virtual-hosted
+
+
+def test_options_win_and_credentials_are_one_set():
+    s = S3Settings.resolve({"s3.endpoint": "https://s3.example.com/", "s3.access-key": "k",
+                            "s3.secret-key": "sec", "s3.path-style-access": "false",
+                            "s3.region": "ap-south-1"}, ENV)
+    assert (s.endpoint, s.access_key, s.secret_key, s.session_token, s.region, s.path_style) == (
+        "https://s3.example.com", "k", "sec", None, "ap-south-1", False)
+
+
+@pytest.mark.parametrize("opts, match", [
+    ({"s3.endpoint": "127.0.0.1:9000"}, "s3.endpoint"),
+    ({"s3.access-key": "k"}, "s3.secret-key"),
+    ({"s3.path-style-access": "yes"}, "s3.path-style-access"),
+    ({"s3.secret": "x"}, "unknown object-store option"),
+])
+def test_bad_settings_are_refused_by_name(opts, match):
+    with pytest.raises(mp.InvalidArgumentError, match=match):
+        S3Settings.resolve(opts, {})
+
+
+def test_settings_never_show_a_secret():
+    s = S3Settings.resolve({}, ENV)
+    text = repr(s) + s.describe() + repr(ObjectStoreFileIO(s))
+    assert "env-secret" not in text and "env-token" not in text and "env-key" not in text
+    assert s.redact("key env-key secret env-secret token env-token") == "key *** secret *** token ***"
+
+
+# -- the object-store FileIO on real servers ------------------------------------------------
+
+
+def test_write_if_absent_creates_once(s3_storage):
+    io = resolve(s3_storage.path("x"), s3_storage.options)[1]
+    path = s3_storage.path("dir/snapshot-1")
+    assert io.write_if_absent(path, b"first")
+    assert not io.write_if_absent(path, b"second")
+    assert io.read_bytes(path) == b"first"
+    io.replace(path, b"third")
+    assert io.read_bytes(path) == b"third"
+    assert io.list_names(s3_storage.path("dir")) == ["snapshot-1"]
+    assert io.list_names(s3_storage.path("nothing")) == []
+    assert io.delete(path) and not io.delete(path) and not io.exists(path)
+    with pytest.raises(FileNotFoundError):
+        io.read_bytes(path)
+    with pytest.raises(FileNotFoundError):
+        io.open_input(path)
+
+
+def test_racing_conditional_creates_have_exactly_one_winner(seaweed_storage):
+    io = resolve(seaweed_storage.path("x"), seaweed_storage.options)[1]
+    for round_ in range(3):  # SeaweedFS holds each loser up to seconds: keep it small
+        path = seaweed_storage.path(f"race/snapshot-{round_}")
+        barrier = threading.Barrier(6)
+
+        def attempt(i: int, path: str = path, barrier: threading.Barrier = barrier) -> bool:
+            barrier.wait()
+            return io.write_if_absent(path, f"writer {i}".encode())
+
+        with ThreadPoolExecutor(6) as pool:
+            won = list(pool.map(attempt, range(6)))
+        assert won.count(True) == 1, won
+        assert io.read_bytes(path) == f"writer {won.index(True)}".encode()
+
+
+def test_listing_pages_past_a_thousand_objects(seaweed_storage):
+    io = resolve(seaweed_storage.path("x"), seaweed_storage.options)[1]
+    names = [f"snapshot-{i}" for i in range(1, 1102)]
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda n: io.write_bytes(seaweed_storage.path(f"many/{n}"), b"x"), names))
+    assert sorted(io.list_names(seaweed_storage.path("many"))) == sorted(names)
+    assert len(io.list_files(seaweed_storage.path("many"))) == len(names)
+
+
+def test_credentials_are_never_written_or_shown(seaweed_server, tmp_path, monkeypatch, caplog):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    bucket = seaweed_server.create_bucket()
+    opts = seaweed_server.options()
+    secret, key = opts["s3.secret-key"], opts["s3.access-key"]
+    path = f"s3://{bucket}/t"
+    t = mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"],
+                        options={**opts, "bucket": "2", "changelog-producer": "input"})
+    for i in range(3):
+        t.write(rows(i * 5, 10))
+    t = mp.open_table(path, options=opts)
+    t.compact(full=True)
+    t.create_tag("v1")
+    t.add_column("extra", pa.int32())
+    t.set_options({"snapshot.num-retained.max": "10"})
+    t.expire_snapshots(retain_max=3)
+    assert not any(k.startswith("s3.") for k in t.options())
+    for name in ("options", "schemas", "snapshots", "files", "tags"):
+        text = str(t.system_table(name).to_pylist())
+        assert secret not in text and key not in text, name
+    files = _all_objects(seaweed_server, bucket)
+    assert any("/schema/schema-" in p for p in files) and any("/snapshot/snapshot-" in p for p in files)
+    for p, body in files.items():
+        assert secret.encode() not in body and key.encode() not in body, p
+    with pytest.raises(mp.StorageError) as e:  # a wrong secret: refused, and not echoed
+        mp.open_table(path, options={**opts, "s3.secret-key": "wrong-secret-123"})
+    assert "wrong-secret-123" not in str(e.value)
+    with pytest.raises(mp.StorageError) as e:
+        mp.open_table(path, options={**opts, "s3.access-key": "no-such-key-456"})
+    assert "no-such-key-456" not in str(e.value)
+    assert secret not in caplog.text and key not in caplog.text
+
+
+def _all_objects(server, bucket: str) -> dict[str, bytes]:
+    client = server.client()
+    out = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        for obj in page.get("Contents", []):
+            out[obj["Key"]] = client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
+    return out
