@@ -1,5 +1,6 @@
 """minipaimon_core: a lakehouse table format in pure Python, modelled on Apache Paimon."""
 
+from .catalog import Catalog, catalog
 from .commit_message import CommitMessage
 from .errors import (
     CommitConflictError,
@@ -22,6 +23,7 @@ from .table import Table, TableScan, TableWrite, create_table, open_table
 
 __all__ = [
     "AfterCommitResult",
+    "Catalog",
     "CommitConflictError",
     "CommitMessage",
     "CorruptMetadataError",
@@ -41,6 +43,7 @@ __all__ = [
     "TableScan",
     "TableWrite",
     "UnsupportedOptionError",
+    "catalog",
     "after_commit",
     "create_table",
     "open_table",

@@ -13,6 +13,8 @@ minipaimon rollback  PATH (--snapshot N | --tag NAME)
 minipaimon tag       create PATH NAME [--snapshot N] | delete PATH NAME | list PATH
 ```
 
+PATH is a table path (local, ``file:`` or ``s3://``), or ``namespace.table`` in the
+warehouse given by ``--warehouse ROOT`` (before the command) or ``$MINIPAIMON_WAREHOUSE``.
 TIME is epoch milliseconds, an ISO date-time (``2024-05-01T12:00``, local time unless it has
 an offset), or an age such as ``2d`` / ``36 h`` (that long before now). Long work
 (compaction, orphan scan) draws a progress bar on stderr when stderr is a terminal, or
@@ -31,6 +33,7 @@ from typing import Any, TextIO
 import pyarrow as pa
 
 from . import datatypes
+from .catalog import WAREHOUSE_ENV, table_location
 from .compaction import compact_table
 from .errors import InvalidArgumentError, MiniPaimonError
 from .manifest_io import live_files
@@ -242,11 +245,13 @@ def cmd_tag(t: Table, args: argparse.Namespace) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minipaimon", description="Inspect and maintain a minipaimon table.")
     p.add_argument("--progress", action="store_true", help="always draw progress bars on stderr")
+    p.add_argument("--warehouse", help="catalog root: PATH may then be a namespace.table identifier "
+                   f"(default: ${WAREHOUSE_ENV})")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def cmd(name: str, help: str) -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help)
-        c.add_argument("path", help="table directory")
+        c.add_argument("path", help="table path, or namespace.table with a warehouse")
         return c
 
     cmd("info", "summary of a table")
@@ -291,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     bar = ProgressBar(sys.stderr, args.progress or sys.stderr.isatty())
     try:
-        table = open_table(args.path)
+        table = open_table(table_location(args.path, args.warehouse))
         if args.command in _LONG:
             out = _LONG[args.command](table, args, bar)
         else:

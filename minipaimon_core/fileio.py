@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import uuid
 from typing import BinaryIO, NamedTuple, Protocol
 
@@ -77,6 +78,11 @@ class FileIO(Protocol):
 
     def delete(self, path: str) -> bool:
         """Delete a file; returns False if it did not exist."""
+        ...
+
+    def delete_tree(self, directory: str) -> int:
+        """Delete ``directory`` and everything under it (a dropped table); returns the
+        number of files deleted, 0 if it did not exist."""
         ...
 
     def file_size(self, path: str) -> int: ...
@@ -174,6 +180,19 @@ class LocalFileIO:
         except (FileNotFoundError, NotADirectoryError):
             return []
         return out
+
+    def rename_directory(self, src: str, dst: str) -> None:
+        """Rename a directory (local disk only; object stores have no rename). The target
+        must not exist."""
+        os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+        os.rename(src, dst)
+
+    def delete_tree(self, directory: str) -> int:
+        if not os.path.isdir(directory):
+            return 0
+        count = sum(len(files) for _, _, files in os.walk(directory))
+        shutil.rmtree(directory)
+        return count
 
     def delete(self, path: str) -> bool:
         try:

@@ -272,6 +272,17 @@ class ObjectStoreFileIO:
         self._call("deleting", path, lambda: obstore.delete(store, key))
         return True
 
+    def delete_tree(self, directory: str) -> int:
+        bucket, key = self.split(directory)
+        store = self._store(bucket)
+        prefix = key + "/" if key else ""
+        paths = [o["path"] for chunk in self._call("listing", directory,
+                                                   lambda: list(obstore.list(store, prefix or None)))
+                 for o in chunk]
+        if paths:
+            self._call("deleting", directory, lambda: obstore.delete(store, paths))
+        return len(paths)
+
     def file_size(self, path: str) -> int:
         return int(self._head(path)["size"])
 

@@ -1,0 +1,195 @@
+"""A warehouse catalog: namespaces of tables under one root, local or on object storage.
+
+```
+<warehouse>/
+  <namespace>.db/NAMESPACE          marker: the namespace exists (object stores have no
+                                     empty directories)
+  <namespace>.db/<table>/           a table (its schema/ directory makes it one)
+```
+
+This is Paimon's filesystem-catalog layout (``<db>.db/<table>``), so a table's path is
+``catalog.table_path("db.orders")`` and every tool that takes a path can open it.
+Identifiers are ``namespace.table``; both parts are 1-100 letters, digits or ``_``.
+
+```python
+cat = mp.catalog("s3://lake/warehouse", options={"s3.endpoint": ...})
+t = cat.create_table("sales.orders", schema, primary_key=["id"])
+cat.list_tables("sales"); cat.table("sales.orders"); cat.drop_table("sales.orders")
+```
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from .errors import InvalidArgumentError, TableAlreadyExistsError, TableNotFoundError
+from .fileio import LocalFileIO
+from .fileio_resolve import resolve, split_options
+from .layout import TableLayout
+from .table import Table, create_table, open_table
+
+NAMESPACE_MARKER = "NAMESPACE"
+NAMESPACE_SUFFIX = ".db"
+_PART = re.compile(r"^[A-Za-z0-9_]{1,100}$")
+_IDENTIFIER = re.compile(r"^[A-Za-z0-9_]{1,100}\.[A-Za-z0-9_]{1,100}$")
+
+
+def catalog(warehouse: str, options: Mapping[str, str] | None = None) -> Catalog:
+    """The catalog of tables under ``warehouse`` (a local path, ``file:`` or ``s3://`` URI;
+    connection options such as ``s3.endpoint`` in ``options``)."""
+    return Catalog(warehouse, options)
+
+
+class Catalog:
+    """Namespaces and tables of one warehouse. Holds no state beyond the root: every call
+    reads the store, so several processes may share a warehouse."""
+
+    def __init__(self, warehouse: str, options: Mapping[str, str] | None = None) -> None:
+        connection, rest = split_options(options)
+        if rest:
+            raise InvalidArgumentError(
+                f"catalog options are connection options (s3.*); got {sorted(rest)}")
+        self.warehouse, self.io = resolve(warehouse, connection)
+
+    # -- names -----------------------------------------------------------------------------
+
+    def namespace_path(self, namespace: str) -> str:
+        return f"{self.warehouse.rstrip('/')}/{_check('namespace', namespace)}{NAMESPACE_SUFFIX}"
+
+    def table_path(self, identifier: str) -> str:
+        namespace, name = parse_identifier(identifier)
+        return f"{self.namespace_path(namespace)}/{name}"
+
+    # -- namespaces ------------------------------------------------------------------------
+
+    def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
+        """Raises InvalidArgumentError if it exists (unless ``exist_ok``) or the name is bad."""
+        marker = f"{self.namespace_path(namespace)}/{NAMESPACE_MARKER}"
+        if not self.io.write_if_absent(marker, b"{}") and not exist_ok:
+            raise InvalidArgumentError(f"namespace {namespace!r} already exists in {self.warehouse}")
+
+    def list_namespaces(self) -> list[str]:
+        names = [n[: -len(NAMESPACE_SUFFIX)] for n in self.io.list_names(self.warehouse)
+                 if n.endswith(NAMESPACE_SUFFIX)]
+        return sorted(n for n in names if self._namespace_exists(n))
+
+    def drop_namespace(self, namespace: str) -> None:
+        """Drop an empty namespace. Raises InvalidArgumentError if it still has tables,
+        TableNotFoundError if it does not exist."""
+        self._require_namespace(namespace)
+        tables = self.list_tables(namespace)
+        if tables:
+            raise InvalidArgumentError(
+                f"namespace {namespace!r} still has tables {tables[:10]}: drop them first")
+        self.io.delete_tree(self.namespace_path(namespace))
+
+    # -- tables ----------------------------------------------------------------------------
+
+    def create_table(self, identifier: str, schema: pa.Schema, primary_key: list[str] | None = None,
+                     partition_by: list[str] | None = None,
+                     options: dict[str, str] | None = None) -> Table:
+        """Create ``namespace.table`` (the namespace too, if new). Raises
+        TableAlreadyExistsError and create_table's errors."""
+        namespace, _ = parse_identifier(identifier)
+        self.create_namespace(namespace, exist_ok=True)
+        return create_table(self.table_path(identifier), schema, primary_key, partition_by,
+                            options, io=self.io)
+
+    def table(self, identifier: str) -> Table:
+        """Open ``namespace.table``. Raises TableNotFoundError."""
+        return open_table(self.table_path(identifier), io=self.io)
+
+    def table_exists(self, identifier: str) -> bool:
+        return self._is_table(self.table_path(identifier))
+
+    def list_tables(self, namespace: str) -> list[str]:
+        """Table names (without the namespace) of ``namespace``, sorted. Raises
+        TableNotFoundError for a namespace that does not exist."""
+        self._require_namespace(namespace)
+        base = self.namespace_path(namespace)
+        return sorted(n for n in self.io.list_names(base)
+                      if _PART.match(n) and self._is_table(f"{base}/{n}"))
+
+    def drop_table(self, identifier: str, purge: bool = True) -> int:
+        """Drop ``namespace.table``; returns the number of files deleted.
+
+        ``purge=True`` deletes every file of the table. ``purge=False`` deletes only its
+        metadata (schemas, snapshots, manifests, tags, consumers), so it is no longer a
+        table, and leaves its data files for you to archive or delete.
+        Raises TableNotFoundError.
+        """
+        path = self.table_path(identifier)
+        if not self._is_table(path):
+            raise TableNotFoundError(f"no table {identifier!r} in {self.warehouse}")
+        if purge:
+            return self.io.delete_tree(path)
+        layout = TableLayout(path)
+        # The schema goes last: until then the table is still a (broken) table, never a
+        # directory that looks free for a new table while old metadata remains.
+        dirs = (layout.snapshot_dir, layout.manifest_dir, layout.tag_dir, layout.consumer_dir,
+                layout.schema_dir)
+        return sum(self.io.delete_tree(d) for d in dirs)
+
+    def rename_table(self, identifier: str, new_identifier: str) -> None:
+        """Rename within the warehouse. Local disk only: an object store has no rename
+        (copying every file is not an atomic rename). Raises TableNotFoundError,
+        TableAlreadyExistsError, InvalidArgumentError."""
+        src, dst = self.table_path(identifier), self.table_path(new_identifier)
+        if not self._is_table(src):
+            raise TableNotFoundError(f"no table {identifier!r} in {self.warehouse}")
+        if self._is_table(dst) or self.io.list_names(dst):
+            raise TableAlreadyExistsError(f"{new_identifier!r} already exists in {self.warehouse}")
+        if not isinstance(self.io, LocalFileIO):
+            raise InvalidArgumentError(
+                f"rename_table is not supported on {self.warehouse}: object stores have no "
+                "atomic rename; create the new table and copy the data instead")
+        self.create_namespace(parse_identifier(new_identifier)[0], exist_ok=True)
+        self.io.rename_directory(src, dst)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _namespace_exists(self, namespace: str) -> bool:
+        return self.io.exists(f"{self.namespace_path(namespace)}/{NAMESPACE_MARKER}")
+
+    def _require_namespace(self, namespace: str) -> None:
+        if not self._namespace_exists(namespace):
+            raise TableNotFoundError(f"no namespace {namespace!r} in {self.warehouse}")
+
+    def _is_table(self, path: str) -> bool:
+        return bool(self.io.list_names(TableLayout(path).schema_dir))
+
+
+WAREHOUSE_ENV = "MINIPAIMON_WAREHOUSE"
+
+
+def table_location(name: str, warehouse: str | None = None,
+                   options: Mapping[str, str] | None = None) -> str:
+    """The path of the table ``name``: a ``namespace.table`` identifier in ``warehouse``
+    (default: the ``MINIPAIMON_WAREHOUSE`` environment variable), or ``name`` itself (a
+    path) when no warehouse is set or ``name`` is not an identifier."""
+    warehouse = warehouse or os.environ.get(WAREHOUSE_ENV)
+    if warehouse and _IDENTIFIER.match(name):
+        return Catalog(warehouse, options).table_path(name)
+    return name
+
+
+def parse_identifier(identifier: Any) -> tuple[str, str]:
+    """``"namespace.table"`` -> (namespace, table). Raises InvalidArgumentError."""
+    if not isinstance(identifier, str) or identifier.count(".") != 1:
+        raise InvalidArgumentError(
+            f"a table identifier is 'namespace.table', got {identifier!r}")
+    namespace, name = identifier.split(".")
+    return _check("namespace", namespace), _check("table", name)
+
+
+def _check(kind: str, name: str) -> str:
+    if not isinstance(name, str) or not _PART.match(name):
+        raise InvalidArgumentError(
+            f"invalid {kind} name {name!r}: use 1-100 letters, digits or '_'")
+    return name
+
