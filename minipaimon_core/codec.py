@@ -15,6 +15,7 @@ A truncated, torn or altered file fails its checksum and raises
 from __future__ import annotations
 
 import struct
+import threading
 from typing import Any, TypeVar
 
 import msgspec
@@ -29,15 +30,30 @@ FORMAT_VERSION = 1
 _MAGIC = b"MPM"
 _HEADER = struct.Struct("<3sBQ")
 _CHECKSUM_KEY = b',"checksum":"'
-_json_encoder = msgspec.json.Encoder()
-_msgpack_encoder = msgspec.msgpack.Encoder()
-_compressor = zstandard.ZstdCompressor(level=3)
-_decompressor = zstandard.ZstdDecompressor()
+
+
+class _Codecs(threading.local):
+    """Encoder and compressor objects, one set per thread.
+
+    A ``zstandard`` compressor or decompressor must not be used by two threads at once
+    (it releases the GIL and keeps its stream state in the object: shared, it produced
+    corrupt output that was then checksummed as valid). msgspec encoders hold the GIL
+    while encoding and would be safe to share, but cost nothing to keep per thread too.
+    """
+
+    def __init__(self) -> None:
+        self.json = msgspec.json.Encoder()
+        self.msgpack = msgspec.msgpack.Encoder()
+        self.compressor = zstandard.ZstdCompressor(level=3)
+        self.decompressor = zstandard.ZstdDecompressor()
+
+
+_local = _Codecs()
 
 
 def encode_json(obj: Any) -> bytes:
     """Encode a msgspec struct as checksummed JSON."""
-    body = _json_encoder.encode(obj)
+    body = _local.json.encode(obj)
     if not body.endswith(b"}"):
         raise TypeError("only JSON objects can be checksummed")
     digest = xxhash.xxh64_hexdigest(body)
@@ -61,7 +77,7 @@ def decode_json(data: bytes, type_: type[T], path: str) -> T:
 
 def encode_binary(obj: Any) -> bytes:
     """Encode a msgspec struct as msgpack, zstd-compressed, with header and checksum."""
-    payload = _compressor.compress(_msgpack_encoder.encode(obj))
+    payload = _local.compressor.compress(_local.msgpack.encode(obj))
     return _HEADER.pack(_MAGIC, FORMAT_VERSION, xxhash.xxh64_intdigest(payload)) + payload
 
 
@@ -78,6 +94,6 @@ def decode_binary(data: bytes, type_: type[T], path: str) -> T:
     if xxhash.xxh64_intdigest(payload) != digest:
         raise CorruptMetadataError(f"{path}: checksum mismatch (torn or altered file)")
     try:
-        return msgspec.msgpack.decode(_decompressor.decompress(payload), type=type_)
+        return msgspec.msgpack.decode(_local.decompressor.decompress(payload), type=type_)
     except (msgspec.DecodeError, zstandard.ZstdError) as e:
         raise CorruptMetadataError(f"{path}: cannot decode: {e}") from e

@@ -30,7 +30,7 @@ import time
 from collections.abc import Sequence
 
 from . import snapshot as snapshot_codec
-from .commit_message import CommitMessage, conflict_check, shift_sequence
+from .commit_message import CommitMessage, conflict_check, shift_sequence, split_kinds
 from .errors import CommitConflictError
 from .fileio import FileIO
 from .layout import TableLayout
@@ -87,11 +87,10 @@ class FileStoreCommit:
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
         done = self._committed_kinds(commit_identifier)
-        new_files = [m for m in messages if m.newFiles or m.changelogFiles]
-        compactions = [m for m in messages if m.compactBefore or m.compactAfter]
+        new_files, compactions = split_kinds(messages)
         last: int | None = None
         if overwrite and OVERWRITE not in done:
-            last = self._commit_kind(OVERWRITE, messages, commit_identifier, properties,
+            last = self._commit_kind(OVERWRITE, new_files, commit_identifier, properties,
                                      dynamic_partition_overwrite)
         elif new_files and APPEND not in done:
             last = self._commit_kind(APPEND, new_files, commit_identifier, properties, False)
@@ -217,7 +216,9 @@ class FileStoreCommit:
         if kind == OVERWRITE:
             entries = self._overwrite_deletes(latest, messages, dynamic) + entries
         if kind == COMPACT:
-            next_seq = max([next_seq] + [f.maxSequenceNumber + 1 for m in messages for f in m.compactAfter])
+            # compaction output and changelog carry effective numbers: never shifted again
+            next_seq = max([next_seq] + [f.maxSequenceNumber + 1 for m in messages
+                                         for f in (*m.compactAfter, *m.changelogFiles)])
         width = len(self._schema.partitionKeys)
         delta_meta = self._manifests.write_entries(entries, self._schema.id, width)
         written.append(delta_meta.fileName)

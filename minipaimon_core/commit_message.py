@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from .errors import CommitConflictError
-from .manifest import DataFileMeta, ManifestEntry
+from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from .manifest_io import ManifestIO, live_files
 from .schema import TableSchema
 from .snapshot import Snapshot
@@ -35,6 +35,28 @@ class CommitMessage(msgspec.Struct, frozen=True):
     @property
     def is_empty(self) -> bool:
         return not (self.newFiles or self.compactBefore or self.compactAfter or self.changelogFiles)
+
+
+def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage], list[CommitMessage]]:
+    """(new-file parts, compaction parts) of ``messages``, each part only where non-empty.
+
+    A changelog file goes with the change that produced it: a writer's (``input``
+    producer) with the new files, into the APPEND/OVERWRITE snapshot, where its writer-local
+    sequence numbers are shifted; a compaction's (``fileSource`` COMPACT: ``lookup`` /
+    ``full-compaction``) with the COMPACT snapshot, as is, since compaction writes
+    effective sequence numbers. Shifting those again would double ``nextSequenceNumber``
+    with every compaction.
+    """
+    news: list[CommitMessage] = []
+    compactions: list[CommitMessage] = []
+    for m in messages:
+        by_compaction = [f for f in m.changelogFiles if f.fileSource == FILE_SOURCE_COMPACT]
+        by_writer = [f for f in m.changelogFiles if f.fileSource != FILE_SOURCE_COMPACT]
+        if m.newFiles or by_writer:
+            news.append(msgspec.structs.replace(m, compactBefore=[], compactAfter=[], changelogFiles=by_writer))
+        if m.compactBefore or m.compactAfter or by_compaction:
+            compactions.append(msgspec.structs.replace(m, newFiles=[], changelogFiles=by_compaction))
+    return news, compactions
 
 
 def shift_sequence(

@@ -7,6 +7,7 @@ ADDs it and none DELETEs it; file names are unique and never re-added once delet
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from collections.abc import Iterable
 
@@ -41,20 +42,26 @@ class ManifestIO:
     @staticmethod
     def _remember(cache: OrderedDict, name: str, value: list) -> None:
         cache[name] = value
-        if len(cache) > _CACHE_SIZE:
-            cache.popitem(last=False)
+        while len(cache) > _CACHE_SIZE:
+            with contextlib.suppress(KeyError):  # another thread evicted it first
+                cache.popitem(last=False)
+
+    # Thread-safe: a handle is shared by threads (a lookup returns the value it found or
+    # decoded, never re-reads the cache, so a concurrent eviction cannot raise KeyError).
 
     def read_list(self, name: str) -> list[ManifestFileMeta]:
-        if name not in self._lists:
+        metas = self._lists.get(name)
+        if metas is None:
             metas = manifest.decode_manifest_list(self._read(name), self._layout.manifest_path(name))
             self._remember(self._lists, name, metas)
-        return self._lists[name]
+        return metas
 
     def read_entries(self, name: str) -> list[ManifestEntry]:
-        if name not in self._entries:
+        entries = self._entries.get(name)
+        if entries is None:
             entries = manifest.decode_entries(self._read(name), self._layout.manifest_path(name))
             self._remember(self._entries, name, entries)
-        return self._entries[name]
+        return entries
 
     def write_entries(self, entries: list[ManifestEntry], schema_id: int, partition_width: int) -> ManifestFileMeta:
         """Write a manifest file and return its summary."""

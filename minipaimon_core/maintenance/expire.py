@@ -132,7 +132,11 @@ def expire_range(files: TableFiles, begin: int, end: int) -> ExpireResult:
         if tag.id < end and (tag.id, tag.baseManifestList) not in seen:
             seen.add((tag.id, tag.baseManifestList))
             pinned |= files.used_paths(tag)
-    pinned |= files.manifest_paths(files.manifests_of(keep))
+    # Snapshot ``end`` keeps all its files. Its changelog files matter too: tables written
+    # before the one-COMPACT-snapshot-per-compaction fix list a compaction's changelog in
+    # an APPEND snapshot and again in the COMPACT one right after it, so a changelog file of
+    # an expiring snapshot may also belong to ``end`` (never to a later one).
+    pinned |= files.manifest_paths(files.manifests_of(keep)) | files.changelog_paths(keep)
     removed: list[list[str]] = []
     for group in (data, changelog, files.manifest_paths(manifests)):
         doomed = sorted(group - pinned)
