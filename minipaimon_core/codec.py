@@ -6,7 +6,10 @@ Two envelopes:
   trailing ``"checksum"`` member, the xxhash64 (hex) of the JSON without it. The file stays
   plain, readable JSON.
 * **Binary** (manifest and manifest-list files): ``b"MPM"`` + format version byte +
-  8-byte little-endian xxhash64 of the payload + zstd(msgpack(struct)).
+  8-byte little-endian xxhash64 of the payload + zstd(msgpack(struct)). Version 1 holds
+  only 64-bit integers; version 2 (written only when some integer needs it, e.g. the
+  unscaled value of a DECIMAL(38, 18) stat) adds msgpack ext type 1: an integer of any
+  size as big-endian two's-complement bytes. Both versions are read.
 
 A truncated, torn or altered file fails its checksum and raises
 :class:`~minipaimon_core.errors.CorruptMetadataError`, never decodes to wrong data.
@@ -27,6 +30,8 @@ from .errors import CorruptMetadataError
 T = TypeVar("T")
 
 FORMAT_VERSION = 1
+BIG_INT_VERSION = 2  # FORMAT_VERSION + ext type _BIG_INT for integers beyond 64 bits
+_BIG_INT = 1
 _MAGIC = b"MPM"
 _HEADER = struct.Struct("<3sBQ")
 _CHECKSUM_KEY = b',"checksum":"'
@@ -77,8 +82,34 @@ def decode_json(data: bytes, type_: type[T], path: str) -> T:
 
 def encode_binary(obj: Any) -> bytes:
     """Encode a msgspec struct as msgpack, zstd-compressed, with header and checksum."""
-    payload = _local.compressor.compress(_local.msgpack.encode(obj))
-    return _HEADER.pack(_MAGIC, FORMAT_VERSION, xxhash.xxh64_intdigest(payload)) + payload
+    packed, version = _pack(obj)
+    payload = _local.compressor.compress(packed)
+    return _HEADER.pack(_MAGIC, version, xxhash.xxh64_intdigest(payload)) + payload
+
+
+def _pack(obj: Any) -> tuple[bytes, int]:
+    """msgpack of ``obj`` and its format version: 1 unless an integer leaves 64 bits."""
+    try:
+        return _local.msgpack.encode(obj), FORMAT_VERSION
+    except OverflowError:
+        plain = msgspec.to_builtins(obj, builtin_types=(bytes,))
+        return _local.msgpack.encode(_big_ints_as_ext(plain)), BIG_INT_VERSION
+
+
+def _big_ints_as_ext(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _big_ints_as_ext(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_big_ints_as_ext(x) for x in v]
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
+        return msgspec.msgpack.Ext(_BIG_INT, v.to_bytes(v.bit_length() // 8 + 1, "big", signed=True))
+    return v
+
+
+def _ext_hook(code: int, data: memoryview) -> Any:
+    if code != _BIG_INT:
+        raise msgspec.DecodeError(f"unknown msgpack extension type {code}")
+    return int.from_bytes(data, "big", signed=True)
 
 
 def decode_binary(data: bytes, type_: type[T], path: str) -> T:
@@ -88,12 +119,12 @@ def decode_binary(data: bytes, type_: type[T], path: str) -> T:
     magic, version, digest = _HEADER.unpack_from(data)
     if magic != _MAGIC:
         raise CorruptMetadataError(f"{path}: not a minipaimon metadata file")
-    if version != FORMAT_VERSION:
+    if version not in (FORMAT_VERSION, BIG_INT_VERSION):
         raise CorruptMetadataError(f"{path}: unknown format version {version}")
     payload = data[_HEADER.size :]
     if xxhash.xxh64_intdigest(payload) != digest:
         raise CorruptMetadataError(f"{path}: checksum mismatch (torn or altered file)")
     try:
-        return msgspec.msgpack.decode(_local.decompressor.decompress(payload), type=type_)
+        return msgspec.msgpack.decode(_local.decompressor.decompress(payload), type=type_, ext_hook=_ext_hook)
     except (msgspec.DecodeError, zstandard.ZstdError) as e:
         raise CorruptMetadataError(f"{path}: cannot decode: {e}") from e

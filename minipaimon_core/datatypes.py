@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from .errors import SchemaMismatchError
 
+MAX_DECIMAL_PRECISION = 38
 _UNIT_PRECISION = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 _PRECISION_UNIT = {v: k for k, v in _UNIT_PRECISION.items()}
 _SIMPLE: dict[str, pa.DataType] = {
@@ -55,6 +56,7 @@ def from_arrow(t: pa.DataType, nullable: bool = True) -> Any:
     if t in _SIMPLE_NAMES:
         return _SIMPLE_NAMES[t] + suffix
     if pa.types.is_decimal(t):
+        _check_decimal(t.precision, t.scale)
         return f"DECIMAL({t.precision}, {t.scale}){suffix}"
     if pa.types.is_timestamp(t):
         tz = " WITH LOCAL TIME ZONE" if t.tz else ""
@@ -77,6 +79,15 @@ def from_arrow(t: pa.DataType, nullable: bool = True) -> Any:
     raise SchemaMismatchError(f"unsupported column type {t}")
 
 
+def _check_decimal(precision: int, scale: int) -> None:
+    """DECIMAL(p, s) needs 1 <= p <= 38 and 0 <= s <= p (Paimon's and Spark's limits)."""
+    if not 1 <= precision <= MAX_DECIMAL_PRECISION or not 0 <= scale <= precision:
+        raise SchemaMismatchError(
+            f"unsupported type DECIMAL({precision}, {scale}): precision must be 1..{MAX_DECIMAL_PRECISION} "
+            "and scale 0..precision (decimal256 with more digits is not supported; use a "
+            "STRING column or a smaller precision)")
+
+
 def _nested(obj: dict[str, Any], nullable: bool) -> dict[str, Any]:
     if not nullable:
         obj["nullable"] = False
@@ -97,7 +108,9 @@ def to_arrow(notation: Any) -> pa.DataType:
         if name in _SIMPLE:
             return _SIMPLE[name]
         if m := _DECIMAL.match(name):
-            return pa.decimal128(int(m.group(1)), int(m.group(2)))
+            precision, scale = int(m.group(1)), int(m.group(2))
+            _check_decimal(precision, scale)
+            return pa.decimal128(precision, scale)
         if m := _TIMESTAMP.match(name):
             return pa.timestamp(_PRECISION_UNIT[int(m.group(1))], "UTC" if m.group(2) else None)
         raise SchemaMismatchError(f"unknown type {notation!r} in schema")

@@ -2,7 +2,9 @@
 
 Stats values are plain msgpack-able Python values that compare like the column's values:
 bool, int, float, str, bytes. Dates are days since the epoch, timestamps and times are
-integers of their unit, decimals are unscaled integers. A min/max of None means unknown:
+integers of their unit, decimals are unscaled integers (of any size: a DECIMAL(38, 18)
+holding 18.45 is 18450000000000000000, beyond 64 bits; manifests store such integers with
+the codec's big-integer extension). A min/max of None means unknown:
 nested columns, floats holding NaN, and strings or binaries longer than
 :data:`MAX_STATS_LENGTH`.
 """
@@ -19,6 +21,7 @@ import pyarrow.compute as pc
 from .manifest import SimpleStats
 
 MAX_STATS_LENGTH = 64
+_EXACT = decimal.Context(prec=100)  # decimal arithmetic without rounding (DECIMAL(38, s))
 
 
 def to_stat(value: Any, arrow_type: pa.DataType) -> Any:
@@ -42,7 +45,10 @@ def to_stat(value: Any, arrow_type: pa.DataType) -> Any:
         return pa.scalar(value, arrow_type).cast(pa.int64()).as_py()
     if pa.types.is_decimal(arrow_type):
         d = decimal.Decimal(value) if not isinstance(value, decimal.Decimal) else value
-        return int(d.scaleb(arrow_type.scale).to_integral_value())
+        scaled = d.scaleb(arrow_type.scale, _EXACT)
+        if scaled != scaled.to_integral_value(context=_EXACT):
+            raise ValueError(f"{value!r} has more than {arrow_type.scale} decimal places")
+        return int(scaled)
     if pa.types.is_boolean(arrow_type):
         if not isinstance(value, bool):
             raise TypeError(f"{value!r} is not a boolean")
@@ -75,7 +81,7 @@ def stat_to_string(value: Any, arrow_type: pa.DataType) -> str | None:
     if pa.types.is_date(arrow_type):
         return (datetime.date(1970, 1, 1) + datetime.timedelta(days=value)).isoformat()
     if pa.types.is_decimal(arrow_type):
-        return str(decimal.Decimal(value).scaleb(-arrow_type.scale))
+        return str(decimal.Decimal(value).scaleb(-arrow_type.scale, _EXACT))
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, bool):
