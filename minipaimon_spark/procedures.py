@@ -11,6 +11,7 @@ SELECT * FROM minipaimon_create_tag('/data/orders', 'daily')     -- or (path, na
 SELECT * FROM minipaimon_delete_tag('/data/orders', 'daily')
 SELECT * FROM minipaimon_remove_orphan_files('/data/orders', 1700000000000)  -- (…, true): dry run
 SELECT * FROM minipaimon_diff('/data/orders', 3, 'daily')        -- rows changed, with _row_kind
+SELECT * FROM minipaimon_tables('/data/warehouse')               -- the tables of a catalog
 ```
 
 ``minipaimon_spark.register(spark)`` registers them. Each runs once, in one Spark task (an
@@ -147,6 +148,22 @@ class RemoveOrphanFiles:
             yield name, result.dry_run
 
 
+class Tables:
+    """``minipaimon_tables(warehouse)``: one row per table of the warehouse catalog."""
+
+    RETURNS = "namespace string, table string, path string"
+
+    def eval(self, warehouse: str) -> Iterator[tuple[Any, ...]]:
+        import minipaimon_core as mp
+
+        if not isinstance(warehouse, str) or not warehouse:
+            raise mp.InvalidArgumentError(f"the argument must be a warehouse path, got {warehouse!r}")
+        catalog = mp.catalog(warehouse)
+        for namespace in catalog.list_namespaces():
+            for name in catalog.list_tables(namespace):
+                yield namespace, name, catalog.table_path(f"{namespace}.{name}")
+
+
 class Diff:
     """``minipaimon_diff(path, from, to)``: the rows that differ between two snapshots (each
     a snapshot id or a tag name): every column plus ``_row_kind`` (+I, -D, -U/+U pairs). The
@@ -184,6 +201,7 @@ PROCEDURES: dict[str, Any] = {  # SQL name -> UDTF class (its RETURNS is the res
     "minipaimon_delete_tag": DeleteTag,
     "minipaimon_remove_orphan_files": RemoveOrphanFiles,
     "minipaimon_diff": Diff,
+    "minipaimon_tables": Tables,
 }
 
 

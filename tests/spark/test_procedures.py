@@ -100,6 +100,15 @@ def test_diff_from_sql(sql: Any, tmp_path: Path) -> None:
     assert rows.columns == ["id", "v", "_row_kind"]
 
 
+def test_tables_of_a_warehouse_from_sql(sql: Any, tmp_path: Path) -> None:
+    cat = mp.catalog(str(tmp_path / "wh"))
+    cat.create_table("sales.orders", SCHEMA)
+    cat.create_table("sales.refunds", SCHEMA)
+    cat.create_table("hr.people", SCHEMA)
+    rows = sql(f"SELECT namespace, table FROM minipaimon_tables('{tmp_path / 'wh'}')").collect()
+    assert [tuple(r) for r in rows] == [("hr", "people"), ("sales", "orders"), ("sales", "refunds")]
+
+
 @pytest.mark.parametrize("call, error", [
     ("minipaimon_compact('{missing}')", "TableNotFoundError"),
     ("minipaimon_expire_snapshots('{path}', 'two')", "InvalidArgumentError"),
