@@ -15,7 +15,7 @@ from typing import Any
 
 from . import predicate
 from .errors import InvalidArgumentError, SnapshotNotFoundError
-from .manifest import ADD, DataFileMeta, ManifestEntry
+from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta
 from .manifest_io import ManifestIO, merge_entries
 from .options import Options
 from .partition import PartitionSpec
@@ -62,6 +62,20 @@ def _partition_lookup(spec: PartitionSpec, values: list[Any]) -> predicate.Stats
     return lookup
 
 
+def _manifest_lookup(keys: list[str], meta: ManifestFileMeta) -> predicate.StatsLookup:
+    """Stats of partition column values over the entries of one manifest."""
+    index = {k: i for i, k in enumerate(keys)}
+    stats = meta.partitionStats
+
+    def lookup(column: str) -> tuple[Any, Any, int, int] | None:
+        i = index.get(column)
+        if i is None or i >= len(stats.nullCounts):
+            return None
+        return stats.minValues[i], stats.maxValues[i], stats.nullCounts[i], \
+            meta.numAddedFiles + meta.numDeletedFiles
+    return lookup
+
+
 class Planner:
     """Turns (snapshot, filter, columns) into splits for one table schema."""
 
@@ -83,7 +97,8 @@ class Planner:
         elif snapshot is None:
             return []
         else:
-            entries, _ = merge_entries(self._manifests.entries_of(self._manifests.data_manifests(snapshot)))
+            metas = self.prune_manifests(self._manifests.data_manifests(snapshot), dnf)
+            entries, _ = merge_entries(self._manifests.entries_of(metas))
             snap_id = snapshot.id
         groups: dict[tuple[tuple[Any, ...], int], list[ManifestEntry]] = defaultdict(list)
         pk = self._schema.primaryKeys
@@ -105,6 +120,18 @@ class Planner:
                 splits.append(Split(snap_id, list(partition), path, bucket, chunk, raw, columns, dnf,
                                     self._schema.id, sum(f.rowCount for f in chunk)))
         return splits
+
+    def prune_manifests(self, metas: list[ManifestFileMeta], dnf: predicate.DNF | None
+                        ) -> list[ManifestFileMeta]:
+        """The manifests whose partition range may hold a partition ``dnf`` matches.
+
+        Safe with DELETE entries: a DELETE has its ADD's partition, so the manifest of a
+        DELETE of a matching file is kept as well as the manifest of its ADD.
+        """
+        if not dnf or not self._spec.keys:
+            return metas
+        keys = self._spec.keys
+        return [m for m in metas if predicate.might_match(dnf, _manifest_lookup(keys, m), keys)]
 
     def _cut(self, files: list[DataFileMeta]) -> list[tuple[list[DataFileMeta], bool]]:
         if self._schema.primaryKeys:

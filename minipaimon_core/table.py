@@ -35,6 +35,7 @@ from .fileio_resolve import resolve, split_options
 from .kv_writer import KeyValueWriter
 from .layout import TableLayout
 from .maintenance import expire, orphans, rollback
+from .maintenance import manifests as manifest_rewrite
 from .maintenance.files import TableFiles
 from .manifest import DataFileMeta
 from .manifest_io import ManifestIO
@@ -436,6 +437,12 @@ class Table:
         """Delete files no snapshot or tag references, last modified before ``older_than_ms``
         (default now - 1 day). Raises InvalidArgumentError for a time in the future."""
         return orphans.remove_orphan_files(self._files(), older_than_ms, dry_run, progress=progress)
+
+    def rewrite_manifests(self) -> manifest_rewrite.RewriteResult:
+        """Rewrite the latest snapshot's manifests clustered by partition (a new COMPACT
+        snapshot with the same files), so filtered plans skip most manifests unread.
+        Raises CommitConflictError if other writers keep winning the snapshot race."""
+        return manifest_rewrite.rewrite_manifests(self)
 
     def rollback_to(self, snapshot_id: int | None = None, tag: str | None = None) -> rollback.RollbackResult:
         """Make snapshot ``snapshot_id`` (or tag ``tag``) the latest again; newer snapshots,

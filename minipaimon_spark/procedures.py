@@ -148,6 +148,17 @@ class RemoveOrphanFiles:
             yield name, result.dry_run
 
 
+class RewriteManifests:
+    """``minipaimon_rewrite_manifests(path)``: cluster the manifests by partition (one new
+    COMPACT snapshot with the same files); one row: the snapshot and the manifest counts."""
+
+    RETURNS = "snapshot_id bigint, manifests_before int, manifests_after int"
+
+    def eval(self, path: str) -> Iterator[tuple[Any, ...]]:
+        result = _table(path).rewrite_manifests()
+        yield result.snapshot_id, result.manifests_before, result.manifests_after
+
+
 class Tables:
     """``minipaimon_tables(warehouse)``: one row per table of the warehouse catalog."""
 
@@ -202,6 +213,7 @@ PROCEDURES: dict[str, Any] = {  # SQL name -> UDTF class (its RETURNS is the res
     "minipaimon_remove_orphan_files": RemoveOrphanFiles,
     "minipaimon_diff": Diff,
     "minipaimon_tables": Tables,
+    "minipaimon_rewrite_manifests": RewriteManifests,
 }
 
 

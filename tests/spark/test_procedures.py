@@ -100,6 +100,13 @@ def test_diff_from_sql(sql: Any, tmp_path: Path) -> None:
     assert rows.columns == ["id", "v", "_row_kind"]
 
 
+def test_rewrite_manifests_from_sql(sql: Any, tmp_path: Path) -> None:
+    table = pk_table(str(tmp_path / "t"), 3)
+    row = sql(f"SELECT * FROM minipaimon_rewrite_manifests('{table.path}')").collect()[0]
+    assert row.snapshot_id == 4 and row.manifests_before >= 1 and row.manifests_after == 1
+    assert ids_and_values(table) == [(i, "w2") for i in range(10)]
+
+
 def test_tables_of_a_warehouse_from_sql(sql: Any, tmp_path: Path) -> None:
     cat = mp.catalog(str(tmp_path / "wh"))
     cat.create_table("sales.orders", SCHEMA)

@@ -1,0 +1,111 @@
+"""Scan planning on many partitions: manifests clustered by partition and skipped unread."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import minipaimon_core as mp
+from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.scan import Planner
+
+SCHEMA = pa.schema([pa.field("p", pa.int32()), pa.field("q", pa.string()), pa.field("v", pa.int64())])
+PARTITIONS = 200
+COMMITS = 20
+
+
+class CountingIO(LocalFileIO):
+    """Counts the bytes of manifest files read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.manifest_bytes = 0
+
+    def read_bytes(self, path: str) -> bytes:
+        data = super().read_bytes(path)
+        if "/manifest/manifest-" in path and "manifest-list" not in path:
+            self.manifest_bytes += len(data)
+        return data
+
+
+@pytest.fixture(scope="module")
+def wide_table(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = str(tmp_path_factory.mktemp("planning") / "t")
+    table = mp.create_table(path, SCHEMA, partition_by=["p", "q"],
+                            options={"manifest.target-file-size": "2 kb"})
+    rng = random.Random(1)
+    for c in range(COMMITS):  # every commit touches every partition
+        p = list(range(PARTITIONS))
+        table.write(pa.table({
+            "p": pa.array([None if i == 7 else i for i in p], pa.int32()),
+            "q": [f"q{i % 3}" for i in p],
+            "v": [rng.randrange(1000) + c for _ in p]}, schema=SCHEMA))
+    return path
+
+
+def files_of(table: mp.Table, flt: Any) -> set[str]:
+    return {f.fileName for s in table.scan(filter=flt).plan() for f in s.files}
+
+
+def test_rewrite_lets_a_one_partition_filter_skip_most_manifest_bytes(wide_table: str) -> None:
+    table = mp.open_table(wide_table)
+    before = table.to_arrow().sort_by([("p", "ascending"), ("v", "ascending")])
+    result = table.rewrite_manifests()
+    assert result.snapshot_id == COMMITS + 1 and result.manifests_after > 10
+    assert table.latest_snapshot().commitKind == "COMPACT"  # type: ignore[union-attr]
+    assert table.to_arrow().sort_by([("p", "ascending"), ("v", "ascending")]).equals(before)
+    full_io, one_io = CountingIO(), CountingIO()
+    full = mp.open_table(wide_table, io=full_io).scan().plan()
+    one = mp.open_table(wide_table, io=one_io).scan(filter=[("p", "=", 123)]).plan()
+    assert sum(len(s.files) for s in full) == PARTITIONS * COMMITS
+    assert [len(s.files) for s in one] == [COMMITS]
+    assert one_io.manifest_bytes <= 0.05 * full_io.manifest_bytes, (one_io.manifest_bytes, full_io.manifest_bytes)
+    # the rewritten table keeps taking commits and time travel to before the rewrite works
+    table.write(pa.table({"p": [123], "q": ["q0"], "v": [-1]}, schema=SCHEMA))
+    assert len(files_of(table, [("p", "=", 123)])) == COMMITS + 1
+    assert table.scan(snapshot_id=COMMITS).to_arrow().num_rows == PARTITIONS * COMMITS
+
+
+def random_term(rng: random.Random) -> tuple[Any, ...]:
+    column = rng.choice(["p", "q", "v"])
+    if column == "p":
+        value: Any = rng.randrange(-5, PARTITIONS + 5)
+    elif column == "q":
+        value = rng.choice(["q0", "q1", "q2", "q9", ""])
+    else:
+        value = rng.randrange(0, 1100)
+    op = rng.choice(["=", "!=", "<", "<=", ">", ">=", "in", "not in", "is null", "is not null"])
+    if op in ("in", "not in"):
+        return (column, op, [value, value if column == "q" else rng.randrange(0, 50)])
+    if op in ("is null", "is not null"):
+        return (column, op, None)
+    return (column, op, value)
+
+
+def test_pruned_plans_equal_unpruned_plans_for_random_filters(
+        wide_table: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(7)
+    filters = [[[random_term(rng) for _ in range(rng.randrange(1, 3))]
+                for _ in range(rng.randrange(1, 3))] for _ in range(60)]
+    table = mp.open_table(wide_table)
+    pruned = [files_of(table, f) for f in filters]
+    monkeypatch.setattr(Planner, "prune_manifests", lambda self, metas, dnf: metas)
+    unpruned = [files_of(table, f) for f in filters]
+    for flt, a, b in zip(filters, pruned, unpruned):
+        assert a == b, flt
+    assert any(0 < len(a) < PARTITIONS * COMMITS for a in pruned)
+
+
+def test_rewrite_of_an_empty_table_and_after_deletes(tmp_path: Path) -> None:
+    table = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["p"])
+    assert table.rewrite_manifests().snapshot_id is None
+    for i in range(5):
+        table.write(pa.table({"p": [i], "q": ["a"], "v": [i]}, schema=SCHEMA))
+    table.write(pa.table({"p": [1], "q": ["b"], "v": [9]}, schema=SCHEMA), mode="overwrite")
+    table.rewrite_manifests()
+    assert table.to_arrow().column("v").to_pylist() == [9]
+    assert files_of(table, [("p", "=", 3)]) == set()
