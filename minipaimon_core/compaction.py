@@ -133,7 +133,7 @@ def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,
     config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
     rows = pa.concat_tables([read_rows(table, path, bucket, f) for f in inputs])
     bottom = unit.output_level == opts.num_levels - 1
-    merged = merge(rows, config, keep_deletes=not bottom)
+    merged = merge(rows, config, keep_deletes=not bottom or config.keeps_tombstones)
     after = write_sorted_run(table.io, table.layout, schema, path, bucket, merged,
                              level=unit.output_level, target=options["target-file-size"],
                              compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)

@@ -1,6 +1,6 @@
 """Changelog rows from two states of the same keys (pure, vectorised).
 
-``diff(before, after)`` takes one live row per key in each (deletes already dropped) and
+``diff(before, after)`` takes one row per key in each (-D rows are dropped first) and
 returns what a consumer must see to go from ``before`` to ``after``: ``+I`` for a new key,
 ``-D`` (old values) for a removed key, ``-U`` (old) then ``+U`` (new) for a changed key.
 Keys whose values did not change produce nothing. Rows come out sorted by key, with
@@ -32,6 +32,7 @@ _A = "__after_row"
 def diff(before: pa.Table, after: pa.Table, key_columns: Sequence[str]) -> pa.Table:
     """Changelog taking ``before`` to ``after`` (same columns, one row per key in each)."""
     keys = list(key_columns)
+    before, after = _live(before), _live(after)
     left = before.select(keys).append_column(_B, pa.array(np.arange(before.num_rows, dtype=np.int64)))
     right = after.select(keys).append_column(_A, pa.array(np.arange(after.num_rows, dtype=np.int64)))
     joined = left.join(right, keys=keys, join_type="full outer", use_threads=False)
@@ -55,6 +56,13 @@ def diff(before: pa.Table, after: pa.Table, key_columns: Sequence[str]) -> pa.Ta
     return out.take(order)
 
 
+def _live(t: pa.Table) -> pa.Table:
+    """``t`` without -D rows (tombstones a merge kept; see MergeConfig.keeps_tombstones)."""
+    if VALUE_KIND not in t.column_names or t.num_rows == 0:
+        return t
+    return t.filter(pc.not_equal(t.column(VALUE_KIND), pa.scalar(DELETE, pa.int8())))
+
+
 def _with_kind(t: pa.Table, kind: int) -> pa.Table:
     col = pa.array(np.full(t.num_rows, kind, dtype=np.int8))
     i = t.column_names.index(VALUE_KIND)
@@ -71,6 +79,8 @@ def _rows_differ(b: pa.Table, a: pa.Table, keys: list[str]) -> pa.Array:
         try:
             eq = pc.fill_null(pc.equal(x, y), False)
             same = pc.or_(eq, pc.and_(pc.is_null(x), pc.is_null(y)))
+            if pa.types.is_floating(x.type):  # NaN = NaN: an unchanged NaN is no change
+                same = pc.or_(same, pc.fill_null(pc.and_(pc.is_nan(x), pc.is_nan(y)), False))
             differ |= ~same.to_numpy(zero_copy_only=False)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # nested types
             xs, ys = x.to_pylist(), y.to_pylist()

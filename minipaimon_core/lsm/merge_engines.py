@@ -18,13 +18,16 @@ with other runs gives the same result as merging everything at once (piecewise p
   ``keep_deletes`` such a re-written key keeps its -D row before its +I row, the only case
   of two output rows for one key).
 * ``aggregation``: per column a function (default ``last_non_null_value``); -U/-D rows are
-  retractions: ``sum``/``count`` subtract, ``product`` divides (integers truncate),
+  retractions: ``sum``/``count`` subtract, ``product`` of a float column divides (an integer
+  ``product`` refuses retractions: a retraction-only state cannot be exact),
   ``last_value`` becomes null, ``last_non_null_value`` becomes null on a non-null value.
   ``min``, ``max``, ``first_value``, ``first_non_null_value``, ``bool_and``, ``bool_or``,
   ``listagg`` raise InvalidArgumentError on a retraction unless the field ignores
   retractions.  Nulls are skipped except by ``last_value``/``first_value``; no value gives
   null (``count``: 0).  As in Paimon a key is never deleted: a key of only retractions gives
-  +I with the retracted state (e.g. a negative sum).
+  +I with the retracted state (e.g. a negative sum).  A decimal ``sum``/``product`` that
+  leaves its column's precision is null (as in Paimon); later values add to the null as to
+  no value.
 
 Aggregated rows are states, valid as input: ``count`` stores the running count and merging
 sums it, so user rows must pass :func:`prepare_input` (non-null -> 1, null -> 0) exactly
@@ -140,6 +143,13 @@ class MergeConfig:
             ignore_retract=frozenset(ignore_retract),
             listagg_delimiter=delimiters,
         )
+
+    @property
+    def keeps_tombstones(self) -> bool:
+        """Deletes must be kept at every level, the bottom one included: with a
+        ``sequence.field`` a late row with a lower sequence value must still lose against a
+        -D with a higher one, whenever compaction ran (the reader drops -D rows)."""
+        return self.sequence_field is not None and self.engine in ("deduplicate", "partial-update")
 
     def function_of(self, column: str) -> str:
         """The aggregate function of a non-key column."""
@@ -358,6 +368,8 @@ def _partial_update(table: pa.Table, config: MergeConfig, g: _Groups, kinds: np.
         deleted = np.zeros(len(g.starts), bool)
     out = table.take(g.order[g.ends])
     for i in _value_columns(table, config):
+        if table.column_names[i] == config.sequence_field:
+            continue  # the last row's (the largest): a kept -D must keep it to win later
         col = table.column(i)
         if col.null_count == 0 and not is_delete.any():
             continue  # the last row's value is the latest non-null one
@@ -384,7 +396,8 @@ def _aggregate(table: pa.Table, config: MergeConfig, g: _Groups, retract: np.nda
         name = table.column_names[i]
         fn = config.function_of(name)
         ignore = name in config.ignore_retract
-        if retract.any() and not ignore and fn not in _RETRACTABLE:
+        if retract.any() and not ignore and (fn not in _RETRACTABLE or (
+                fn == "product" and not pa.types.is_floating(table.schema.field(i).type))):
             raise InvalidArgumentError(
                 f"field {name!r} with aggregate function {fn!r} cannot accept retractions "
                 f"(-U/-D rows); set 'fields.{name}.ignore-retract' = 'true' or 'ignore-delete'")
@@ -424,7 +437,7 @@ def _aggregate_column(col: pa.ChunkedArray, fn: str, g: _Groups, use: np.ndarray
     gid = g.input_gid
     if fn in ("sum", "count"):
         signed = pc.if_else(pa.array(retract), pc.negate_checked(col), col)
-        result = _grouped(signed, gid, rows, "sum", ngroups).cast(typ, safe=False)
+        result = _fit_decimal(_grouped(signed, gid, rows, "sum", ngroups), typ)
         return pc.fill_null(result, 0) if fn == "count" else result
     if fn == "product":
         adds = _grouped(col, gid, rows[~retract[rows]], "product", ngroups)
@@ -432,8 +445,19 @@ def _aggregate_column(col: pa.ChunkedArray, fn: str, g: _Groups, use: np.ndarray
         seen = _grouped(col, gid, rows, "count", ngroups)
         one = pa.scalar(1, adds.type)
         prod = pc.divide(pc.fill_null(adds, one), pc.fill_null(rets, one))
-        return pc.if_else(pc.greater(seen, 0), prod, None).cast(typ, safe=False)
+        return _fit_decimal(pc.if_else(pc.greater(seen, 0), prod, None), typ)
     return _grouped(col, gid, rows, _ARROW_AGG[fn], ngroups).cast(typ)
+
+
+def _fit_decimal(values: pa.Array, typ: pa.DataType) -> pa.Array:
+    """``values`` cast to ``typ``; a decimal that does not fit its precision becomes null
+    (Paimon: decimal overflow gives null)."""
+    if pa.types.is_decimal(typ) and len(values):
+        wide = values.cast(pa.decimal128(38, typ.scale))
+        bound = pa.scalar(10 ** (typ.precision - typ.scale), pa.decimal128(38, 0))
+        over = pc.fill_null(pc.greater_equal(pc.abs(wide), bound.cast(wide.type)), False)
+        values = pc.if_else(over, pa.scalar(None, wide.type), wide)
+    return values.cast(typ, safe=False)
 
 
 def _reduce_numeric(col: pa.ChunkedArray, fn: str, g: _Groups, seen: np.ndarray,
