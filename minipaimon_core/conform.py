@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,21 +15,35 @@ from .schema import ROW_KIND_COLUMN
 
 
 def to_batches(data: Any) -> Iterator[pa.RecordBatch]:
-    """Iterate the record batches of a Table / RecordBatch / RecordBatchReader / pandas
-    DataFrame / list of batches. Raises InvalidArgumentError for anything else."""
+    """Iterate the record batches of ``data``, dispatched on its real type: a pyarrow
+    Table / RecordBatch / RecordBatchReader / list of batches, a pandas DataFrame (only if
+    pandas is imported, checked with isinstance), or any object exporting the Arrow C stream
+    interface (``__arrow_c_stream__``: Polars, DuckDB, nanoarrow, ...).
+
+    Raises:
+        InvalidArgumentError: anything else (names the type and what is accepted).
+    """
     if isinstance(data, pa.Table):
         yield from data.to_batches()
     elif isinstance(data, pa.RecordBatch):
         yield data
     elif isinstance(data, pa.RecordBatchReader) or isinstance(data, (list, tuple)) and all(isinstance(b, pa.RecordBatch) for b in data):
         yield from data
-    elif type(data).__name__ == "DataFrame" and hasattr(data, "to_numpy"):
+    elif _is_pandas(data):
         yield from pa.Table.from_pandas(data, preserve_index=False).to_batches()
+    elif hasattr(data, "__arrow_c_stream__"):
+        yield from pa.RecordBatchReader.from_stream(data)
     else:
         raise InvalidArgumentError(
-            f"cannot write {type(data).__name__}: pass a pyarrow Table, RecordBatch, "
-            "RecordBatchReader or a pandas DataFrame"
+            f"cannot write {type(data).__module__}.{type(data).__name__}: pass a pyarrow "
+            "Table, RecordBatch or RecordBatchReader, a pandas DataFrame, or an object with "
+            "__arrow_c_stream__ (e.g. a Polars DataFrame)"
         )
+
+
+def _is_pandas(data: Any) -> bool:
+    pandas = sys.modules.get("pandas")  # never imported here: a pandas frame implies pandas
+    return pandas is not None and isinstance(data, pandas.DataFrame)
 
 
 def _widens(src: pa.DataType, dst: pa.DataType) -> bool:
@@ -51,12 +66,18 @@ def conform(
 ) -> pa.Table:
     """Return ``batch`` as a Table with exactly ``schema`` (plus ``_row_kind`` if allowed).
 
+    Primary-key values are made canonical (:func:`canonical_key`).
+
     Raises:
-        SchemaMismatchError: missing or extra columns, or a type that is not the column's
-            type or a safe widening of it.
-        InvalidArgumentError: nulls in a primary-key or NOT NULL column, bad ``_row_kind``.
+        SchemaMismatchError: missing, extra or duplicate columns, a type that is not the
+            column's type or a safe widening of it, values that do not convert exactly, a
+            ``_row_kind`` that is not a string column.
+        InvalidArgumentError: nulls in a primary-key or NOT NULL column, NaN in a key.
     """
     names = batch.schema.names
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise SchemaMismatchError(f"data has duplicate columns {dup}; table columns are {schema.names}")
     extra = [n for n in names if n not in schema.names and not (allow_row_kind and n == ROW_KIND_COLUMN)]
     missing = [n for n in schema.names if n not in names]
     if extra or missing:
@@ -66,26 +87,55 @@ def conform(
         )
     arrays = []
     for field in schema:
-        col = batch.column(field.name)
-        if not col.type.equals(field.type):
-            same = datatypes.normalize(col.type).equals(field.type) if _supported(col.type) else False
-            if not same and not _widens(col.type, field.type):
-                raise SchemaMismatchError(
-                    f"column {field.name!r} has type {col.type}, the table has {field.type}"
-                )
-            col = pc.cast(col, field.type)
+        col = _cast(field, batch.column(field.name))
         if not field.nullable and col.null_count:
             what = "primary-key" if field.name in primary_keys else "NOT NULL"
             raise InvalidArgumentError(f"{what} column {field.name!r} has {col.null_count} null values")
+        if field.name in primary_keys:
+            col = canonical_key(field.name, col)
         arrays.append(col)
     out_schema = schema
     if allow_row_kind and ROW_KIND_COLUMN in names:
         kinds = batch.column(ROW_KIND_COLUMN)
+        if not (_supported(kinds.type) and datatypes.normalize(kinds.type).equals(pa.string())):
+            raise SchemaMismatchError(
+                f"column {ROW_KIND_COLUMN!r} has type {kinds.type}; it must be a string column "
+                "of +I, -U, +U, -D")
+        kinds = pc.cast(kinds, pa.string())
         arrays.append(kinds)
-        out_schema = schema.append(pa.field(ROW_KIND_COLUMN, kinds.type))
+        out_schema = schema.append(pa.field(ROW_KIND_COLUMN, pa.string()))
     if isinstance(batch, pa.RecordBatch):
         return pa.Table.from_batches([pa.RecordBatch.from_arrays(arrays, schema=out_schema)])
     return pa.Table.from_arrays(arrays, schema=out_schema)
+
+
+def _cast(field: pa.Field, col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """``col`` as ``field``'s type: equal, the same stored type, or a safe widening whose
+    values all convert exactly (else SchemaMismatchError naming the column)."""
+    if col.type.equals(field.type):
+        return col
+    same = datatypes.normalize(col.type).equals(field.type) if _supported(col.type) else False
+    if not same and not _widens(col.type, field.type):
+        raise SchemaMismatchError(f"column {field.name!r} has type {col.type}, the table has {field.type}")
+    try:
+        return pc.cast(col, field.type)
+    except pa.ArrowInvalid as e:  # e.g. timestamp[us] -> [ms] with sub-ms values, 2**24+1 -> float32
+        raise SchemaMismatchError(
+            f"column {field.name!r}: the values of type {col.type} do not convert to the table's "
+            f"{field.type} without loss ({e}); convert them explicitly first") from None
+
+
+def canonical_key(name: str, col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A primary-key column with one representation per key: a float -0.0 becomes 0.0 (they
+    are equal, so one key for bucketing, merging and reading alike); NaN, which equals
+    nothing, is refused (InvalidArgumentError) as a null key is."""
+    if not pa.types.is_floating(col.type):
+        return col
+    nans = pc.sum(pc.is_nan(col)).as_py() or 0
+    if nans:
+        raise InvalidArgumentError(
+            f"primary-key column {name!r} has {nans} NaN values; NaN cannot be a key value")
+    return pc.if_else(pc.equal(col, pa.scalar(0, col.type)), pa.scalar(0.0, col.type), col)
 
 
 def _supported(t: pa.DataType) -> bool:

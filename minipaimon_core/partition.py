@@ -7,8 +7,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .errors import InvalidArgumentError
 from .layout import TableLayout
 from .stats import stat_to_string, to_stat
+
+MAX_SEGMENT_BYTES = 255  # the longest file or directory name of common file systems
 
 
 class PartitionSpec:
@@ -23,10 +26,21 @@ class PartitionSpec:
         return PartitionSpec(list(keys), [schema.field(k).type for k in keys])
 
     def path(self, values: list[Any]) -> str:
-        """Relative directory of the partition with stats-domain ``values``."""
-        return TableLayout.partition_path(
+        """Relative directory of the partition with stats-domain ``values``.
+
+        Raises InvalidArgumentError if a directory name (``key=escaped value``) would be
+        longer than MAX_SEGMENT_BYTES, which file systems and object stores refuse.
+        """
+        path = TableLayout.partition_path(
             self.keys, [stat_to_string(v, t) for v, t in zip(values, self.types)]
         )
+        for key, segment in zip(self.keys, path.split("/")):
+            if len(segment.encode()) > MAX_SEGMENT_BYTES:
+                raise InvalidArgumentError(
+                    f"partition column {key!r}: the value {str(segment)[len(key) + 1:][:40]!r}... "
+                    f"makes a directory name of {len(segment.encode())} bytes after escaping "
+                    f"(at most {MAX_SEGMENT_BYTES}); shorten or hash the value")
+        return path
 
     def split(self, table: pa.Table) -> list[tuple[list[Any], pa.Table]]:
         """Split ``table`` into (partition values in the stats domain, rows) pairs.
@@ -37,10 +51,13 @@ class PartitionSpec:
             return [([], table)]
         if table.num_rows == 0:
             return []
-        return [
+        out = [
             ([to_stat(v, t) for v, t in zip(values, self.types)], table.take(idx))
             for values, idx in group_indices(table, self.keys)
         ]
+        for values, _ in out:
+            self.path(values)  # refuse a too-long partition value before anything is written
+        return out
 
 
 def group_indices(table: pa.Table, keys: list[str]) -> list[tuple[list[Any], pa.Array]]:

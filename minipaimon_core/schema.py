@@ -143,11 +143,13 @@ class SchemaManager:
         self._layout = layout
 
     def schema_ids(self) -> list[int]:
-        ids = [
-            int(n[7:])
-            for n in self._io.list_names(self._layout.schema_dir)
-            if n.startswith("schema-") and n[7:].isdigit()
-        ]
+        """Ids of the schema files. Raises TableNotFoundError if the root is a file."""
+        try:
+            names = self._io.list_names(self._layout.schema_dir)
+        except NotADirectoryError:
+            raise TableNotFoundError(
+                f"no minipaimon table at {self._layout.root}: it is a file, not a directory") from None
+        ids = [int(n[7:]) for n in names if n.startswith("schema-") and n[7:].isdigit()]
         return sorted(ids)
 
     def latest(self) -> TableSchema:

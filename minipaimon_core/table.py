@@ -325,17 +325,21 @@ class Table:
 
         Raises InvalidArgumentError (bad filter/columns), SnapshotNotFoundError.
         """
+        if snapshot_id is not None and snapshot_id < 1:
+            raise InvalidArgumentError(f"snapshot_id must be a snapshot id >= 1, got {snapshot_id!r}")
+        if sum(x is not None for x in (snapshot_id, tag, timestamp_ms, incremental_between)) > 1:
+            raise InvalidArgumentError("give at most one of snapshot_id, tag, timestamp_ms, incremental_between")
+        incremental = _parse_incremental(incremental_between)
+        tag_snap = self.tag_snapshot(tag) if tag is not None else None
+        snap = None if incremental else resolve_snapshot(self.snapshot_manager, snapshot_id, timestamp_ms, tag_snap)
+        if snap is not None and snap.schemaId > self.table_schema.id:
+            self.refresh()  # another handle evolved the schema: read with the newest one
         arrow = self.schema()
         dnf = predicate.normalize(filter, arrow)
         cols = list(columns) if columns is not None else None
         for c in cols or []:
             if c not in arrow.names:
                 raise InvalidArgumentError(f"column {c!r} is not in the table {arrow.names}")
-        if sum(x is not None for x in (snapshot_id, tag, timestamp_ms, incremental_between)) > 1:
-            raise InvalidArgumentError("give at most one of snapshot_id, tag, timestamp_ms, incremental_between")
-        incremental = _parse_incremental(incremental_between)
-        tag_snap = self.tag_snapshot(tag) if tag is not None else None
-        snap = None if incremental else resolve_snapshot(self.snapshot_manager, snapshot_id, timestamp_ms, tag_snap)
         return TableScan(self, dnf, cols, snap, incremental)
 
     def to_arrow(self) -> pa.Table:
