@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
+from minipaimon_core.options import Options
 
 __all__ = ["CompactUnit", "PickerOptions", "SortedRun", "pick", "pick_full", "should_stop_writes"]
 
@@ -53,19 +54,6 @@ class CompactUnit:
     def files(self) -> tuple[str, ...]:
         """The file ids of all runs of the unit."""
         return tuple(f for run in self.runs for f in run.files)
-
-
-def _int_option(options: Mapping[str, str], key: str, default: int, minimum: int) -> int:
-    raw = options.get(key)
-    if raw is None:
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise UnsupportedOptionError(f"option {key!r} must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise UnsupportedOptionError(f"option {key!r} must be >= {minimum}, got {value}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -112,16 +100,13 @@ class PickerOptions:
         Raises:
             UnsupportedOptionError: a value is not an integer or out of range.
         """
-        stop = options.get("num-sorted-run.stop-trigger")
+        typed = Options(options)
         return PickerOptions(
-            num_levels=_int_option(options, "num-levels", 5, 2),
-            max_size_amplification_percent=_int_option(
-                options, "compaction.max-size-amplification-percent", 200, 0),
-            size_ratio=_int_option(options, "compaction.size-ratio", 1, 0),
-            num_run_compaction_trigger=_int_option(
-                options, "num-sorted-run.compaction-trigger", 5, 1),
-            num_run_stop_trigger=None if stop is None else _int_option(
-                options, "num-sorted-run.stop-trigger", 0, 1),
+            num_levels=typed["num-levels"],
+            max_size_amplification_percent=typed["compaction.max-size-amplification-percent"],
+            size_ratio=typed["compaction.size-ratio"],
+            num_run_compaction_trigger=typed["num-sorted-run.compaction-trigger"],
+            num_run_stop_trigger=typed["num-sorted-run.stop-trigger"],
         )
 
 
