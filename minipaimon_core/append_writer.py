@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .bucket import bucket_ids
 from .commit_message import CommitMessage
 from .conform import conform, to_batches
 from .data_file import write_data_file
 from .fileio import FileIO
 from .layout import TableLayout
-from .lsm.bucket import bucket_ids
 from .manifest import DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket

@@ -23,13 +23,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .bucket import bucket_ids
 from .commit_message import CommitMessage
 from .conform import conform, to_batches
 from .data_file import SEQUENCE, VALUE_KIND, write_data_file
 from .errors import InvalidArgumentError
 from .fileio import FileIO
 from .layout import TableLayout
-from .lsm.bucket import bucket_ids
 from .lsm.merge_engines import MergeConfig, merge, prepare_input
 from .manifest import DataFileMeta
 from .options import Options

@@ -14,8 +14,8 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minipaimon_core.bucket import bucket_ids, canonical_key_bytes, key_hashes
 from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_core.lsm.bucket import bucket_ids, canonical_key_bytes, key_hashes
 
 RNG_SEED = 20240601
 

@@ -1,0 +1,120 @@
+"""Key groups of merge input: one sort, group boundaries by adjacent-key comparison, and
+the helpers every engine uses to build its output (pure, vectorised)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .merge_config import DELETE, INSERT, SEQUENCE, VALUE_KIND, MergeConfig
+
+
+class Groups:
+    """Sort order of the rows and the key groups in it (positions are sorted positions)."""
+
+    def __init__(self, table: pa.Table, config: MergeConfig) -> None:
+        sort_cols = [*config.key_columns, *filter(None, [config.sequence_field]), SEQUENCE]
+        self.order = sort_order(table, sort_cols)
+        n = len(self.order)
+        new = np.zeros(n, bool)
+        new[0] = True
+        for name in config.key_columns:
+            new |= differs(table.column(name), self.order)
+        self._new = new
+        self.starts = np.flatnonzero(new)
+        self.ends = np.empty_like(self.starts)
+        self.ends[:-1] = self.starts[1:] - 1
+        self.ends[-1] = n - 1
+        self.n = n
+        self._gid: np.ndarray | None = None
+
+    @property
+    def gid(self) -> np.ndarray:
+        """The group of each sorted position."""
+        if self._gid is None:
+            self._gid = np.cumsum(self._new) - 1
+        return self._gid
+
+    @property
+    def input_gid(self) -> np.ndarray:
+        """The group of each input row."""
+        out = np.empty(self.n, np.int64)
+        out[self.order] = self.gid
+        return out
+
+    def last_where(self, mask: np.ndarray) -> np.ndarray:
+        """Per group, the last sorted position where ``mask`` (sorted) holds, else -1."""
+        return np.maximum.reduceat(np.where(mask, np.arange(self.n), -1), self.starts)
+
+    def first_where(self, mask: np.ndarray) -> np.ndarray:
+        """Per group, the first sorted position where ``mask`` (sorted) holds, else -1."""
+        first = np.minimum.reduceat(np.where(mask, np.arange(self.n), self.n), self.starts)
+        return np.where(first == self.n, -1, first)
+
+    def take(self, col: pa.Array | pa.ChunkedArray, positions: np.ndarray) -> pa.Array:
+        """Values of ``col`` (input order) at sorted ``positions``; null where -1."""
+        idx = pa.array(self.order[np.maximum(positions, 0)], mask=positions < 0)
+        return pc.take(col, idx)
+
+
+def sort_order(table: pa.Table, columns: Sequence[str]) -> np.ndarray:
+    arrays = [table.column(c) for c in columns]
+    if all(a.null_count == 0 and (pa.types.is_integer(a.type) or pa.types.is_temporal(a.type))
+           for a in arrays):
+        return np.lexsort([_ints(a) for a in reversed(arrays)])
+    keys = [(c, "ascending", "at_start") for c in columns]
+    try:
+        options = pc.SortOptions(sort_keys=keys)
+    except (TypeError, ValueError):  # pyarrow < 25: one null placement for all keys
+        options = pc.SortOptions([k[:2] for k in keys], null_placement="at_start")
+    return pc.sort_indices(table.select(list(columns)), options=options).to_numpy().astype(np.int64)
+
+
+def _ints(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if pa.types.is_temporal(arr.type):
+        arr = arr.view(pa.int32() if arr.type.bit_width == 32 else pa.int64())
+    return arr.to_numpy()
+
+
+def differs(col: pa.Array | pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
+    """``d[i]`` = sorted value i differs from sorted value i-1 (``d[0]`` False)."""
+    out = np.zeros(len(order), bool)
+    if len(order) < 2:
+        return out
+    if col.null_count == 0 and (pa.types.is_integer(col.type) or pa.types.is_temporal(col.type)):
+        v = _ints(col)[order]
+        out[1:] = v[1:] != v[:-1]
+        return out
+    s = pc.take(col, pa.array(order))
+    a, b = s.slice(1), s.slice(0, len(order) - 1)
+    ne = pc.fill_null(pc.not_equal(a, b), True)
+    if pa.types.is_floating(col.type):
+        ne = pc.and_(ne, pc.invert(pc.and_(pc.is_nan(a), pc.is_nan(b))))
+    out[1:] = ne.to_numpy(zero_copy_only=False)
+    return out
+
+
+def finish(out: pa.Table, max_seq: np.ndarray, deleted: np.ndarray,
+            keep_deletes: bool) -> pa.Table:
+    """Set ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND`` and drop deleted keys unless kept."""
+    out = replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64()))
+    kinds = np.where(deleted, DELETE, INSERT).astype(np.int8)
+    out = replace_column(out, VALUE_KIND, pa.array(kinds))
+    if deleted.any() and not keep_deletes:
+        out = out.filter(pa.array(~deleted))
+    return out
+
+
+def replace_column(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
+    """``table`` with column ``name`` replaced, keeping its field (type, nullability)."""
+    i = table.column_names.index(name)
+    return table.set_column(i, table.schema.field(i), values.cast(table.schema.field(i).type))
+
+
+def value_columns(table: pa.Table, config: MergeConfig) -> list[int]:
+    skip = {*config.key_columns, SEQUENCE, VALUE_KIND}
+    return [i for i, name in enumerate(table.column_names) if name not in skip]
