@@ -143,12 +143,8 @@ class SchemaManager:
         self._layout = layout
 
     def schema_ids(self) -> list[int]:
-        """Ids of the schema files. Raises TableNotFoundError if the root is a file."""
-        try:
-            names = self._io.list_names(self._layout.schema_dir)
-        except NotADirectoryError:
-            raise TableNotFoundError(
-                f"no minipaimon table at {self._layout.root}: it is a file, not a directory") from None
+        """Ids of the schema files ([] where there is no table, or a file)."""
+        names = self._io.list_names(self._layout.schema_dir)
         ids = [int(n[7:]) for n in names if n.startswith("schema-") and n[7:].isdigit()]
         return sorted(ids)
 

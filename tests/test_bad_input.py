@@ -141,7 +141,7 @@ def test_too_long_partition_value_is_refused_by_column(tmp_path):
 
 def test_open_table_on_a_regular_file_is_table_not_found(tmp_path):
     (tmp_path / "f").write_text("x")
-    with pytest.raises(mp.TableNotFoundError, match="not a directory"):
+    with pytest.raises(mp.TableNotFoundError, match="no minipaimon table"):
         mp.open_table(str(tmp_path / "f"))
 
 
