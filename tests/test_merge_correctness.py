@@ -91,3 +91,19 @@ def test_full_compaction_changelog_ignores_unchanged_nan(tmp_path):
     got = [(r["_row_kind"], r["id"], r["x"]) for s in sc.plan(start, end) for b in sc.read(s)
            for r in pa.Table.from_batches([b]).to_pylist()]
     assert got == [("-U", 2, 1.0), ("+U", 2, 2.0)]
+
+
+def test_full_compaction_changelog_ignores_unchanged_nan_in_nested_values(tmp_path):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("x", pa.list_(pa.float64())),
+                        ("m", pa.struct([("f", pa.float64())]))])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"changelog-producer": "full-compaction"})
+    nan = float("nan")
+    t.write(pa.table({"id": [1, 2], "x": [[nan, 1.0], [2.0]], "m": [{"f": nan}, {"f": 1.0}]},
+                     schema=schema))
+    start = StreamOffset(t.latest_snapshot().id)
+    t.write(pa.table({"id": [2], "x": [[3.0]], "m": [{"f": 1.0}]}, schema=schema))
+    sc = StreamScanner(t, {"scan.mode": "latest", "read.changelog": "true"})
+    got = [(r["_row_kind"], r["id"]) for s in sc.plan(start, sc.latest_offset(start))
+           for b in sc.read(s) for r in pa.Table.from_batches([b]).to_pylist()]
+    assert got == [("-U", 2), ("+U", 2)]

@@ -84,8 +84,19 @@ def _rows_differ(b: pa.Table, a: pa.Table, keys: list[str]) -> pa.Array:
             differ |= ~same.to_numpy(zero_copy_only=False)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # nested types
             xs, ys = x.to_pylist(), y.to_pylist()
-            differ |= np.array([p != q for p, q in zip(xs, ys)], dtype=bool)
+            differ |= np.array([not _same(p, q) for p, q in zip(xs, ys)], dtype=bool)
     return pa.array(differ)
+
+
+def _same(p: object, q: object) -> bool:
+    """Equality of two nested values where NaN equals NaN (an unchanged NaN is no change)."""
+    if isinstance(p, float) and isinstance(q, float):
+        return p == q or (p != p and q != q)
+    if isinstance(p, (list, tuple)) and isinstance(q, (list, tuple)):
+        return len(p) == len(q) and all(_same(a, b) for a, b in zip(p, q))
+    if isinstance(p, dict) and isinstance(q, dict):
+        return p.keys() == q.keys() and all(_same(p[k], q[k]) for k in p)
+    return p == q
 
 
 __all__ = ["diff", "sort_by_key"]
