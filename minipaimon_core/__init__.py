@@ -4,6 +4,7 @@ from .catalog import Catalog, catalog
 from .commit_message import CommitMessage
 from .errors import (
     CommitConflictError,
+    CorruptDataFileError,
     CorruptMetadataError,
     InvalidArgumentError,
     MiniPaimonError,
@@ -26,6 +27,7 @@ __all__ = [
     "Catalog",
     "CommitConflictError",
     "CommitMessage",
+    "CorruptDataFileError",
     "CorruptMetadataError",
     "FileIO",
     "InvalidArgumentError",

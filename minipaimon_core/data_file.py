@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .errors import SnapshotExpiredError
+from .errors import CorruptDataFileError, SnapshotExpiredError
 from .fileio import FileIO
 from .layout import TableLayout
 from .manifest import FILE_SOURCE_APPEND, DataFileMeta
@@ -51,7 +51,8 @@ def write_data_file(
     with io.open_output(path) as f:
         dictionary = dictionary_columns(table)
         pq.write_table(table, f, compression=compression, write_statistics=False,
-                       use_dictionary=dictionary, column_encoding=delta_columns(table, dictionary))
+                       use_dictionary=dictionary, column_encoding=delta_columns(table, dictionary),
+                       write_page_checksum=True)  # CRC32 per page: a flipped bit fails the read
     min_key: list = []
     max_key: list = []
     if key_columns and table.num_rows:
@@ -106,15 +107,34 @@ def read_data_file(
 ) -> pa.Table:
     """Read the named ``columns`` (all if None) of one data file.
 
-    Raises SnapshotExpiredError if the file is gone (its snapshot was expired meanwhile).
+    Raises:
+        SnapshotExpiredError: the file is gone (its snapshot was expired meanwhile).
+        CorruptDataFileError: the file is not the one its metadata describes (size), is not
+            readable Parquet, fails a page checksum or lacks a column or rows it should hold.
     """
     path = layout.data_file_path(partition_path, bucket, file.fileName)
     try:
         with io.open_input(path) as f:
-            return pq.read_table(f, columns=list(columns) if columns is not None else None)
+            size = f.seek(0, 2)
+            if size != file.fileSize:
+                raise CorruptDataFileError(
+                    f"data file {path} has {size} bytes, its manifest says {file.fileSize}: the file "
+                    "was truncated or replaced; restore it or roll the table back to a snapshot without it")
+            f.seek(0)
+            t = pq.read_table(f, columns=list(columns) if columns is not None else None,
+                              page_checksum_verification=True)
     except FileNotFoundError:
         raise SnapshotExpiredError(
             f"data file {path} no longer exists: the snapshot being read was expired (or rolled "
             "back) meanwhile; re-plan the read, or keep snapshots longer with "
             "'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a consumer-id"
         ) from None
+    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError) as e:
+        raise CorruptDataFileError(
+            f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "
+            "table back to a snapshot without it") from e
+    if t.num_rows != file.rowCount:
+        raise CorruptDataFileError(
+            f"data file {path} holds {t.num_rows} rows, its manifest says {file.rowCount}: the file "
+            "was replaced; restore it or roll the table back to a snapshot without it")
+    return t

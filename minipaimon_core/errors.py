@@ -31,6 +31,11 @@ class CorruptMetadataError(MiniPaimonError):
     """A metadata file is truncated, has a bad checksum or an unknown format version."""
 
 
+class CorruptDataFileError(MiniPaimonError):
+    """A data or changelog file is truncated, empty, altered or not the file its metadata
+    describes (size, Parquet structure, page checksums)."""
+
+
 class SnapshotNotFoundError(MiniPaimonError):
     """The requested snapshot, tag or timestamp names no snapshot of the table."""
 

@@ -28,6 +28,7 @@ class ManifestIO:
         self._layout = layout
         self._entries: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
+        self._sizes: OrderedDict[str, int] = OrderedDict()  # manifest name -> bytes read
 
     def _read(self, name: str) -> bytes:
         path = self._layout.manifest_path(name)
@@ -40,7 +41,7 @@ class ManifestIO:
             ) from None
 
     @staticmethod
-    def _remember(cache: OrderedDict, name: str, value: list) -> None:
+    def _remember(cache: OrderedDict, name: str, value: object) -> None:
         cache[name] = value
         while len(cache) > _CACHE_SIZE:
             with contextlib.suppress(KeyError):  # another thread evicted it first
@@ -59,7 +60,9 @@ class ManifestIO:
     def read_entries(self, name: str) -> list[ManifestEntry]:
         entries = self._entries.get(name)
         if entries is None:
-            entries = manifest.decode_entries(self._read(name), self._layout.manifest_path(name))
+            data = self._read(name)
+            entries = manifest.decode_entries(data, self._layout.manifest_path(name))
+            self._remember(self._sizes, name, len(data))
             self._remember(self._entries, name, entries)
         return entries
 
@@ -93,10 +96,64 @@ class ManifestIO:
         return self.read_list(snapshot.baseManifestList) + self.read_list(snapshot.deltaManifestList)
 
     def entries_of(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
+        """The entries of ``metas``' manifests, each checked against its summary.
+
+        Raises CorruptMetadataError if a manifest is not the file its manifest list
+        describes (another valid manifest saved under its name: size or counts differ).
+        """
         out: list[ManifestEntry] = []
         for m in metas:
-            out.extend(self.read_entries(m.fileName))
+            entries = self.read_entries(m.fileName)
+            adds = sum(e.kind == ADD for e in entries)
+            size = self._sizes.get(m.fileName, m.fileSize)
+            if size != m.fileSize or adds != m.numAddedFiles or len(entries) - adds != m.numDeletedFiles:
+                raise CorruptMetadataError(
+                    f"manifest {self._layout.manifest_path(m.fileName)} does not match its manifest "
+                    f"list ({size} bytes, {adds} adds, {len(entries) - adds} deletes; expected "
+                    f"{m.fileSize}, {m.numAddedFiles}, {m.numDeletedFiles}): the file was replaced; "
+                    "restore it or roll the table back")
+            out.extend(entries)
         return out
+
+    def data_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """All entries of the snapshot's data manifests (base, then delta).
+
+        Raises CorruptMetadataError if a list's rows (added minus deleted) differ from what
+        the snapshot recorded at commit (``deltaRecordCount``; base + delta =
+        ``totalRecordCount``): a manifest list was replaced by another one."""
+        base = self.entries_of(self.read_list(snapshot.baseManifestList))
+        delta = self.delta_entries(snapshot)
+        self._check_rows(snapshot.baseManifestList, _rows(base),
+                         snapshot.totalRecordCount - snapshot.deltaRecordCount, snapshot)
+        return base + delta
+
+    def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """The entries the snapshot committed (its delta manifests), checked as in
+        :meth:`data_entries`."""
+        delta = self.entries_of(self.read_list(snapshot.deltaManifestList))
+        self._check_rows(snapshot.deltaManifestList, _rows(delta), snapshot.deltaRecordCount, snapshot)
+        return delta
+
+    def changelog_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """The entries of the snapshot's changelog manifests ([] if it has none).
+
+        Raises CorruptMetadataError as :meth:`data_entries` (``changelogRecordCount``)."""
+        if snapshot.changelogManifestList is None:
+            return []
+        entries = self.entries_of(self.read_list(snapshot.changelogManifestList))
+        if snapshot.changelogRecordCount is not None:
+            self._check_rows(snapshot.changelogManifestList, _rows(entries), snapshot.changelogRecordCount, snapshot)
+        return entries
+
+    def _check_rows(self, list_name: str, rows: int, expected: int, snapshot: Snapshot) -> None:
+        if rows != expected:
+            raise CorruptMetadataError(
+                f"manifest list {self._layout.manifest_path(list_name)} holds {rows} rows, snapshot "
+                f"{snapshot.id} recorded {expected}: the file was replaced; restore it or roll the table back")
+
+
+def _rows(entries: list[ManifestEntry]) -> int:
+    return sum(e.file.rowCount if e.kind == ADD else -e.file.rowCount for e in entries)
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
@@ -116,5 +173,5 @@ def live_files(mio: ManifestIO, snapshot: Snapshot | None) -> list[ManifestEntry
     """Every data file of ``snapshot`` (ADD entries)."""
     if snapshot is None:
         return []
-    adds, _ = merge_entries(mio.entries_of(mio.data_manifests(snapshot)))
+    adds, _ = merge_entries(mio.data_entries(snapshot))
     return adds

@@ -97,8 +97,11 @@ class Planner:
         elif snapshot is None:
             return []
         else:
-            metas = self.prune_manifests(self._manifests.data_manifests(snapshot), dnf)
-            entries, _ = merge_entries(self._manifests.entries_of(metas))
+            every = self._manifests.data_manifests(snapshot)
+            metas = self.prune_manifests(every, dnf)
+            # unpruned: also check the manifest lists against the snapshot's row counts
+            entries, _ = merge_entries(self._manifests.data_entries(snapshot) if len(metas) == len(every)
+                                       else self._manifests.entries_of(metas))
             snap_id = snapshot.id
         groups: dict[tuple[tuple[Any, ...], int], list[ManifestEntry]] = defaultdict(list)
         pk = self._schema.primaryKeys
@@ -159,7 +162,7 @@ class Planner:
             snap = self._snapshots.get(sid)
             if snap.commitKind != APPEND:
                 continue
-            delta = self._manifests.entries_of(self._manifests.read_list(snap.deltaManifestList))
+            delta = self._manifests.delta_entries(snap)
             entries.extend(e for e in delta if e.kind == ADD)
         return entries
 

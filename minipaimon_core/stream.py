@@ -260,9 +260,9 @@ class StreamScanner:
                 return []
             if snap.commitKind == APPEND and self._producer != "input":
                 return []
-            entries = mio.entries_of(mio.read_list(snap.changelogManifestList))
+            entries = mio.changelog_entries(snap)
         else:
-            entries = mio.entries_of(mio.read_list(snap.deltaManifestList))
+            entries = mio.delta_entries(snap)
         return [(e, e.file) for e in entries if e.kind == ADD]
 
 

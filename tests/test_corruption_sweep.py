@@ -1,0 +1,146 @@
+"""Corruption sweep: damaged metadata and data files give correct results or a typed error.
+
+Seeded: every case truncates, empties, bit-flips or swaps one file of a small table with
+every kind of file (schema, snapshot, hints, manifest, manifest list, data, changelog, tag,
+consumer), runs every read and restores the file. A read must return what the intact table
+returns or raise a MiniPaimonError: never a raw exception, never wrong rows, never a hang
+(a case taking over 10 s fails through SIGALRM).
+
+Known gap, tolerated below and reported (issue 15 item 9 and its kin): a *valid* snapshot or
+manifest list saved under another one's name. Snapshots are checked against their name by
+the snapshot manager's owner; a manifest list is checked against the row counts its snapshot
+recorded, which cannot tell apart two lists with equal counts (closing that needs the list's
+checksum in the snapshot, a format change). Such a swap must still never raise a raw
+exception.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import minipaimon_core as mp
+from minipaimon_core.system_tables import SYSTEM_TABLES
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.float64())])
+CASES = 520
+TOLERATED_WRONG = {("snapshot", "swap"), ("manifest-list", "swap")}
+
+
+def _build(path: str) -> mp.Table:
+    t = mp.create_table(path, SCHEMA, primary_key=["id"],
+                        options={"bucket": "2", "changelog-producer": "input"})
+    for i in range(3):
+        ids = list(range(i * 3, i * 3 + 4 + i))
+        t.write(pa.table({"id": ids, "v": [f"v{i}-{k}" for k in ids], "n": [k * 0.5 for k in ids]}, schema=SCHEMA))
+    t.create_tag("t1", 1)
+    t.compact(full=True)
+    s = t.stream("c1", options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
+    for batch in s:
+        s.commit(batch)
+        break
+    return t
+
+
+def _rows(t: pa.Table) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r.values()) for r in t.to_pylist())
+
+
+def _reads(path: str) -> Iterator[tuple[str, Callable[[], Any]]]:
+    """(name, read) pairs; each read returns something comparable with the intact table."""
+    def table() -> mp.Table:
+        return mp.open_table(path)
+    yield "open_table", lambda: table().primary_keys()
+    yield "to_arrow", lambda: _rows(table().to_arrow())
+    yield "scan filtered", lambda: _rows(table().scan(filter=[("id", "<", 4)]).to_arrow())
+    yield "time travel", lambda: _rows(table().scan(snapshot_id=1).to_arrow())
+    yield "tag", lambda: _rows(table().scan(tag="t1").to_arrow())
+    yield "snapshots", lambda: [s.id for s in table().snapshots()]
+    yield "changelog stream", lambda: [_rows(b.data) for b in table().stream(
+        options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1", "read.changelog": "true"})]
+    for name in SYSTEM_TABLES:
+        yield f"${name}", lambda name=name: table().system_table(name).num_rows
+
+
+def _damage(rng: random.Random, victim: Path, others: list[Path]) -> str:
+    data = victim.read_bytes()
+    how = rng.choice(["truncate", "empty", "flip", "flip", "swap"])
+    if how == "truncate" and len(data) > 1:
+        cut = rng.randrange(1, len(data))
+        victim.write_bytes(data[:cut])
+        return f"truncate to {cut}"
+    if how == "flip" and data:
+        i = rng.randrange(len(data))
+        bit = 1 << rng.randrange(8)
+        victim.write_bytes(data[:i] + bytes([data[i] ^ bit]) + data[i + 1:])
+        return f"flip byte {i} bit {bit}"
+    if how == "swap" and others:
+        other = rng.choice(others)
+        victim.write_bytes(other.read_bytes())
+        return f"swap with {other.name}"
+    victim.write_bytes(b"")
+    return "empty"
+
+
+def _kind(p: Path) -> str:
+    name = p.name
+    for prefix in ("manifest-list", "manifest", "data", "changelog", "snapshot", "schema", "tag", "consumer"):
+        if name.startswith(prefix):
+            return prefix
+    return "hint"
+
+
+@pytest.fixture(scope="module")
+def intact(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    path = str(tmp_path_factory.mktemp("sweep") / "t")
+    _build(path)
+    return path, {name: read() for name, read in _reads(path)}
+
+
+def _alarm(*_: Any) -> None:
+    raise TimeoutError("read hung on a damaged file")
+
+
+def test_corruption_sweep(intact: tuple[str, dict[str, Any]]) -> None:
+    path, expected = intact
+    files = sorted(p for p in Path(path).rglob("*") if p.is_file())
+    kinds = {_kind(p) for p in files}
+    assert kinds >= {"manifest-list", "manifest", "data", "changelog", "snapshot", "schema", "tag",
+                     "consumer", "hint"}, kinds
+    rng = random.Random(15)
+    failures: list[str] = []
+    typed = 0
+    old = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for case in range(CASES):
+            victim = files[case % len(files)] if case < len(files) else rng.choice(files)
+            original = victim.read_bytes()
+            others = [p for p in files if p != victim and _kind(p) == _kind(victim)] or \
+                [p for p in files if p != victim]
+            damage = _damage(rng, victim, others)
+            try:
+                for name, read in _reads(path):
+                    signal.alarm(10)
+                    try:
+                        got = read()
+                        if got != expected[name] and (_kind(victim), damage.split()[0]) not in TOLERATED_WRONG:
+                            failures.append(f"{victim.relative_to(path)} {damage}: {name} gave wrong result")
+                    except mp.MiniPaimonError:
+                        typed += 1
+                    except Exception as e:  # noqa: BLE001 - the point of the sweep
+                        failures.append(f"{victim.relative_to(path)} {damage}: {name} raised "
+                                        f"{type(e).__name__}: {str(e)[:120]}")
+                    finally:
+                        signal.alarm(0)
+            finally:
+                victim.write_bytes(original)
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    assert typed > CASES // 2  # the damage was real and noticed
+    assert not failures, f"{len(failures)} bad reads:\n" + "\n".join(failures[:40])
