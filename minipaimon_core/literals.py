@@ -48,6 +48,8 @@ class Literal:
     def __init__(self, column: str, t: pa.DataType, value: Any) -> None:
         self.column, self.type, self.raw = column, t, value
         self.number: Number | None = None  # None: a non-numeric type (string, binary, bool)
+        if isinstance(value, pa.Scalar) and not _is_temporal_type(value.type):
+            value = value.as_py()
         if _numeric(t):
             self.number = _to_number(self, value)
         else:

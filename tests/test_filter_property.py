@@ -23,6 +23,7 @@ SCHEMA = pa.schema([
     ("s", pa.string()),
     ("f", pa.float64()),
     ("dec", pa.decimal128(10, 2)),
+    pa.field("p", pa.string(), nullable=False),
 ])
 DAY0 = datetime.date(2024, 1, 1)
 TS0 = datetime.datetime(2024, 1, 1)
@@ -44,6 +45,7 @@ def _rows(rng: random.Random, ids: list[int], centre: int) -> pa.Table:
         "s": [_maybe(rng, chr(ord("m") + near(3))) for _ in ids],
         "f": [_maybe(rng, near(3) / 2) for _ in ids],
         "dec": [_maybe(rng, decimal.Decimal(near(300)).scaleb(-2)) for _ in ids],
+        "p": [rng.choice("abc") for _ in ids],
     }
     return pa.table(cols, schema=SCHEMA)
 
@@ -59,6 +61,7 @@ def _literal(rng: random.Random, column: str, c: int) -> Any:
         "ts": [TS0 + datetime.timedelta(milliseconds=k), TS0 + datetime.timedelta(microseconds=k * 1000 + 1),
                TS0 + datetime.timedelta(microseconds=k * 1000 - 1), DAY0, int(TS0.timestamp() * 1000) + k],
         "s": [chr(ord("m") + k), chr(ord("m") + k) + "a"],
+        "p": ["a", "b", "c", "bb"],
         "f": [k / 2, k, k / 2 + 0.01, decimal.Decimal(k)],
         "dec": [decimal.Decimal(k * 100 + rng.randint(-9, 9)).scaleb(-2), k, decimal.Decimal(k * 1000 + 5).scaleb(-3),
                 k + 0.5],
@@ -124,11 +127,14 @@ def _key(row: dict[str, Any]) -> tuple:
     return tuple((v is None, repr(v)) for v in row.values())
 
 
+@pytest.mark.parametrize("partitioned", [False, True], ids=["flat", "partitioned"])
 @pytest.mark.parametrize("pk", [False, True], ids=["append", "primary-key"])
-@pytest.mark.parametrize("seed", range(3))
-def test_pruned_scan_equals_full_read_filtered(tmp_path, pk, seed):
-    rng = random.Random(seed * 2 + pk)
-    t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["id"] if pk else None,
+@pytest.mark.parametrize("seed", range(2))
+def test_pruned_scan_equals_full_read_filtered(tmp_path, pk, partitioned, seed):
+    rng = random.Random(seed * 4 + pk * 2 + partitioned)
+    keys = ["id", "p"] if partitioned else ["id"]
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=keys if pk else None,
+                        partition_by=["p"] if partitioned else None,
                         options={"bucket": "2"} if pk else None)
     next_id = 0
     for commit in range(6):  # several commits: every file has its own stats

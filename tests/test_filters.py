@@ -105,3 +105,9 @@ def test_struct_column_supports_null_tests(tmp_path):
     t = _table(tmp_path, pa.table({"s": pa.array([{"a": 1}, None], ty)}))
     assert t.scan(filter=[("s", "is null")]).to_arrow().num_rows == 1
     assert t.scan(filter=[("s", "is not null")]).to_arrow().num_rows == 1
+
+
+def test_arrow_scalars_as_literals(tmp_path):
+    t = _table(tmp_path, pa.table({"s": ["a", "b"], "n": pa.array([1, 2], pa.int16())}))
+    assert t.scan(filter=[("s", "=", pa.scalar("b"))]).to_arrow().num_rows == 1
+    assert t.scan(filter=[("n", ">", pa.scalar(1.5))]).to_arrow().num_rows == 1
