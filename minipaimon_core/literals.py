@@ -78,6 +78,8 @@ class Literal:
         if pa.types.is_floating(self.type):
             if isinstance(n, float):  # nan and ±inf are float32/float64 values
                 return n
+            if abs(n) > _max_float(self.type):
+                return None
             f = _round_float(n, self.type)
             return f if Fraction(f) == n else None
         if isinstance(n, float) or n.denominator != 1:
@@ -101,6 +103,9 @@ class Literal:
         if pa.types.is_floating(self.type):
             if isinstance(n, float):
                 return n
+            top = _max_float(self.type)
+            if abs(n) > top:  # beyond every finite value, short of infinity
+                return (top if down else math.inf) if n > 0 else (-math.inf if down else -top)
             f = _round_float(n, self.type)
             if (Fraction(f) > n) if down else (Fraction(f) < n):
                 f = float(np.nextafter(_np_float(self.type)(f), -np.inf if down else np.inf))
@@ -133,6 +138,10 @@ def _numeric(t: pa.DataType) -> bool:
 
 def _np_float(t: pa.DataType) -> type:
     return np.float32 if pa.types.is_float32(t) else np.float64
+
+
+def _max_float(t: pa.DataType) -> float:
+    return float(np.finfo(_np_float(t)).max)
 
 
 def _round_float(n: Fraction, t: pa.DataType) -> float:

@@ -111,3 +111,14 @@ def test_arrow_scalars_as_literals(tmp_path):
     t = _table(tmp_path, pa.table({"s": ["a", "b"], "n": pa.array([1, 2], pa.int16())}))
     assert t.scan(filter=[("s", "=", pa.scalar("b"))]).to_arrow().num_rows == 1
     assert t.scan(filter=[("n", ">", pa.scalar(1.5))]).to_arrow().num_rows == 1
+
+
+def test_huge_literals_on_float_columns(tmp_path):
+    inf = float("inf")
+    t = _table(tmp_path, pa.table({"f": pa.array([1.0, inf, None], pa.float32()),
+                                   "g": pa.array([1.0, inf, None], pa.float64())}))
+    for c in ("f", "g"):
+        assert t.scan(filter=[(c, "<", 10**400)]).to_arrow().num_rows == 1
+        assert t.scan(filter=[(c, ">", 10**400)]).to_arrow().num_rows == 1  # inf
+        assert t.scan(filter=[(c, "=", 10**400)]).to_arrow().num_rows == 0
+        assert t.scan(filter=[(c, ">", -(10**400))]).to_arrow().num_rows == 2
