@@ -112,3 +112,15 @@ def test_table_written_by_an_older_version_keeps_working(tmp_path):
     t = mp.open_table(str(path))
     assert sorted(t.to_arrow().column("k").to_pylist()) == [1, 2, 3, 4]
     assert sorted(t.scan(filter=[("d", ">", 2)]).to_arrow().column("k").to_pylist()) == [2, 3]
+
+
+def test_wide_decimal_partition_values_are_exact(tmp_path):
+    ty = pa.decimal128(38, 18)
+    schema = pa.schema([pa.field("p", ty, nullable=False), ("v", pa.int64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, partition_by=["p"])
+    a, b = D("12345678901234567890.123456789012345678"), D("12345678901234567890.123456789012345679")
+    t.write(pa.table({"p": pa.array([a, b, D("18.45")], ty), "v": [1, 2, 3]}, schema=schema))
+    t = mp.open_table(t.path)
+    assert {r["p"]: r["v"] for r in t.to_arrow().to_pylist()} == {a: 1, b: 2, D("18.45"): 3}
+    assert t.scan(filter=[("p", "=", b)]).to_arrow().column("v").to_pylist() == [2]
+    assert (tmp_path / "t" / f"p={a}").is_dir() and (tmp_path / "t" / f"p={b}").is_dir()
