@@ -96,7 +96,9 @@ class StreamScanner:
         self._table = table
         opts = {k.lower(): str(v) for k, v in (options or {}).items()}
         read = Options({k: v for k, v in opts.items() if k in _READ_OPTIONS})  # bad: UnsupportedOptionError
-        self._mode = read["scan.mode"] or "latest-full"
+        # Paimon's default mode: from-snapshot / from-timestamp when scan.snapshot-id /
+        # scan.timestamp-millis is given, else latest-full (see ``mode``).
+        self._mode = read["scan.mode"] or "default"
         self._snapshot_id = read["scan.snapshot-id"]
         self._timestamp = read["scan.timestamp-millis"]
         table_opts = Options(table.table_schema.options)
@@ -270,4 +272,4 @@ def _over(files: int, rows: int, max_files: int | None, max_rows: int | None) ->
     return (max_files is not None and files >= max_files) or (max_rows is not None and rows >= max_rows)
 
 
-__all__ = ["ROW_KIND", "SnapshotNotFoundError", "StreamOffset", "StreamScanner", "StreamSplit"]
+__all__ = ["ROW_KIND", "SCAN_MODES", "SnapshotNotFoundError", "StreamOffset", "StreamScanner", "StreamSplit"]

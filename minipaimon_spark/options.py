@@ -8,11 +8,15 @@ passed to ``create_table`` (the core rejects unknown names).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
+from minipaimon_core.options import KNOWN as TABLE_OPTIONS
+from minipaimon_core.options import field_option
+from minipaimon_core.stream import SCAN_MODES
 
 PATH = "path"
 COLUMNS = "columns"
@@ -31,6 +35,17 @@ READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCR
 # Options Spark itself adds to a write (streaming sinks) that are no table option.
 SPARK_OPTIONS = frozenset({"checkpointlocation", "queryname"})
 
+READ_CHANGELOG = "read.changelog"
+# Streaming rate limits (Spark's spelling lower-cased; ``read.stream.`` prefix optional).
+LIMIT_NAMES = ("maxsnapshotspertrigger", "maxfilespertrigger", "maxrowspertrigger")
+# Every option a read accepts: the read options, the connector's write options and every
+# table option (a temporary view hands its options to reads and writes alike), Spark's own.
+KNOWN_OPTIONS = frozenset({
+    PATH, COLUMNS, READ_CHANGELOG, PRIMARY_KEY, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE,
+    MERGE_SCHEMA, *READ_OPTIONS, *SPARK_OPTIONS, *LIMIT_NAMES,
+    *(f"read.stream.{n}" for n in LIMIT_NAMES), *(k.lower() for k in TABLE_OPTIONS),
+})
+
 NO_PATH_MESSAGE = (
     "minipaimon needs a 'path' option: Spark passes no options to Python data sources of "
     "catalog tables (CREATE TABLE ... USING minipaimon); use "
@@ -42,6 +57,45 @@ NO_PATH_MESSAGE = (
 def normalized(options: Mapping[str, Any]) -> dict[str, str]:
     """Options with lower-case keys and string values."""
     return {str(k).lower(): str(v) for k, v in options.items()}
+
+
+def check_known(options: Mapping[str, str]) -> None:
+    """Reject option names no read or write knows (keys lower-cased, as Spark gives them).
+
+    Raises UnsupportedOptionError naming the option, with the closest known name when
+    there is one (``scan.snapshot_id`` -> ``scan.snapshot-id``).
+    """
+    for key in options:
+        if key in KNOWN_OPTIONS or field_option(key) is not None:
+            continue
+        close = difflib.get_close_matches(key, sorted(KNOWN_OPTIONS), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else \
+            "; see the README for the read options (scan.mode, scan.snapshot-id, ...)"
+        raise UnsupportedOptionError(f"unknown option {key!r}{hint}")
+
+
+def stream_limits(options: Mapping[str, str]) -> dict[str, int | None]:
+    """The streaming rate limits (``max_snapshots``, ``max_files``, ``max_rows``): each
+    ``read.stream.<name>`` or ``<name>``, a positive integer.
+
+    Raises InvalidArgumentError naming the option with a bad value.
+    """
+    fields = ("max_snapshots", "max_files", "max_rows")
+    return {field: _limit(options, name) for field, name in zip(fields, LIMIT_NAMES)}
+
+
+def _limit(options: Mapping[str, str], name: str) -> int | None:
+    key = f"read.stream.{name}" if f"read.stream.{name}" in options else name
+    raw = options.get(key)
+    if raw is None:
+        return None
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InvalidArgumentError(f"option {key!r} must be a positive integer, got {raw!r}")
+    return value
 
 
 def table_path(options: Mapping[str, str]) -> str:
@@ -97,6 +151,12 @@ class ReadOptions:
     def parse(cls, raw: Mapping[str, Any]) -> ReadOptions:
         """Raises InvalidArgumentError naming the option that is missing or malformed."""
         options = normalized(raw)
+        check_known(options)
+        stream_limits(options)  # a stream's options fail in schema(), where Spark reports well
+        mode = options.get("scan.mode")
+        if mode is not None and mode not in SCAN_MODES:
+            raise InvalidArgumentError(
+                f"option 'scan.mode' must be one of {', '.join(SCAN_MODES)}; got {mode!r}")
         travel = [k for k in (SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN)
                   if k in options]
         if len(travel) > 1:

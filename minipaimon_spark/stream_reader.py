@@ -45,12 +45,12 @@ from pyspark.sql.types import StructType
 import minipaimon_core as mp
 from minipaimon_core.consumer import ConsumerManager
 from minipaimon_core.errors import (
-    InvalidArgumentError,
+    MiniPaimonError,
     SnapshotExpiredError,
     UnsupportedOptionError,
 )
 from minipaimon_core.stream import StreamOffset, StreamScanner, StreamSplit
-from minipaimon_spark.options import normalized, table_path
+from minipaimon_spark.options import check_known, normalized, stream_limits, table_path
 from minipaimon_spark.types import BatchConformer, to_arrow_schema
 
 try:  # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
@@ -93,11 +93,6 @@ CONSUMER_ID = "consumer-id"
 INITIAL = "initial"  # key of the symbolic start offset
 SYMBOLIC_MODES = ("latest-full", "latest")
 _EXPIRED_PREFIX = "the stream of"
-_LIMIT_OPTIONS = {
-    "max_snapshots": "maxsnapshotspertrigger",
-    "max_files": "maxfilespertrigger",
-    "max_rows": "maxrowspertrigger",
-}
 
 
 @dataclass(frozen=True)
@@ -115,28 +110,14 @@ class StreamReadOptions:
     def parse(cls, raw: Mapping[str, Any]) -> StreamReadOptions:
         """Raises InvalidArgumentError naming a missing or malformed option."""
         options = normalized(raw)
-        limits = {field: _limit(options, name) for field, name in _LIMIT_OPTIONS.items()}
+        check_known(options)
+        limits = stream_limits(options)
         return cls(path=table_path(options), scanner_options=options,
                    consumer_id=options.get(CONSUMER_ID) or None, **limits)
 
     @property
     def has_limits(self) -> bool:
         return any(v is not None for v in (self.max_snapshots, self.max_files, self.max_rows))
-
-
-def _limit(options: Mapping[str, str], name: str) -> int | None:
-    """``read.stream.<name>`` or ``<name>`` (lower-cased), a positive integer."""
-    key = f"read.stream.{name}" if f"read.stream.{name}" in options else name
-    raw = options.get(key)
-    if raw is None:
-        return None
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise InvalidArgumentError(f"option {key!r} must be a positive integer, got {raw!r}")
-    return value
 
 
 class StreamPartition(InputPartition):
@@ -152,12 +133,28 @@ class StreamPartition(InputPartition):
         return f"StreamPartition(snapshot={s.snapshot_id}, {kind}, rows={s.row_count})"
 
 
-def make_stream_reader(raw_options: Mapping[str, Any], schema: StructType) -> MiniPaimonStreamReader:
-    """The stream reader for ``schema``.
+def make_stream_reader(raw_options: Mapping[str, Any],
+                       schema: StructType) -> DataSourceStreamReader:
+    """The stream reader for ``schema``; never raises.
+
+    pyspark's stream runner turns an exception raised by ``streamReader()`` into an
+    ``UnboundLocalError`` (its ``finally: reader.stop()`` has no reader), so bad options give
+    a :class:`FailedStreamReader` that raises the typed error from ``initialOffset()``,
+    which Spark reports as is. (``schema()`` checks the same options earlier still.)
+    """
+    try:
+        return MiniPaimonStreamReader(parse_stream_options(raw_options), schema)
+    except MiniPaimonError as e:
+        return FailedStreamReader(e)
+
+
+def parse_stream_options(raw_options: Mapping[str, Any]) -> StreamReadOptions:
+    """The options of a streaming read.
 
     Raises:
-        InvalidArgumentError: no ``path``, a malformed option.
-        UnsupportedOptionError: a rate limit on a pyspark without admission control (< 4.2).
+        InvalidArgumentError: no ``path``, a malformed value.
+        UnsupportedOptionError: an unknown option; a rate limit on a pyspark without
+            admission control (< 4.2).
     """
     options = StreamReadOptions.parse(raw_options)
     if options.has_limits and not ADMISSION_CONTROL:
@@ -165,7 +162,26 @@ def make_stream_reader(raw_options: Mapping[str, Any], schema: StructType) -> Mi
             "maxSnapshotsPerTrigger / maxFilesPerTrigger / maxRowsPerTrigger need pyspark 4.2 "
             "or later (admission control for Python data sources); remove them or upgrade"
         )
-    return MiniPaimonStreamReader(options, schema)
+    return options
+
+
+class FailedStreamReader(DataSourceStreamReader):
+    """A stream whose options were refused: every call raises the error."""
+
+    def __init__(self, error: MiniPaimonError) -> None:
+        self.error = error
+
+    def initialOffset(self) -> dict[str, Any]:  # noqa: N802 (Spark's name)
+        raise self.error
+
+    def latestOffset(self, start: Any = None, limit: Any = None) -> dict[str, Any]:  # noqa: N802
+        raise self.error
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
+        raise self.error
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        raise self.error
 
 
 class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):

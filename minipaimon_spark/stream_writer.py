@@ -48,7 +48,7 @@ from pyspark.sql.types import StructType
 import minipaimon_core as mp
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_spark.options import WriteOptions, normalized
-from minipaimon_spark.types import to_arrow_schema
+from minipaimon_spark.types import refuse_variant, to_arrow_schema
 from minipaimon_spark.writer import (
     MiniPaimonCommitMessage,
     _compact_after_commit,
@@ -85,6 +85,7 @@ def make_stream_writer(raw_options: Mapping[str, Any], schema: StructType,
     """
     options = WriteOptions.parse(raw_options)
     user = commit_user(raw_options)
+    refuse_variant(schema)
     prepare_table(options, to_arrow_schema(schema))
     return MiniPaimonStreamWriter(options.path, user, overwrite, schema)
 

@@ -14,13 +14,18 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
+from minipaimon_core.system_tables import SYSTEM_TABLES
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema
 
 
 def split_system_path(path: str) -> tuple[str, str | None]:
-    """``/t$snapshots`` -> (``/t``, ``snapshots``); a plain path -> (path, None)."""
+    """``/t$snapshots`` -> (``/t``, ``snapshots``); any other path -> (path, None).
+
+    Only a known system-table name after the last ``$`` selects a system table, so a table
+    directory whose name contains ``$`` (``/data/a$b``) is a plain table.
+    """
     base, sep, name = path.rpartition("$")
-    if sep and base and name and "/" not in name:
+    if sep and base and name in SYSTEM_TABLES:
         return base, name
     return path, None
 

@@ -102,6 +102,32 @@ def to_spark_schema(schema: pa.Schema) -> StructType:
     return StructType([_spark_field(f) for f in schema])
 
 
+def refuse_variant(schema: StructType) -> None:
+    """minipaimon has no VARIANT type: refuse it (at any depth) before anything is written,
+    rather than storing Spark's ``struct<value, metadata>`` encoding as if it were data.
+
+    Raises SchemaMismatchError naming the column.
+    """
+    for field in schema.fields:
+        if _has_variant(field.dataType):
+            raise SchemaMismatchError(
+                f"column {field.name!r} is (or contains) VARIANT, which minipaimon tables do "
+                "not support; convert it first, e.g. to_json(col) to a string column"
+            )
+
+
+def _has_variant(t: DataType) -> bool:
+    if type(t).__name__ == "VariantType":  # pyspark 4.0+
+        return True
+    if isinstance(t, ArrayType):
+        return _has_variant(t.elementType)
+    if isinstance(t, MapType):
+        return _has_variant(t.keyType) or _has_variant(t.valueType)
+    if isinstance(t, StructType):
+        return any(_has_variant(f.dataType) for f in t.fields)
+    return False
+
+
 def to_arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark uses for ``schema``: what ``read()`` must yield exactly.
 

@@ -36,7 +36,7 @@ from minipaimon_core.conform import conform
 from minipaimon_core.errors import InvalidArgumentError, MiniPaimonError
 from minipaimon_core.options import Options, validate
 from minipaimon_spark.options import WriteOptions
-from minipaimon_spark.types import to_arrow_schema
+from minipaimon_spark.types import refuse_variant, to_arrow_schema
 
 ROW_KIND_COLUMN = "_row_kind"
 # One job = one fresh commit user, so one identifier suffices.
@@ -69,6 +69,7 @@ def make_writer(raw_options: Mapping[str, Any], schema: StructType,
         UnsupportedOptionError: an unknown table option (first write).
     """
     options = WriteOptions.parse(raw_options)
+    refuse_variant(schema)
     prepare_table(options, to_arrow_schema(schema))
     return MiniPaimonWriter(options.path, f"spark-{uuid.uuid4()}", overwrite,
                             options.dynamic_partition_overwrite)

@@ -142,8 +142,8 @@ def test_rate_limits_refused_where_spark_has_no_admission_control(
     mp.create_table(str(tmp_path / "t"), SCHEMA)
     monkeypatch.setattr(stream_reader, "ADMISSION_CONTROL", False)
     with pytest.raises(UnsupportedOptionError, match="pyspark 4.2"):
-        stream(source(tmp_path / "t", maxFilesPerTrigger="1"))
-    stream(source(tmp_path / "t"))
+        stream(source(tmp_path / "t", maxFilesPerTrigger="1")).initialOffset()
+    stream(source(tmp_path / "t")).initialOffset()
 
 
 @pytest.mark.smoke
