@@ -167,6 +167,24 @@ class SchemaManager:
         """Create the file of ``schema`` unless one with its id exists (returns False)."""
         return self._io.write_if_absent(self._layout.schema_path(schema.id), codec.encode_json(schema))
 
+    def redefine(self, schema: TableSchema) -> TableSchema:
+        """Commit ``schema`` (a new definition, as :func:`build_schema` makes it) as the next
+        schema of a table that has no snapshot yet, and return it. Its field ids follow every
+        id used so far, so files an uncommitted writer left behind never map onto it.
+
+        REQUIRES: the table has no snapshot (the caller checks; see minipaimon_spark.writer).
+        Raises TableAlreadyExistsError if another process changed the schema meanwhile.
+        """
+        current = self.latest()
+        shift = current.highestFieldId + 1
+        new = msgspec.structs.replace(
+            schema, id=current.id + 1, highestFieldId=schema.highestFieldId + shift,
+            fields=[msgspec.structs.replace(f, id=f.id + shift) for f in schema.fields])
+        if not self.commit(new):
+            raise TableAlreadyExistsError(
+                f"the table at {self._layout.root} was redefined concurrently; retry the write")
+        return new
+
     def create(self, schema: TableSchema) -> None:
         if self.schema_ids() or not self.commit(schema):
             raise TableAlreadyExistsError(f"a table already exists at {self._layout.root}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -175,23 +175,24 @@ class StreamScanner:
             splits = self._full_plan(start.snapshot)
             index = start.split_index
             while index < len(splits):
-                if index > start.split_index and _over(files, rows, max_files, max_rows):
+                more_files = files + len(splits[index].files)
+                more_rows = rows + splits[index].row_count
+                if index > start.split_index and _over(more_files, more_rows, max_files, max_rows):
                     return StreamOffset(start.snapshot, True, index)
-                files += len(splits[index].files)
-                rows += splits[index].row_count
+                files, rows = more_files, more_rows
                 index += 1
-            if _over(files, rows, max_files, max_rows):
-                return StreamOffset(start.snapshot)
         position = start.snapshot
         taken = 0
         while position < latest:
             if max_snapshots is not None and taken >= max_snapshots:
                 break
-            if (taken or start.full) and _over(files, rows, max_files, max_rows):
-                break
             step = self._changes(position + 1)
+            step_rows = sum(f.rowCount for _, f in step)
+            if (taken or start.full) and _over(files + len(step), rows + step_rows,
+                                               max_files, max_rows):
+                break  # limits are upper bounds; only a first step may pass them alone
             files += len(step)
-            rows += sum(f.rowCount for _, f in step)
+            rows += step_rows
             position += 1
             taken += 1
         return StreamOffset(position)
@@ -247,7 +248,11 @@ class StreamScanner:
 
     def _full_plan(self, snapshot_id: int) -> list[Split]:
         if snapshot_id not in self._full_plans:
-            self._full_plans[snapshot_id] = self._table.scan(snapshot_id=snapshot_id).plan()
+            splits = self._table.scan(snapshot_id=snapshot_id).plan()
+            if not self._pk:  # append files need no merge: one file per split, so rate
+                splits = [replace(s, files=[f], row_count=f.rowCount)  # limits can cut them
+                          for s in splits for f in s.files]
+            self._full_plans[snapshot_id] = splits
         return self._full_plans[snapshot_id]
 
     def _changes(self, snapshot_id: int) -> list[tuple[ManifestEntry, DataFileMeta]]:
@@ -268,8 +273,31 @@ class StreamScanner:
         return [(e, e.file) for e in entries if e.kind == ADD]
 
 
+def changes_between(table: Table, start: int, end: int, read_changelog: bool = True) -> pa.Table:
+    """The changes of snapshots ``(start, end]`` as one Arrow table, as a stream reads them:
+    changelog files where a changelog producer writes them, else the new files' rows with
+    their kinds; with ``read_changelog`` an ``_row_kind`` column (+I, -U, +U, -D), without it
+    -U/-D rows are dropped.
+
+    Raises InvalidArgumentError (start >= end), SnapshotNotFoundError / SnapshotExpiredError.
+    """
+    check_between(start, end)
+    scanner = StreamScanner(table, {"read.changelog": str(read_changelog).lower()})
+    batches = [b for split in scanner.plan(StreamOffset(start), StreamOffset(end))
+               for b in scanner.read(split)]
+    return pa.Table.from_batches(batches, schema=scanner.output_schema())
+
+
+def check_between(start: int, end: int) -> None:
+    """``incremental-between`` needs ``0 <= start < end``. Raises InvalidArgumentError."""
+    if not 0 <= start < end:
+        raise InvalidArgumentError(
+            f"incremental-between needs snapshot ids 0 <= start < end, got {start},{end}")
+
+
 def _over(files: int, rows: int, max_files: int | None, max_rows: int | None) -> bool:
-    return (max_files is not None and files >= max_files) or (max_rows is not None and rows >= max_rows)
+    """Whether ``files`` / ``rows`` exceed a limit (a limit is the most a batch may hold)."""
+    return (max_files is not None and files > max_files) or (max_rows is not None and rows > max_rows)
 
 
-__all__ = ["ROW_KIND", "SCAN_MODES", "SnapshotNotFoundError", "StreamOffset", "StreamScanner", "StreamSplit"]
+__all__ = ["ROW_KIND", "SCAN_MODES", "changes_between", "check_between", "SnapshotNotFoundError", "StreamOffset", "StreamScanner", "StreamSplit"]

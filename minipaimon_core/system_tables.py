@@ -15,7 +15,9 @@ consumers      streaming consumer (its next snapshot)
 audit_log      row of the snapshot, after a leading ``rowkind`` column
 =============  ==================================================================================
 
-``audit_log`` (first version): the rows a batch read returns, each with ``rowkind`` "+I". For a
+``audit_log``: the rows a batch read returns, each with ``rowkind`` "+I"; with
+``incremental-between`` (:func:`audit_log_between`) the changes of those snapshots with
+their kinds, deletes included. For a
 primary-key table these are the merged rows, so deletes and update-before images do not
 appear; a streaming read with ``_row_kind`` shows the changes themselves. Record counts of
 ``files`` / ``partitions`` / ``buckets`` are physical rows (before merging).
@@ -36,6 +38,7 @@ from .manifest_io import live_files
 from .partition import PartitionSpec
 from .schema import SchemaManager
 from .snapshot import Snapshot
+from .stream import ROW_KIND, changes_between
 
 if TYPE_CHECKING:
     from .table import Table
@@ -222,6 +225,17 @@ def consumers(table: Table, _: int | None = None) -> pa.Table:
 def audit_log(table: Table, snapshot_id: int | None = None) -> pa.Table:
     data = table.scan(snapshot_id=snapshot_id).to_arrow()
     kinds = pa.repeat(pa.scalar("+I", pa.string()), data.num_rows)
+    return data.add_column(0, pa.field("rowkind", pa.string(), nullable=False), kinds)
+
+
+def audit_log_between(table: Table, start: int, end: int) -> pa.Table:
+    """``audit_log`` of the changes in snapshots ``(start, end]`` (``incremental-between``):
+    each change with its kind (+I, -U, +U, -D), from changelog files where a producer writes
+    them, else from the new files' row kinds (see minipaimon_core.stream.changes_between).
+    """
+    data = changes_between(table, start, end, read_changelog=True)
+    kinds = data.column(ROW_KIND)
+    data = data.drop_columns([ROW_KIND])
     return data.add_column(0, pa.field("rowkind", pa.string(), nullable=False), kinds)
 
 

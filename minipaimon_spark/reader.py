@@ -26,8 +26,10 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
+from minipaimon_core.stream import StreamOffset, StreamScanner, check_between
 from minipaimon_spark.filters import Term, column_types, split_filters
 from minipaimon_spark.options import ReadOptions
+from minipaimon_spark.stream_support import StreamPartition
 from minipaimon_spark.system import SystemTableReader, split_system_path, system_spark_schema
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema, to_spark_type
 
@@ -45,7 +47,7 @@ def table_spark_schema(raw_options: Mapping[str, Any]) -> StructType:
     base, system = split_system_path(options.path)
     if system is not None:
         return system_spark_schema(base, system)
-    table = mp.open_table(options.path)
+    table = open_at(options)
     schema = table.schema()
     if options.columns is not None:
         unknown = [c for c in options.columns if c not in schema.names]
@@ -57,6 +59,31 @@ def table_spark_schema(raw_options: Mapping[str, Any]) -> StructType:
     if read_changelog(raw_options, table):
         schema = schema.append(pa.field(ROW_KIND, pa.string(), nullable=False))
     return to_spark_schema(schema)
+
+
+def open_at(options: ReadOptions) -> mp.Table:
+    """The table as a time-travel read sees it: with the schema of the snapshot it reads
+    (as Paimon does: renamed columns keep their old names, later columns are absent);
+    other reads see the latest schema. (A stream started with ``scan.snapshot-id`` gets
+    that snapshot's schema too; it stops with a typed error if the table's differs.)
+
+    Raises TableNotFoundError.
+    """
+    table = mp.open_table(options.path)
+    snap: mp.Snapshot | None = None
+    try:
+        if options.snapshot_id is not None:
+            snap = table.snapshot(options.snapshot_id)
+        elif options.tag is not None:
+            snap = table.tag_snapshot(options.tag)
+        elif options.timestamp_ms is not None:
+            snap = table.snapshot_manager.earlier_or_equal_time(options.timestamp_ms)
+    except mp.SnapshotNotFoundError:
+        return table  # planning raises it, with the message of the read that asks
+    if snap is not None and snap.schemaId != table.table_schema.id:
+        # Plans and reads follow table_schema: files map onto the snapshot's field ids.
+        table.table_schema = table.schema_by_id(snap.schemaId)
+    return table
 
 
 def read_changelog(raw_options: Mapping[str, Any], table: mp.Table) -> bool:
@@ -79,7 +106,7 @@ def make_reader(raw_options: Mapping[str, Any], schema: StructType) -> DataSourc
     options = ReadOptions.parse(raw_options)
     base, system = split_system_path(options.path)
     if system is not None:
-        return SystemTableReader(base, system, schema)
+        return SystemTableReader(base, system, schema, options.incremental_between)
     if called_by_pushdown_planner():
         return PushdownReader(options, schema)
     return MiniPaimonReader(options, schema)
@@ -144,7 +171,9 @@ class MiniPaimonReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         """Plan the scan: one partition per split (metadata only)."""
-        table = mp.open_table(self.options.path)
+        table = open_at(self.options)
+        if self.options.incremental_between is not None:
+            return self._incremental_partitions(table)
         scan = table.scan(
             filter=list(self.filter) or None,
             columns=self._columns(table.schema()),
@@ -152,11 +181,28 @@ class MiniPaimonReader(DataSourceReader):
         )
         return [SplitPartition(split) for split in scan.plan()]
 
+    def _incremental_partitions(self, table: mp.Table) -> list[InputPartition]:
+        """``incremental-between``: the changes of the snapshots in (start, end], planned as
+        a stream plans them (changelog files with a producer, else the new files with
+        their row kinds), so deletes and updates keep their kinds in ``_row_kind``."""
+        start, end = self.options.incremental_between or (0, 0)
+        check_between(start, end)
+        table.snapshot(end)  # SnapshotNotFoundError for an end that does not exist
+        scanner = StreamScanner(table, self._stream_options())
+        splits = scanner.plan(StreamOffset(start), StreamOffset(end))
+        return [StreamPartition(split) for split in splits]
+
+    def _stream_options(self) -> dict[str, str]:
+        return {"read.changelog": str(ROW_KIND in self.schema.fieldNames()).lower()}
+
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Arrow batches of one split, cast to exactly the schema Spark expects."""
+        if isinstance(partition, StreamPartition):
+            yield from self._read_changes(partition)
+            return
         if not isinstance(partition, SplitPartition):
             return  # Spark's placeholder partition of a scan that planned no split
-        table = mp.open_table(self.options.path)
+        table = open_at(self.options)
         conform = BatchConformer(to_arrow_schema(self.schema))
         row_kind = ROW_KIND in self.schema.fieldNames() and ROW_KIND not in table.schema().names
         for batch in table.read_split(partition.split):
@@ -166,10 +212,20 @@ class MiniPaimonReader(DataSourceReader):
                 yield conform(batch)
 
 
+    def _read_changes(self, partition: StreamPartition) -> Iterator[pa.RecordBatch]:
+        scanner = StreamScanner(mp.open_table(self.options.path), self._stream_options())
+        conform = BatchConformer(to_arrow_schema(self.schema))
+        for batch in scanner.read(partition.split):
+            if batch.num_rows:
+                yield conform(batch)
+
+
 class PushdownReader(MiniPaimonReader):
     """:class:`MiniPaimonReader` that accepts the filters the core applies exactly."""
 
     def pushFilters(self, filters: list[Any]) -> list[Any]:  # noqa: N802 (Spark's name)
+        if self.options.incremental_between is not None:
+            return list(filters)  # change rows are not filtered here: Spark filters them
         accepted, rejected = split_filters(filters, column_types(to_arrow_schema(self.schema)))
         self.filter = accepted
         return rejected

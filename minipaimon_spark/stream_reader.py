@@ -26,9 +26,13 @@ Spark version features, detected from the installed pyspark, never from a versio
   Spark's own wrapper (one batch).
 
 Consumers: with ``consumer-id`` (read option or table option) a new stream resumes from the
-consumer's stored next snapshot, the start is recorded at once, and ``commit(end)`` records
-``end``'s next snapshot, so snapshot expiration keeps every snapshot the stream still needs
-(also the batch Spark planned but has not committed yet: it starts at that end).
+consumer's stored next snapshot: the first snapshot no committed batch delivered. Progress
+is recorded when Spark says a batch is committed: ``latestOffset(start)`` for the next
+batch (Spark asks only after the previous batch committed; on 4.0 the start is this
+reader's previous end) and ``commit(end)`` (one batch late). A query that fails before its
+first batch commits registers nothing. Expiration keeps the snapshots of every live
+consumer; ``consumer.expiration-time`` (a table option, as in Paimon) deletes consumers not
+updated for that long, so an abandoned query stops pinning snapshots.
 """
 
 from __future__ import annotations
@@ -49,8 +53,9 @@ from minipaimon_core.errors import (
     SnapshotExpiredError,
     UnsupportedOptionError,
 )
-from minipaimon_core.stream import StreamOffset, StreamScanner, StreamSplit
+from minipaimon_core.stream import StreamOffset, StreamScanner
 from minipaimon_spark.options import check_known, normalized, stream_limits, table_path
+from minipaimon_spark.stream_support import FailedStreamReader, StreamPartition, check_stream_schema
 from minipaimon_spark.types import BatchConformer, to_arrow_schema
 
 try:  # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
@@ -91,6 +96,7 @@ except ImportError:  # pyspark 4.0/4.1: stand-ins that Spark never sees
 
 CONSUMER_ID = "consumer-id"
 INITIAL = "initial"  # key of the symbolic start offset
+ROW_KIND_COLUMN = "_row_kind"
 SYMBOLIC_MODES = ("latest-full", "latest")
 _EXPIRED_PREFIX = "the stream of"
 
@@ -118,19 +124,6 @@ class StreamReadOptions:
     @property
     def has_limits(self) -> bool:
         return any(v is not None for v in (self.max_snapshots, self.max_files, self.max_rows))
-
-
-class StreamPartition(InputPartition):
-    """One core stream split: a full-scan split or one snapshot's changed files of a bucket."""
-
-    def __init__(self, split: StreamSplit) -> None:
-        super().__init__(None)
-        self.split = split
-
-    def __repr__(self) -> str:
-        s = self.split
-        kind = "full" if s.full_split is not None else f"{len(s.files)} files"
-        return f"StreamPartition(snapshot={s.snapshot_id}, {kind}, rows={s.row_count})"
 
 
 def make_stream_reader(raw_options: Mapping[str, Any],
@@ -165,25 +158,6 @@ def parse_stream_options(raw_options: Mapping[str, Any]) -> StreamReadOptions:
     return options
 
 
-class FailedStreamReader(DataSourceStreamReader):
-    """A stream whose options were refused: every call raises the error."""
-
-    def __init__(self, error: MiniPaimonError) -> None:
-        self.error = error
-
-    def initialOffset(self) -> dict[str, Any]:  # noqa: N802 (Spark's name)
-        raise self.error
-
-    def latestOffset(self, start: Any = None, limit: Any = None) -> dict[str, Any]:  # noqa: N802
-        raise self.error
-
-    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        raise self.error
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        raise self.error
-
-
 class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Streams a table's snapshots; offsets are :class:`StreamOffset` dicts."""
 
@@ -193,6 +167,7 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         self._initial: dict[str, Any] | None = None
         self._last_end: dict[str, Any] | None = None
         self._up_to: int | None = None
+        self._recorded: int | None = None
         self._table_cache: mp.Table | None = None
         self._scanner_cache: StreamScanner | None = None
 
@@ -246,14 +221,10 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
                     table.snapshot_manager.get(stored.nextSnapshot)  # SnapshotExpiredError if gone
                 return StreamOffset(min(stored.nextSnapshot - 1, latest)).to_dict()
         if scanner.mode in SYMBOLIC_MODES:
-            start: dict[str, Any] = {INITIAL: scanner.mode}
-            needed = max(1, latest)  # the stream will need this snapshot or a later one
-        else:
-            offset = scanner.initial_offset()
-            start, needed = offset.to_dict(), offset.next_snapshot
-        if consumer_id is not None:
-            consumers.write(consumer_id, needed)  # protect the start at once
-        return start
+            return {INITIAL: scanner.mode}
+        # The consumer is registered once a batch is committed (see _record), not here: a
+        # query that fails before that must not pin snapshots.
+        return scanner.initial_offset().to_dict()
 
     def _consumer_id(self) -> str | None:
         if self.options.consumer_id is not None:
@@ -283,6 +254,10 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         everything available (no limit, so the start does not matter).
         """
         scanner = self._scanner()
+        self._check_schema(mp.open_table(self.options.path))
+        committed = start if start is not None else self._last_end
+        if committed is not None and INITIAL not in committed:
+            self._record(StreamOffset.from_dict(committed))
         with _expired_hint(self.options):
             if start is None:
                 begin, cap = self._resolve(self._last_end or self.initialOffset(), None)
@@ -316,6 +291,12 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             return ReadMaxRows(self.options.max_rows)
         return ReadAllAvailable()
 
+    def _check_schema(self, table: mp.Table) -> None:
+        """A stream keeps the schema it started with. New columns are left out; a column
+        of the stream that was renamed, dropped or retyped since stops it with a typed
+        error (restart the query: it continues from its checkpoint with the new schema)."""
+        check_stream_schema(self.schema, table, self.options.path)
+
     def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: N802 (Spark's name)
         """The latest snapshot, for the query's progress report."""
         latest = self._table().snapshot_manager.latest_id()
@@ -346,12 +327,20 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     def commit(self, end: dict[str, Any]) -> None:
         """Spark processed everything up to ``end``: record the consumer's progress."""
+        if INITIAL not in end:
+            self._record(StreamOffset.from_dict(end))
+
+    def _record(self, committed: StreamOffset) -> None:
+        """The batch ending at ``committed`` is committed by the query: the consumer's next
+        snapshot is the first one it has not delivered (written only when it moves)."""
         consumer_id = self._consumer_id()
-        if consumer_id is None:
+        if consumer_id is None or committed.next_snapshot < 1:
+            return
+        if self._recorded == committed.next_snapshot:
             return
         table = self._table()
-        ConsumerManager(table.io, table.layout).write(
-            consumer_id, StreamOffset.from_dict(end).next_snapshot)
+        ConsumerManager(table.io, table.layout).write(consumer_id, committed.next_snapshot)
+        self._recorded = committed.next_snapshot
 
     def stop(self) -> None:
         self._table_cache = self._scanner_cache = None
@@ -363,6 +352,7 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         if not isinstance(partition, StreamPartition):
             return  # a placeholder partition of an empty batch
         table = mp.open_table(self.options.path)
+        check_stream_schema(self.schema, table, self.options.path)
         scanner = StreamScanner(table, self.options.scanner_options)
         conform = BatchConformer(to_arrow_schema(self.schema))
         with _expired_hint(self.options):

@@ -51,8 +51,7 @@ from minipaimon_spark.options import WriteOptions, normalized
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 from minipaimon_spark.writer import (
     MiniPaimonCommitMessage,
-    _compact_after_commit,
-    _core_messages,
+    core_messages,
     prepare_table,
     write_task,
 )
@@ -147,14 +146,14 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
         """Commit batch ``batchId`` once; a replay of a committed batch only drops its files."""
         table = mp.open_table(self.path)
         committer = table.new_commit(self.commit_user)
-        core = _core_messages(messages)
+        core = core_messages(messages)
         if committer.is_committed(batchId):
             log.info("minipaimon: batch %d of %s is committed already (replay)", batchId, self.path)
             committer.abort(core)
             return
         committed = committer.commit(core, batchId, overwrite=self.overwrite)
-        if committed is not None:
-            _compact_after_commit(table, core)
+        if committed is not None:  # compaction + expiration; never raises (the commit stands)
+            mp.open_table(self.path).after_commit(core)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Delete the tasks' files, unless the batch is committed (then they may be the table's)."""
@@ -162,7 +161,7 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
         committer = table.new_commit(self.commit_user)
         if committer.is_committed(batchId):
             return
-        committer.abort(_core_messages(messages))
+        committer.abort(core_messages(messages))
 
 
 def _arrow_batches(items: Iterable[Any], schema: StructType) -> Iterator[pa.RecordBatch]:

@@ -14,7 +14,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
-from minipaimon_core.system_tables import SYSTEM_TABLES
+from minipaimon_core.system_tables import SYSTEM_TABLES, audit_log_between
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema
 
 
@@ -36,16 +36,25 @@ def system_spark_schema(path: str, name: str) -> StructType:
 
 
 class SystemTableReader(DataSourceReader):
-    def __init__(self, path: str, name: str, schema: StructType) -> None:
+    """Reads one system table; ``audit_log`` honours ``incremental-between``."""
+
+    def __init__(self, path: str, name: str, schema: StructType,
+                 incremental_between: tuple[int, int] | None = None) -> None:
         self.path = path
         self.name = name
         self.schema = schema
+        self.incremental_between = incremental_between
 
     def partitions(self) -> list[InputPartition]:
         return [InputPartition(0)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         conform = BatchConformer(to_arrow_schema(self.schema))
-        for batch in mp.open_table(self.path).system_table(self.name).to_batches():
+        table = mp.open_table(self.path)
+        if self.name == "audit_log" and self.incremental_between is not None:
+            data = audit_log_between(table, *self.incremental_between)
+        else:
+            data = table.system_table(self.name)
+        for batch in data.to_batches():
             if batch.num_rows:
                 yield conform(batch)

@@ -19,7 +19,6 @@ Flow (measured on 4.0.5 and 4.3.0, each step in its own process):
 
 from __future__ import annotations
 
-import logging
 import pickle
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -33,16 +32,15 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.conform import conform
-from minipaimon_core.errors import InvalidArgumentError, MiniPaimonError
+from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
 from minipaimon_core.options import Options, validate
+from minipaimon_core.schema import SchemaManager, build_schema
 from minipaimon_spark.options import WriteOptions
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 
 ROW_KIND_COLUMN = "_row_kind"
 # One job = one fresh commit user, so one identifier suffices.
 COMMIT_IDENTIFIER = 1
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -81,16 +79,62 @@ def prepare_table(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
 
     Raises SchemaMismatchError, InvalidArgumentError, UnsupportedOptionError.
     """
+    _refuse_keyless_changelog(options, arrow)
     try:
         table = mp.open_table(options.path)
     except mp.TableNotFoundError:
         table = _create(options, arrow)
     else:
+        if table.snapshot_manager.latest_id() is None:
+            table = _redefine_if_contradicted(table, options, arrow)
         _check_definition(table, options, arrow)
         if options.merge_schema:
             table = _add_new_columns(table, arrow)
     _check_fits(table, arrow)
     return table
+
+
+def _refuse_keyless_changelog(options: WriteOptions, arrow: pa.Schema) -> None:
+    """A ``_row_kind`` column (a changelog: upserts and deletes) needs a primary-key table:
+    on a first write the key must be said up front, before any file is written."""
+    if ROW_KIND_COLUMN not in arrow.names or options.primary_key is not None:
+        return
+    try:
+        keys = mp.open_table(options.path).primary_keys()
+    except mp.TableNotFoundError:
+        keys = []
+    if not keys:
+        raise InvalidArgumentError(
+            f"the data has a {ROW_KIND_COLUMN!r} column (a changelog, e.g. from a stream with "
+            "read.changelog=true), which needs a primary-key table: give the sink "
+            ".option('primary-key', 'id,...') (the source's keys) on the first write, or drop "
+            "the column"
+        )
+
+
+def _redefine_if_contradicted(table: mp.Table, options: WriteOptions, arrow: pa.Schema) -> mp.Table:
+    """A table with a schema but no snapshot (created by a first write that never committed,
+    or by ``create_table``) is used as is when this write fits it; a write that contradicts
+    it (other keys or options, columns that do not fit) redefines it: the write's
+    definition (keys and table options it does not give are kept) is committed as the next
+    schema, with fresh field ids (SchemaManager.redefine).
+    """
+    try:
+        _check_definition(table, options, arrow)
+        _check_fits(table, arrow)
+        return table
+    except (InvalidArgumentError, SchemaMismatchError):
+        pass
+    fields = [f for f in arrow if f.name != ROW_KIND_COLUMN]
+    given = _resolve_field_options(options.table_options, [f.name for f in fields])
+    new = build_schema(
+        pa.schema(fields),
+        options.primary_key if options.primary_key is not None else table.primary_keys(),
+        options.partition_by if options.partition_by is not None else table.partition_keys(),
+        given or table.options(),
+    )
+    SchemaManager(table.io, table.layout).redefine(new)
+    return mp.open_table(table.path)
 
 
 def _create(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
@@ -180,14 +224,14 @@ class MiniPaimonWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commit every task's files in one snapshot (OVERWRITE for overwrite mode)."""
         table = mp.open_table(self.path)
-        core = _core_messages(messages)
+        core = core_messages(messages)
         # The job's user is new: no backward scan for an earlier commit of it is needed.
         committed = table.new_commit(self.commit_user, fresh_user=True).commit(
             core, COMMIT_IDENTIFIER, overwrite=self.overwrite,
             dynamic_partition_overwrite=self.dynamic_partition_overwrite,
         )
-        if committed is not None:
-            _compact_after_commit(table, core)
+        if committed is not None:  # compaction + expiration; never raises (the commit stands)
+            mp.open_table(self.path).after_commit(core)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Delete the tasks' files, unless the commit landed (then they are the table's)."""
@@ -195,7 +239,7 @@ class MiniPaimonWriter(DataSourceArrowWriter):
         committer = table.new_commit(self.commit_user)
         if committer.is_committed(COMMIT_IDENTIFIER):
             return
-        committer.abort(_core_messages(messages))
+        committer.abort(core_messages(messages))
 
 
 def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch]) -> MiniPaimonCommitMessage:
@@ -221,7 +265,7 @@ def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch]) -
     )
 
 
-def _core_messages(messages: Iterable[WriterCommitMessage | None]) -> list[mp.CommitMessage]:
+def core_messages(messages: Iterable[WriterCommitMessage | None]) -> list[mp.CommitMessage]:
     out: list[mp.CommitMessage] = []
     for m in messages:
         if m is None:
@@ -230,14 +274,3 @@ def _core_messages(messages: Iterable[WriterCommitMessage | None]) -> list[mp.Co
             raise InvalidArgumentError(f"unexpected commit message {type(m).__name__}")
         out.extend(m.core_messages())
     return out
-
-
-def _compact_after_commit(table: mp.Table, messages: list[mp.CommitMessage]) -> None:
-    """Compaction of the written buckets when the table's triggers are reached, then
-    snapshot expiration by the table's options; the write has landed either way."""
-    try:
-        fresh = mp.open_table(table.path)
-        fresh.maybe_compact(messages)
-        fresh.maybe_expire()
-    except MiniPaimonError as e:  # e.g. a concurrent compaction won: the data is committed
-        log.warning("minipaimon: compaction after the commit to %s failed: %s", table.path, e)

@@ -123,8 +123,8 @@ def test_read_limits_map_onto_the_core(tmp_path: Path, monkeypatch: pytest.Monke
                                               "read.stream.maxSnapshotsPerTrigger": "3"}))
     assert reader.getDefaultReadLimit() == ReadMaxRows(15)
     start = reader.initialOffset()
-    assert reader.latestOffset(start, ReadMaxRows(15))["snapshot"] == 2
-    assert reader.latestOffset(start, ReadMaxFiles(3))["snapshot"] == 2  # rows still apply
+    assert reader.latestOffset(start, ReadMaxRows(15))["snapshot"] == 1  # at most 15 rows
+    assert reader.latestOffset(start, ReadMaxFiles(3))["snapshot"] == 1  # rows still apply
     assert reader.latestOffset(start, ReadAllAvailable())["snapshot"] == 4  # the engine says all
     snapshots_only = stream(source(tmp_path / "t", **{"scan.mode": "latest", "maxSnapshotsPerTrigger": "1"}))
     assert snapshots_only.getDefaultReadLimit() == ReadAllAvailable()
@@ -153,7 +153,7 @@ def test_consumer_records_progress_and_a_new_query_resumes(tmp_path: Path) -> No
     consumers = ConsumerManager(t.io, t.layout)
     reader = stream(source(tmp_path / "t", **{"consumer-id": "job1"}))
     start = reader.initialOffset()
-    assert consumers.read("job1").nextSnapshot == 1  # the full snapshot 1 is still needed
+    assert consumers.read("job1") is None  # registered once a batch is committed
     t.write(rows(2, 2))
     end = reader.latestOffset(start, ReadAllAvailable())
     reader.commit(end)

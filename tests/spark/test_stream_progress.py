@@ -1,0 +1,146 @@
+"""Issue 16 (items 24, 25): consumer progress and rate limits of the streaming source.
+
+Connector objects driven as Spark drives them (through pickle), and one real query pair
+for the consumer hand-over.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pyspark")
+
+import minipaimon_core as mp  # noqa: E402
+from minipaimon_core.consumer import ConsumerManager  # noqa: E402
+from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
+from minipaimon_spark.stream_reader import ADMISSION_CONTROL, ReadMaxFiles, ReadMaxRows  # noqa: E402
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
+
+
+def rows(start: int, n: int) -> pa.Table:
+    return pa.table({"id": list(range(start, start + n)), "v": list(range(n))}, schema=SCHEMA)
+
+
+def stream(path: Path, **options: str) -> Any:
+    ds = pickle.loads(pickle.dumps(MiniPaimonDataSource({"path": str(path), **options})))
+    return ds.streamReader(ds.schema())
+
+
+def read_between(reader: Any, start: dict[str, Any], end: dict[str, Any]) -> list[int]:
+    out: list[int] = []
+    for p in reader.partitions(start, end):
+        for b in pickle.loads(pickle.dumps(reader)).read(p):
+            out += b.column("id").to_pylist()
+    return sorted(out)
+
+
+# -- 24: consumer progress -----------------------------------------------------------------
+
+@pytest.mark.smoke
+def test_a_query_that_never_commits_a_batch_registers_no_consumer(tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    t.write(rows(0, 3))
+    reader = stream(tmp_path / "t", **{"consumer-id": "c"})
+    start = reader.initialOffset()
+    end = reader.latestOffset()  # batch 0 planned, then the query fails
+    assert reader.partitions(start, end)  # it had rows to deliver
+    assert ConsumerManager(t.io, t.layout).read("c") is None
+
+
+@pytest.mark.smoke
+def test_a_new_query_with_the_consumer_id_does_not_redeliver_the_last_batch(tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    t.write(rows(0, 2))
+    first = stream(tmp_path / "t", **{"consumer-id": "c"})
+    start = first.initialOffset()
+    end = first.latestOffset()  # batch 0: the full scan
+    assert read_between(first, start, end) == [0, 1]
+    t.write(rows(2, 2))
+    end1 = first.latestOffset()  # Spark asks for batch 1 only after batch 0 is committed
+    assert read_between(first, end, end1) == [2, 3]
+    first.latestOffset()  # the next trigger after batch 1 committed (nothing new); stop
+    assert ConsumerManager(t.io, t.layout).read("c").nextSnapshot == 3
+    second = stream(tmp_path / "t", **{"consumer-id": "c"})
+    s = second.initialOffset()
+    assert read_between(second, s, second.latestOffset()) == []  # no re-delivery
+    t.write(rows(4, 1))
+    assert read_between(second, s, second.latestOffset()) == [4]
+
+
+def test_consumer_handover_between_two_spark_queries(spark: Any, tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    t.write(rows(0, 50))
+    seen: list[int] = []
+
+    def collect(df: Any, _: int) -> None:
+        seen.extend(r.id for r in df.collect())
+
+    for i, more in enumerate([rows(50, 50), rows(100, 50)]):
+        q = (spark.readStream.format("minipaimon").option("consumer-id", "handover")
+             .load(str(tmp_path / "t")).writeStream.foreachBatch(collect)
+             .option("checkpointLocation", str(tmp_path / f"ck{i}")).start())
+        try:
+            q.processAllAvailable()
+            t.write(more)
+            q.processAllAvailable()
+        finally:
+            q.stop()
+    assert sorted(seen) == list(range(150))  # each row once across both queries
+
+
+# -- 25: rate limits are upper bounds, also for the first full scan ------------------------
+
+needs_admission = pytest.mark.skipif(not ADMISSION_CONTROL, reason="pyspark 4.2+")
+
+
+@needs_admission
+def test_max_rows_is_an_upper_bound(tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    reader = stream(tmp_path / "t", **{"scan.mode": "latest"})
+    start = reader.initialOffset()
+    start = reader.latestOffset(start, ReadMaxRows(250))
+    for i in range(10):
+        t.write(rows(i * 100, 100))
+    sizes = []
+    while True:
+        end = reader.latestOffset(start, ReadMaxRows(250))
+        if end == start:
+            break
+        sizes.append(len(read_between(reader, start, end)))
+        start = end
+    assert sizes == [200] * 5
+
+
+@needs_admission
+def test_limits_apply_to_the_first_full_scan(tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    for i in range(10):
+        t.write(rows(i * 100, 100))
+    reader = stream(tmp_path / "t")  # latest-full
+    start = reader.initialOffset()
+    got: list[int] = []
+    batches = 0
+    for limit in [ReadMaxFiles(3)] * 3 + [ReadMaxRows(250)] * 3:
+        end = reader.latestOffset(start, limit)
+        ids = read_between(reader, start, end)
+        assert len(ids) <= (300 if isinstance(limit, ReadMaxFiles) else 250)
+        got += ids
+        batches += 1
+        start = end
+    assert sorted(got) == list(range(1000)) and batches == 6
+
+
+@needs_admission
+def test_a_single_snapshot_larger_than_the_limit_is_one_batch(tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    reader = stream(tmp_path / "t", **{"scan.mode": "latest"})
+    start = reader.latestOffset(reader.initialOffset(), ReadMaxRows(10))
+    t.write(rows(0, 100))
+    end = reader.latestOffset(start, ReadMaxRows(10))
+    assert len(read_between(reader, start, end)) == 100
