@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
+from minipaimon_core.fileio_resolve import is_connection_option
 from minipaimon_core.options import KNOWN as TABLE_OPTIONS
 from minipaimon_core.options import field_option
 from minipaimon_core.stream import SCAN_MODES
@@ -66,7 +67,7 @@ def check_known(options: Mapping[str, str]) -> None:
     there is one (``scan.snapshot_id`` -> ``scan.snapshot-id``).
     """
     for key in options:
-        if key in KNOWN_OPTIONS or field_option(key) is not None:
+        if key in KNOWN_OPTIONS or field_option(key) is not None or is_connection_option(key):
             continue
         close = difflib.get_close_matches(key, sorted(KNOWN_OPTIONS), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else \

@@ -77,7 +77,8 @@ def test_known_options_of_every_kind_are_accepted(tmp_path: Path) -> None:
     ds = source(path=tmp_path / "t", **{"scan.snapshot-id": 2, "read.changelog": "false",
                                          "bucket": "1", "primary-key": "id",
                                          "maxFilesPerTrigger": "3", "consumer-id": "c",
-                                         "fields.v.aggregate-function": "sum"})
+                                         "fields.v.aggregate-function": "sum",
+                                         "s3.endpoint": "http://127.0.0.1:1"})
     assert ds.schema().fieldNames() == ["id", "v"]
 
 
