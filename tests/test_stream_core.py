@@ -112,7 +112,7 @@ def test_rate_limits_split_the_first_snapshot_and_later_ones(tmp_path):
     sc = StreamScanner(t, {})
     start = sc.initial_offset()
     end = sc.latest_offset(start, max_rows=15)
-    assert end.full and end.split_index == 2
+    assert end.full and end.split_index == 1  # a limit is an upper bound: 10 rows, not 20
     for i in range(3):
         t.write(rows(100 + i, 1))
     got, pos = [], start
@@ -124,7 +124,7 @@ def test_rate_limits_split_the_first_snapshot_and_later_ones(tmp_path):
         got += read_between(sc, pos, end)
         pos, steps = end, steps + 1
     assert sorted(r["id"] for r in got) == [*range(50), 100, 101, 102]
-    assert steps == 5  # full scan in 2 + 2 + 1 splits (the last with snapshot 2), then 3, 4
+    assert steps == 7  # full scan one 10-row split a batch (the last with snapshot 2), then 3, 4
     assert sc.latest_offset(StreamOffset(1), up_to=2) == StreamOffset(2)
 
 
