@@ -77,22 +77,3 @@ def test_bad_first_write_options_are_refused_before_anything_is_written(
     with pytest.raises(MiniPaimonError):
         source(path, **options).writer(SPARK, False)
     assert not path.exists()
-
-
-def test_update_output_mode_is_an_upsert_into_a_primary_key_sink(spark: Any, tmp_path: Path) -> None:
-    src, dst = str(tmp_path / "src"), str(tmp_path / "dst")
-    t = mp.create_table(src, pa.schema([pa.field("id", pa.int64(), nullable=False),
-                                        ("k", pa.string())]))
-    t.write(pa.table({"id": [1, 2, 3], "k": ["a", "b", "a"]}))
-    counts = spark.readStream.format("minipaimon").load(src).groupBy("k").count()
-    q = (counts.writeStream.format("minipaimon").outputMode("update")
-         .option("primary-key", "k").option("checkpointLocation", str(tmp_path / "ck"))
-         .start(dst))
-    try:
-        q.processAllAvailable()
-        t.write(pa.table({"id": [4, 5], "k": ["a", "c"]}))
-        q.processAllAvailable()
-    finally:
-        q.stop()
-    got = dict(zip(*mp.open_table(dst).to_arrow().sort_by("k").to_pydict().values()))
-    assert got == {"a": 3, "b": 1, "c": 1}
