@@ -8,7 +8,6 @@ changelog into a new sink needs a primary key said up front.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
