@@ -23,6 +23,7 @@ from .errors import (
 from .fileio import FileIO
 from .layout import TableLayout
 from .table_options import check as check_options
+from .table_options import names_in
 
 SYSTEM_COLUMNS = ("_SEQUENCE_NUMBER", "_VALUE_KIND")
 ROW_KIND_COLUMN = "_row_kind"
@@ -72,14 +73,15 @@ class TableSchema(msgspec.Struct, frozen=True):
     def bucket_keys(self) -> list[str]:
         """Columns hashed to pick a bucket: ``bucket-key``, else the primary key minus the
         partition keys (the whole key if that leaves nothing)."""
-        if bk := self.options.get("bucket-key"):
-            return [c.strip() for c in bk.split(",")]
+        if bk := names_in(self.options.get("bucket-key")):
+            return bk
         trimmed = [k for k in self.primaryKeys if k not in self.partitionKeys]
         return trimmed or list(self.primaryKeys)
 
     @property
     def num_buckets(self) -> int:
-        return int(self.options.get("bucket", "-1"))
+        buckets: int = options.Options(self.options)["bucket"]
+        return buckets
 
 
 def build_schema(

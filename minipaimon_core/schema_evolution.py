@@ -31,6 +31,7 @@ from .errors import CommitConflictError, InvalidArgumentError, SchemaMismatchErr
 from .fileio import FileIO
 from .layout import TableLayout
 from .schema import ROW_KIND_COLUMN, SYSTEM_COLUMNS, DataField, SchemaManager, TableSchema
+from .table_options import names_in
 
 MAX_ATTEMPTS = 50
 IMMUTABLE_OPTIONS = ("bucket", "bucket-key", "merge-engine", "sequence.field", "ignore-delete")
@@ -120,7 +121,7 @@ def apply_drop_column(schema: TableSchema, name: str) -> TableSchema:
     i = _index(schema, name)
     _check_not_key(schema, name, "drop")
     for key in _LIST_OPTIONS:
-        if name in _names_in(schema.options.get(key)):
+        if name in names_in(schema.options.get(key)):
             raise InvalidArgumentError(f"cannot drop column {name!r}: option {key!r} uses it")
     if len(schema.fields) == 1:
         raise InvalidArgumentError(f"cannot drop {name!r}: it is the only column of the table")
@@ -246,10 +247,6 @@ def _check_new_name(schema: TableSchema, name: str) -> None:
 
 def _check_not_key(schema: TableSchema, name: str, verb: str) -> None:
     for kind, cols in (("primary key", schema.primaryKeys), ("partition", schema.partitionKeys),
-                       ("bucket-key", _names_in(schema.options.get("bucket-key")))):
+                       ("bucket-key", names_in(schema.options.get("bucket-key")))):
         if name in cols:
             raise InvalidArgumentError(f"cannot {verb} {kind} column {name!r}")
-
-
-def _names_in(value: str | None) -> list[str]:
-    return [c.strip() for c in value.split(",")] if value else []
