@@ -86,6 +86,9 @@ class ManifestFileMeta(msgspec.Struct, frozen=True):
     minLevel: int
     maxLevel: int
     schemaId: int
+    # xxhash64 of the whole manifest file; None in lists written before it existed. A reader
+    # compares it with the file it reads: another valid manifest under this name is refused.
+    fileDigest: int | None = None
 
 
 def encode_entries(entries: list[ManifestEntry]) -> bytes:

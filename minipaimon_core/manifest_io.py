@@ -11,6 +11,8 @@ import contextlib
 from collections import OrderedDict
 from collections.abc import Iterable
 
+import xxhash
+
 from . import manifest
 from .errors import CorruptMetadataError
 from .fileio import FileIO
@@ -28,7 +30,7 @@ class ManifestIO:
         self._layout = layout
         self._entries: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
-        self._sizes: OrderedDict[str, int] = OrderedDict()  # manifest name -> bytes read
+        self._sizes: OrderedDict[str, tuple[int, int]] = OrderedDict()  # name -> (bytes, xxhash64)
 
     def _read(self, name: str) -> bytes:
         path = self._layout.manifest_path(name)
@@ -62,7 +64,7 @@ class ManifestIO:
         if entries is None:
             data = self._read(name)
             entries = manifest.decode_entries(data, self._layout.manifest_path(name))
-            self._remember(self._sizes, name, len(data))
+            self._remember(self._sizes, name, (len(data), xxhash.xxh64_intdigest(data)))
             self._remember(self._entries, name, entries)
         return entries
 
@@ -75,6 +77,7 @@ class ManifestIO:
         return ManifestFileMeta(
             fileName=name,
             fileSize=len(data),
+            fileDigest=xxhash.xxh64_intdigest(data),
             numAddedFiles=sum(e.kind == ADD for e in entries),
             numDeletedFiles=sum(e.kind != ADD for e in entries),
             partitionStats=values_stats([e.partition for e in entries], partition_width),
@@ -105,8 +108,9 @@ class ManifestIO:
         for m in metas:
             entries = self.read_entries(m.fileName)
             adds = sum(e.kind == ADD for e in entries)
-            size = self._sizes.get(m.fileName, m.fileSize)
-            if size != m.fileSize or adds != m.numAddedFiles or len(entries) - adds != m.numDeletedFiles:
+            size, digest = self._sizes.get(m.fileName, (m.fileSize, m.fileDigest))
+            if size != m.fileSize or adds != m.numAddedFiles or len(entries) - adds != m.numDeletedFiles \
+                    or (m.fileDigest is not None and digest != m.fileDigest):
                 raise CorruptMetadataError(
                     f"manifest {self._layout.manifest_path(m.fileName)} does not match its manifest "
                     f"list ({size} bytes, {adds} adds, {len(entries) - adds} deletes; expected "

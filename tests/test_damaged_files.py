@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
+from minipaimon_core.manifest import decode_entries, encode_entries
 from tests.helpers import SCHEMA, rows
 
 
@@ -68,3 +70,21 @@ def test_manifest_replaced_by_another_valid_manifest(tmp_path):
     with pytest.raises(mp.CorruptMetadataError, match="does not match|was replaced"):
         for sid in (1, 2, 3):
             mp.open_table(t.path).scan(snapshot_id=sid).to_arrow()
+
+
+def test_manifest_replaced_by_one_of_equal_size_and_counts(tmp_path):
+    t = _table(tmp_path)
+    victim = next(p for p in (Path(t.path) / "manifest").glob("manifest-*") if "list" not in p.name
+                  and decode_entries(p.read_bytes(), str(p)) and "changelog" not in
+                  decode_entries(p.read_bytes(), str(p))[0].file.fileName)
+    entries = decode_entries(victim.read_bytes(), str(victim))
+    f = entries[0].file
+    for k in range(1, 200):  # another creation time: same size, same counts, other content
+        forged = encode_entries([msgspec.structs.replace(
+            entries[0], file=msgspec.structs.replace(f, creationTime=f.creationTime + k))] + entries[1:])
+        if len(forged) == len(victim.read_bytes()):
+            break
+    assert len(forged) == len(victim.read_bytes())
+    victim.write_bytes(forged)
+    with pytest.raises(mp.CorruptMetadataError, match="does not match"):
+        mp.open_table(t.path).to_arrow()
