@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -18,7 +18,9 @@ def to_batches(data: Any) -> Iterator[pa.RecordBatch]:
     """Iterate the record batches of ``data``, dispatched on its real type: a pyarrow
     Table / RecordBatch / RecordBatchReader / list of batches, a pandas DataFrame (only if
     pandas is imported, checked with isinstance), or any object exporting the Arrow C stream
-    interface (``__arrow_c_stream__``: Polars, DuckDB, nanoarrow, ...).
+    interface (``__arrow_c_stream__``: Polars, DuckDB, nanoarrow, ...) or the C array
+    interface (``__arrow_c_array__``: one record batch), or an iterable (a generator) of any
+    of these, consumed lazily: a stream is never materialised whole.
 
     Raises:
         InvalidArgumentError: anything else (names the type and what is accepted).
@@ -33,11 +35,17 @@ def to_batches(data: Any) -> Iterator[pa.RecordBatch]:
         yield from pa.Table.from_pandas(data, preserve_index=False).to_batches()
     elif hasattr(data, "__arrow_c_stream__"):
         yield from pa.RecordBatchReader.from_stream(data)
+    elif hasattr(data, "__arrow_c_array__"):
+        yield pa.record_batch(data)
+    elif isinstance(data, Iterable) and not isinstance(data, (str, bytes, Mapping)):
+        for item in data:  # a generator of batches or frames: consumed one at a time
+            yield from to_batches(item)
     else:
         raise InvalidArgumentError(
             f"cannot write {type(data).__module__}.{type(data).__name__}: pass a pyarrow "
-            "Table, RecordBatch or RecordBatchReader, a pandas DataFrame, or an object with "
-            "__arrow_c_stream__ (e.g. a Polars DataFrame)"
+            "Table, RecordBatch or RecordBatchReader, a pandas DataFrame, an object with "
+            "__arrow_c_stream__ / __arrow_c_array__ (e.g. a Polars DataFrame, a DuckDB "
+            "relation), or an iterable of these"
         )
 
 

@@ -8,17 +8,18 @@ Arrow Table of the requested columns.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .errors import CorruptDataFileError, SnapshotExpiredError
+from .errors import CorruptDataFileError, InvalidArgumentError, SnapshotExpiredError
 from .fileio import FileIO
 from .layout import TableLayout
-from .manifest import FILE_SOURCE_APPEND, DataFileMeta
-from .stats import table_stats, to_stat
+from .manifest import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
+from .stats import merge_stats, table_stats, to_stat
 
 SEQUENCE = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
@@ -46,35 +47,79 @@ def write_data_file(
     ``key_columns``: the table is sorted by them; minKey/maxKey are its first/last keys.
     ``min_seq``/``max_seq``: the file's sequence range (local to the writer for new files).
     """
+    meta = write_data_file_parts(
+        io, layout, partition_path, bucket, [table], schema_id=schema_id,
+        stats_columns=stats_columns, key_columns=key_columns, level=level,
+        file_source=file_source, compression=compression, prefix=prefix)
+    return msgspec.structs.replace(meta, minSequenceNumber=min_seq, maxSequenceNumber=max_seq)
+
+
+def write_data_file_parts(
+    io: FileIO,
+    layout: TableLayout,
+    partition_path: str,
+    bucket: int,
+    parts: Iterable[pa.Table],
+    *,
+    schema_id: int,
+    stats_columns: Sequence[str],
+    key_columns: Sequence[str] = (),
+    level: int = 0,
+    file_source: int = FILE_SOURCE_APPEND,
+    compression: str = "zstd",
+    prefix: str = "data",
+) -> DataFileMeta:
+    """Write consecutive ``parts`` (same schema) as one Parquet file, holding one part in
+    memory at a time, and describe it. The sequence range is the ``_SEQUENCE_NUMBER``
+    column's (0, 0 without one); see :func:`write_data_file` for the rest."""
     name = TableLayout.new_data_file_name(prefix)
     path = layout.data_file_path(partition_path, bucket, name)
+    rows = deletes = 0
+    first: pa.Table | None = None
+    last: pa.Table | None = None
+    stats: list[tuple[SimpleStats, int]] = []
+    seq: list[tuple[int, int]] = []
+    writer: pq.ParquetWriter | None = None
     with io.open_output(path) as f:
-        dictionary = dictionary_columns(table)
-        pq.write_table(table, f, compression=compression, write_statistics=False,
-                       use_dictionary=dictionary, column_encoding=delta_columns(table, dictionary),
-                       write_page_checksum=True)  # CRC32 per page: a flipped bit fails the read
+        for part in parts:
+            if writer is None:
+                dictionary = dictionary_columns(part)
+                writer = pq.ParquetWriter(
+                    f, part.schema, compression=compression, write_statistics=False,
+                    use_dictionary=dictionary, column_encoding=delta_columns(part, dictionary),
+                    write_page_checksum=True)  # CRC32 per page: a flipped bit fails the read
+            writer.write_table(part)
+            if part.num_rows:
+                first = first if first is not None else part.slice(0, 1)
+                last = part.slice(part.num_rows - 1, 1)
+            rows += part.num_rows
+            stats.append((table_stats(part, list(stats_columns)), part.num_rows))
+            if VALUE_KIND in part.column_names:
+                deletes += pc.sum(pc.greater_equal(part.column(VALUE_KIND), 3).cast(pa.int64())).as_py() or 0
+            if SEQUENCE in part.column_names and part.num_rows:
+                mm = pc.min_max(part.column(SEQUENCE))
+                seq.append((mm["min"].as_py(), mm["max"].as_py()))
+        if writer is None:
+            raise InvalidArgumentError(f"no rows to write to {path}")
+        writer.close()
     min_key: list = []
     max_key: list = []
-    if key_columns and table.num_rows:
-        first, last = table.slice(0, 1), table.slice(table.num_rows - 1, 1)
-        min_key = [to_stat(first.column(k)[0], table.schema.field(k).type) for k in key_columns]
-        max_key = [to_stat(last.column(k)[0], table.schema.field(k).type) for k in key_columns]
-    delete_rows = 0
-    if VALUE_KIND in table.column_names:
-        delete_rows = pc.sum(pc.greater_equal(table.column(VALUE_KIND), 3).cast(pa.int64())).as_py() or 0
+    if key_columns and first is not None and last is not None:
+        min_key = [to_stat(first.column(k)[0], first.schema.field(k).type) for k in key_columns]
+        max_key = [to_stat(last.column(k)[0], last.schema.field(k).type) for k in key_columns]
     return DataFileMeta(
         fileName=name,
         fileSize=io.file_size(path),
-        rowCount=table.num_rows,
+        rowCount=rows,
         minKey=min_key,
         maxKey=max_key,
-        valueStats=table_stats(table, list(stats_columns)),
-        minSequenceNumber=min_seq,
-        maxSequenceNumber=max_seq,
+        valueStats=merge_stats(stats),
+        minSequenceNumber=min((lo for lo, _ in seq), default=0),
+        maxSequenceNumber=max((hi for _, hi in seq), default=0),
         schemaId=schema_id,
         level=level,
         creationTime=int(time.time() * 1000),
-        deleteRowCount=delete_rows,
+        deleteRowCount=deletes,
         fileSource=file_source,
     )
 

@@ -7,9 +7,8 @@ buffer is merged with the merge engine (keeping deletes, so they still shadow ol
 and, with ``write-buffer-spillable`` (default), spilled to a local temp file as a sorted
 run (see :mod:`minipaimon_core.spill`); without it, written as level-0 files at once.
 ``prepare_commit`` merges each bucket's spilled runs and buffer into ONE sorted run of
-level-0 Parquet files (rolled at ``target-file-size``, or at the buffer's size when that is
-smaller, since a file's rows are held until written), so a large write leaves one run per
-bucket, not one per buffer-full.
+level-0 Parquet files rolled at ``target-file-size`` (streamed: one merged chunk in memory
+at a time), so a large write leaves one run per bucket, not one per buffer-full.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ import pyarrow.compute as pc
 from .bucket import bucket_ids
 from .commit_message import CommitMessage
 from .conform import conform, to_batches
-from .data_file import SEQUENCE, VALUE_KIND, write_data_file
+from .data_file import SEQUENCE, VALUE_KIND, write_data_file, write_data_file_parts
 from .errors import InvalidArgumentError
 from .fileio import FileIO
 from .layout import TableLayout
@@ -146,22 +145,23 @@ class KeyValueWriter:
         values, bucket = key
         path = self._spec.path(list(values))
 
-        def write(run: pa.Table, target: int) -> list[DataFileMeta]:
-            return write_sorted_run(self._io, self._layout, self._schema, path, bucket, run, level=0,
-                                    target=target, compression=self._options["file.compression"])
-
         if not spilled:
-            return (write(merged, self._target) if merged.num_rows else []), changelog
+            files = write_sorted_run(self._io, self._layout, self._schema, path, bucket, merged,
+                                     level=0, target=self._target,
+                                     compression=self._options["file.compression"]) \
+                if merged.num_rows else []
+            return files, changelog
         runs: list[Iterator[pa.Table]] = [
             (pa.Table.from_batches([b]) for b in run.batches()) for run in spilled]
         if merged.num_rows:
             runs.append(iter([merged]))
         chunks = merge_runs(runs, self._key_columns,
                             lambda t: merge(t, self._merge, keep_deletes=True))
-        files: list[DataFileMeta] = []
-        # Parts are held in memory until written: at most a buffer's worth, like a flush.
-        for part in roll(chunks, min(self._target, self._options["write-buffer-size"] // FLUSH_OVERHEAD)):
-            files += write(part, max(self._target, part.nbytes + 1))  # one file per part
+        files = [write_data_file_parts(
+            self._io, self._layout, path, bucket, part, schema_id=self._schema.id,
+            stats_columns=self._schema.field_names, key_columns=self._schema.primaryKeys,
+            level=0, compression=self._options["file.compression"])
+            for part in roll(chunks, self._target)]
         for run in spilled:
             assert self._spill_dir is not None
             self._spill_dir.remove(run)
@@ -208,19 +208,28 @@ class KeyValueWriter:
             self._spill_dir = None
 
 
-def roll(chunks: Iterator[pa.Table], target: int) -> Iterator[pa.Table]:
-    """Group consecutive chunks of a sorted run into parts of about ``target`` bytes."""
-    pending: list[pa.Table] = []
-    size = 0
-    for chunk in chunks:
-        if chunk.num_rows:
-            pending.append(chunk)
-            size += chunk.nbytes
-        if size >= target:
-            yield pa.concat_tables(pending)
-            pending, size = [], 0
-    if pending:
-        yield pa.concat_tables(pending)
+def roll(chunks: Iterator[pa.Table], target: int) -> Iterator[Iterator[pa.Table]]:
+    """Cut a stream of chunks into consecutive parts of about ``target`` bytes (one file
+    each), as iterators, so no more than one chunk is held at a time. Each part must be
+    consumed before the next is taken."""
+    stream = _non_empty(chunks)
+    head = next(stream, None)
+    while head is not None:
+        size = 0
+
+        def part() -> Iterator[pa.Table]:
+            nonlocal head, size
+            while head is not None and (size == 0 or size < target):
+                chunk, head = head, None
+                size += chunk.nbytes
+                yield chunk
+                head = next(stream, None)
+
+        yield part()
+
+
+def _non_empty(chunks: Iterator[pa.Table]) -> Iterator[pa.Table]:
+    return (c for c in chunks if c.num_rows)
 
 
 def write_sorted_run(

@@ -41,7 +41,9 @@ class SpilledRun:
         self.rows = rows
 
     def batches(self) -> Iterator[pa.RecordBatch]:
-        with pa.memory_map(self.path) as source:
+        # Plain reads, not a memory map: mapped pages stay in the process's resident set
+        # until the whole run is read, so RSS would grow with the spilled bytes.
+        with pa.OSFile(self.path, "rb") as source:
             reader = ipc.open_stream(source)
             yield from reader
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -116,6 +117,27 @@ def table_stats(table: pa.Table, columns: list[str]) -> SimpleStats:
         mins.append(lo)
         maxs.append(hi)
         nulls.append(n)
+    return SimpleStats(mins, maxs, nulls)
+
+
+def merge_stats(parts: Sequence[tuple[SimpleStats, int]]) -> SimpleStats:
+    """Stats of the concatenation of parts, each given as (stats, row count).
+
+    A part whose column is all null says nothing about min/max; a part with an unknown
+    (None) min/max of a column with values makes the whole column unknown.
+    """
+    if len(parts) == 1:
+        return parts[0][0]
+    width = len(parts[0][0].nullCounts) if parts else 0
+    mins: list[Any] = []
+    maxs: list[Any] = []
+    nulls: list[int] = []
+    for i in range(width):
+        valued = [(s.minValues[i], s.maxValues[i]) for s, rows in parts if s.nullCounts[i] < rows]
+        known = all(lo is not None and hi is not None for lo, hi in valued)
+        mins.append(min(lo for lo, _ in valued) if valued and known else None)
+        maxs.append(max(hi for _, hi in valued) if valued and known else None)
+        nulls.append(sum(s.nullCounts[i] for s, _ in parts))
     return SimpleStats(mins, maxs, nulls)
 
 

@@ -38,3 +38,49 @@ def test_duckdb_queries_a_scan(table: mp.Table) -> None:
     duckdb = pytest.importorskip("duckdb")
     scan = table.scan(filter=[("dt", "=", "d2")])  # noqa: F841  (found by name by DuckDB)
     assert duckdb.sql("SELECT count(*), max(id) FROM scan").fetchall() == [(30, 29)]
+
+
+def test_writes_take_arrow_streams_arrays_and_generators(tmp_path: Path) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    pl = pytest.importorskip("polars")
+    t = mp.create_table(str(tmp_path / "w"), SCHEMA, primary_key=["id"])
+    relation = duckdb.sql("SELECT range AS id, 'k' || range AS k, (range * 0.5)::DOUBLE AS v, 'd1' AS dt "
+                          "FROM range(0, 1000)")
+    t.write(relation)  # a DuckDB relation: __arrow_c_stream__
+    frames = (pl.DataFrame({"id": [i], "k": ["x"], "v": [1.0], "dt": ["d1"]}) for i in range(1000, 1003))
+    t.write(frames)  # a generator of Polars frames, consumed one by one
+    t.write(_CArray(rows(2000, 2)))  # only __arrow_c_array__
+    got = t.to_arrow().sort_by("id").column("id").to_pylist()
+    assert got == [*range(1000), 1000, 1001, 1002, 2000, 2001]
+
+
+class _CArray:
+    """Only the Arrow C array interface (as nanoarrow arrays or other libraries offer)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._batch = table.to_batches()[0]
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> object:
+        return self._batch.__arrow_c_array__(requested_schema)
+
+
+def test_a_generator_is_consumed_lazily(tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "g"), SCHEMA, primary_key=["id"])
+    pulled: list[int] = []
+
+    def batches() -> object:
+        for i in range(3):
+            pulled.append(i)
+            yield rows(i * 10, 10)
+        raise mp.InvalidArgumentError("the source failed")  # after 3 batches
+
+    with pytest.raises(mp.InvalidArgumentError, match="source failed"):
+        t.write(batches())
+    assert pulled == [0, 1, 2] and t.latest_snapshot() is None  # nothing committed
+
+
+def test_unwritable_objects_are_typed_errors(tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "u"), SCHEMA)
+    for bad in ({"id": [1]}, "text", 42, [1, 2]):
+        with pytest.raises(mp.InvalidArgumentError, match="cannot write"):
+            t.write(bad)

@@ -117,3 +117,21 @@ def test_temp_files_are_removed_on_abort_and_failure(tmp_path: Path, spill_root:
         table.write(stream)  # spills, then meets a null key
     assert list(spill_root.iterdir()) == []
     assert table.latest_snapshot() is None
+
+
+def test_stats_of_a_file_written_in_parts_equal_stats_of_the_whole() -> None:
+    from minipaimon_core.stats import merge_stats, table_stats
+
+    rng = random.Random(5)
+    whole = pa.table({
+        "a": [rng.choice([None, rng.randrange(-50, 50)]) for _ in range(300)],
+        "b": [None] * 150 + [rng.choice(["x", "yy", None]) for _ in range(150)],
+        "c": [rng.choice([0.5, -1.0, None]) for _ in range(299)] + [float("nan")],
+        "d": [[1]] * 300,
+    })
+    columns = ["a", "b", "c", "d"]
+    for cuts in ([100, 200], [150], [1, 299], [299]):
+        bounds = [0, *cuts, 300]
+        parts = [whole.slice(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:])]
+        merged = merge_stats([(table_stats(p, columns), p.num_rows) for p in parts])
+        assert merged == table_stats(whole, columns), cuts
