@@ -1,37 +1,57 @@
-"""The README's main job: a small ETL on local Spark against ./warehouse.
+"""The README's main job: a small ETL, on local Spark or a cluster, on local disk or S3.
 
 Creates a primary-key table of orders, loads a day of data, upserts corrections, deletes a
 cancelled order, reads the table now and as of the first load (time travel), and prints
-the table's snapshots. Run with ``python -m minipaimon_spark.demo [--warehouse DIR]``.
+the table's snapshots. The table is ``demo.orders`` of the warehouse (``<warehouse>/demo.db/
+orders``, see :mod:`minipaimon_core.catalog`); a previous one is dropped first.
+
+    python -m minipaimon_spark.demo [--warehouse DIR | s3://bucket/prefix] [--master URL]
+    spark-submit --master spark://host:7077 scripts/demo_job.py [--warehouse ...]
+
+The warehouse defaults to ``$MINIPAIMON_WAREHOUSE``, else ``./warehouse``; the master to
+``$SPARK_MASTER_URL``, else spark-submit's ``--master``, else local. On S3 every node (the
+driver and each executor) reads the standard AWS variables (``AWS_ENDPOINT_URL``, ...).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 
 from pyspark.sql import SparkSession
 
 import minipaimon_core as mp
 import minipaimon_spark
+from minipaimon_core.catalog import WAREHOUSE_ENV
+
+TABLE = "demo.orders"
 
 
-def build_session() -> SparkSession:
-    # Python workers must run this interpreter: it is the one with minipaimon installed.
+def build_session(master: str | None) -> SparkSession:
+    # Python workers must run this interpreter: it is the one with minipaimon installed (on a
+    # cluster the same path must exist on every node, e.g. one image or one venv path).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return SparkSession.builder.master("local[2]").appName("minipaimon-demo").getOrCreate()
+    builder = SparkSession.builder.appName("minipaimon-demo")
+    if master:  # else spark-submit's --master, or local[*] when run by plain python
+        builder = builder.master(master)
+    return builder.getOrCreate()
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--warehouse", default=os.path.join(os.getcwd(), "warehouse"))
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--warehouse", default=os.environ.get(WAREHOUSE_ENV)
+                        or os.path.join(os.getcwd(), "warehouse"))
+    parser.add_argument("--master", default=os.environ.get("SPARK_MASTER_URL"))
     args = parser.parse_args(argv)
-    path = os.path.join(os.path.abspath(args.warehouse), "orders")
-    shutil.rmtree(path, ignore_errors=True)
+    catalog = mp.catalog(args.warehouse)
+    if catalog.table_exists(TABLE):
+        catalog.drop_table(TABLE, purge=True)
+    catalog.create_namespace(TABLE.split(".")[0], exist_ok=True)
+    path = catalog.table_path(TABLE)
 
-    spark = build_session()
+    spark = build_session(args.master)
     spark.sparkContext.setLogLevel("WARN")
     minipaimon_spark.register(spark)
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up .venv (latest PySpark 4.x) and .venv-spark40 (PySpark 4.0.x) if needed, then runs
-# ruff, mypy, the whole test suite on the latest Spark and the Spark smoke tests on 4.0.
+# ruff, mypy, the whole test suite on the latest Spark, the cluster tests (a Spark standalone
+# cluster on 127.0.0.1 and an S3 server, in their own pytest process) and the Spark smoke
+# tests on 4.0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -20,5 +22,9 @@ echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy"; .venv/bin/mypy
 echo "== pytest (PySpark $(.venv/bin/python -c 'import pyspark; print(pyspark.__version__)'))"
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# The executors run .venv/bin/python (PYSPARK_PYTHON = the pytest interpreter): the package
+# is installed there, as on a real cluster's nodes.
+echo "== pytest cluster (Spark standalone on 127.0.0.1, tables on S3)"
+.venv/bin/python -m pytest -q -p no:cacheprovider -m cluster tests/cluster
 echo "== pytest smoke (PySpark $(.venv-spark40/bin/python -c 'import pyspark; print(pyspark.__version__)'))"
 .venv-spark40/bin/python -m pytest -q -p no:cacheprovider -m smoke tests/spark
