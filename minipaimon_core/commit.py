@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from . import snapshot as snapshot_codec
 from .commit_message import CommitMessage, conflict_check, shift_sequence, split_kinds
-from .errors import CommitConflictError
+from .errors import CommitConflictError, CorruptMetadataError
 from .fileio import FileIO
 from .layout import TableLayout
 from .manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta
@@ -156,6 +156,11 @@ class FileStoreCommit:
             written: list[str] = []
             try:
                 snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, written)
+            except CorruptMetadataError:
+                self._clean(written)
+                if not self._base_expired(latest):
+                    raise
+                snap_id = None  # our base expired under us: a lost race, retry from the latest
             except BaseException:
                 self._clean(written)
                 raise
@@ -175,6 +180,12 @@ class FileStoreCommit:
             wait_ms = min(self._options["commit.max-retry-wait"],
                           self._options["commit.min-retry-wait"] * 2 ** min(attempt, 20))
             time.sleep(wait_ms / 1000 * random.uniform(0.5, 1.5))
+
+    def _base_expired(self, base: Snapshot | None) -> bool:
+        """Is ``base`` gone? Then a newer snapshot exists (expiration keeps the latest), so
+        metadata of ``base`` missing under us means we lost the race for the next id, not
+        that the table is damaged (docs/format.md, "Expiration order")."""
+        return base is not None and self._snapshots.try_get(base.id) is None
 
     def _landed_since(self, start: int | None, latest: Snapshot, identifier: int, kind: str) -> bool:
         """Did our own earlier attempt land after all (e.g. a hint or IO error after it)?"""
@@ -251,6 +262,12 @@ class FileStoreCommit:
             changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
             properties=properties,
         )
+        # Our base must still exist right before the create: if expiration removed it, it
+        # may have removed snapshot-(N+1) too, and creating that id again would land a
+        # snapshot below the latest (its rows invisible). See docs/format.md, "Expiration
+        # and in-flight commits", for the window this leaves.
+        if latest is not None and not self._io.exists(self._layout.snapshot_path(latest.id)):
+            return None  # lost the race: retry from the new latest
         path = self._layout.snapshot_path(snap.id)
         if self._io.write_if_absent(path, snapshot_codec.encode(snap)):
             return snap.id

@@ -19,7 +19,7 @@ import pyarrow as pa
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .data_file import SEQUENCE, VALUE_KIND, read_data_file, write_data_file
-from .errors import CommitConflictError
+from .errors import CommitConflictError, CorruptMetadataError, SnapshotExpiredError
 from .kv_writer import write_sorted_run
 from .lsm import changelog
 from .lsm.compaction_picker import PickerOptions, SortedRun, pick, pick_full, pick_level0
@@ -29,6 +29,7 @@ from .manifest_io import live_files
 from .options import Options
 from .partition import PartitionSpec
 from .read import evolve
+from .snapshot import Snapshot
 
 if TYPE_CHECKING:
     from .table import Table
@@ -50,12 +51,14 @@ def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
     return runs
 
 
-def bucket_units(table: Table, only: set[BucketKey] | None = None) -> list[list[ManifestEntry]]:
-    """The live files of the latest snapshot grouped by (partition, bucket), in a stable
-    order; only the buckets in ``only`` if given. Each unit can be compacted on its own
-    (in another process: units and messages pickle)."""
+def bucket_units(table: Table, only: set[BucketKey] | None = None,
+                 snapshot: Snapshot | None = None) -> list[list[ManifestEntry]]:
+    """The live files of ``snapshot`` (default: the latest) grouped by (partition, bucket),
+    in a stable order; only the buckets in ``only`` if given. Each unit can be compacted on
+    its own (in another process: units and messages pickle)."""
     buckets: dict[BucketKey, list[ManifestEntry]] = defaultdict(list)
-    for e in live_files(table.manifests, table.latest_snapshot()):
+    base = snapshot if snapshot is not None else table.latest_snapshot()
+    for e in live_files(table.manifests, base):
         key = (tuple(e.partition), e.bucket)
         if only is None or key in only:
             buckets[key].append(e)
@@ -93,15 +96,33 @@ def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None 
     compaction won (its result stands; ours is deleted; CommitConflictError with
     ``raise_on_conflict``).
     """
-    units = bucket_units(table, only)
-    messages = []
-    for i, entries in enumerate(units):
-        msg = compact_bucket(table, entries, full, min_runs)
-        if msg is not None:
-            messages.append(msg)
-        if progress is not None:
-            progress(i + 1, len(units))
+    base = table.latest_snapshot()
+    messages: list[CommitMessage] = []
+    try:
+        units = bucket_units(table, only, base)
+        for i, entries in enumerate(units):
+            msg = compact_bucket(table, entries, full, min_runs)
+            if msg is not None:
+                messages.append(msg)
+            if progress is not None:
+                progress(i + 1, len(units))
+    except (CorruptMetadataError, SnapshotExpiredError) as e:
+        discard(table, messages)
+        if base is None or table.snapshot_manager.try_get(base.id) is not None:
+            raise  # our snapshot is still there: the table is damaged
+        # Expiration deletes a snapshot before its files: our base is gone, so a newer
+        # compaction replaced our inputs. A lost race, like a conflict at commit.
+        if raise_on_conflict:
+            raise CommitConflictError(
+                f"snapshot {base.id} of {table.path} was expired while compacting it (a "
+                f"concurrent compaction replaced its files): {e}; retry the compaction") from e
+        return None
     return commit_compaction(table, messages, raise_on_conflict)
+
+
+def discard(table: Table, messages: list[CommitMessage]) -> None:
+    """Delete the files uncommitted compaction ``messages`` wrote (compactAfter, changelog)."""
+    FileStoreCommit(table.io, table.layout, table.table_schema, "discard").abort(messages)
 
 
 def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,
@@ -137,6 +158,24 @@ def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,
     after = write_sorted_run(table.io, table.layout, schema, path, bucket, merged,
                              level=unit.output_level, target=options["target-file-size"],
                              compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
+    try:
+        changelog_files = _changelog_files(table, path, bucket, files, inputs, merged, unit.output_level)
+    except BaseException:
+        discard(table, [CommitMessage(partition, path, bucket, first.totalBuckets, compactAfter=after)])
+        raise
+    return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs,
+                         compactAfter=after, changelogFiles=changelog_files)
+
+
+def _changelog_files(table: Table, path: str, bucket: int, files: list[DataFileMeta],
+                     inputs: list[DataFileMeta], merged: pa.Table, level: int) -> list[DataFileMeta]:
+    """The changelog file of a compaction into ``level`` by the table's producer, if any."""
+    schema = table.table_schema
+    options = Options(schema.options)
+    opts = PickerOptions.from_options(schema.options)
+    producer = options["changelog-producer"]
+    config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
+    bottom = level == opts.num_levels - 1
     changes = None
     if producer == "full-compaction" and bottom:
         previous = [f for f in files if f.level == opts.num_levels - 1]
@@ -151,8 +190,7 @@ def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,
             prefix="changelog", file_source=FILE_SOURCE_COMPACT,
             min_seq=pa.compute.min(changes.column(SEQUENCE)).as_py(),
             max_seq=pa.compute.max(changes.column(SEQUENCE)).as_py())]
-    return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs,
-                         compactAfter=after, changelogFiles=changelog_files)
+    return changelog_files
 
 
 def read_rows(table: Table, path: str, bucket: int, f: DataFileMeta) -> pa.Table:

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Iterator
 
 from . import snapshot as snapshot_codec
-from .errors import SnapshotExpiredError, SnapshotNotFoundError
+from .errors import CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError
 from .fileio import FileIO
 from .layout import TableLayout
 from .snapshot import Snapshot
@@ -56,12 +56,24 @@ class SnapshotManager:
         return ids[0] if ids else None
 
     def try_get(self, snapshot_id: int) -> Snapshot | None:
+        """Snapshot ``snapshot_id``, or None if its file does not exist.
+
+        Raises CorruptMetadataError for a damaged file, or one whose content is another
+        snapshot (a valid copy saved under the wrong name). Tags are copies by design and
+        are read elsewhere, so only snapshot files are held to their name.
+        """
         path = self._layout.snapshot_path(snapshot_id)
         try:
             data = self._io.read_bytes(path)
         except FileNotFoundError:
             return None
-        return snapshot_codec.decode(data, path)
+        snap = snapshot_codec.decode(data, path)
+        if snap.id != snapshot_id:
+            raise CorruptMetadataError(
+                f"{path}: holds snapshot {snap.id}, not {snapshot_id} (a snapshot file copied "
+                "or renamed by hand); restore the right file or roll back to an older snapshot"
+            )
+        return snap
 
     def get(self, snapshot_id: int) -> Snapshot:
         """Snapshot ``snapshot_id``.

@@ -33,7 +33,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..consumer import ConsumerManager
-from ..errors import CorruptMetadataError, InvalidArgumentError
+from ..errors import (
+    CorruptMetadataError,
+    InvalidArgumentError,
+    SnapshotExpiredError,
+    SnapshotNotFoundError,
+)
 from ..manifest import ADD
 from ..options import Options
 from ..snapshot import Snapshot
@@ -115,9 +120,9 @@ def expire_range(files: TableFiles, begin: int, end: int) -> ExpireResult:
     """Expire snapshots ``[begin, end)``; snapshot ``end`` must exist. See module docs."""
     try:
         plan = _plan(files, begin, end)
-    except CorruptMetadataError:
+    except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
         if files.snapshots.try_get(begin) is None:
-            return ExpireResult()  # another expirer got there first
+            return ExpireResult()  # another expirer got there first (it may have gone past end)
         raise
     if plan is None:
         return ExpireResult()
@@ -126,6 +131,25 @@ def expire_range(files: TableFiles, begin: int, end: int) -> ExpireResult:
     for snap in expiring:
         io.delete(layout.snapshot_path(snap.id))
     files.snapshots.commit_earliest_hint(end)
+    try:
+        pinned = _pinned(files, keep, end)
+    except CorruptMetadataError:
+        if files.snapshots.try_get(end) is not None:
+            raise
+        # a concurrent expirer went past ``end``; what we planned and it did not is left
+        # to orphan cleanup (unreferenced, never a retained snapshot's file)
+        return ExpireResult([s.id for s in expiring])
+    removed: list[list[str]] = []
+    for group in (data, changelog, files.manifest_paths(manifests)):
+        doomed = sorted(group - pinned)
+        for path in doomed:
+            io.delete(path)
+        removed.append(doomed)
+    return ExpireResult([s.id for s in expiring], removed[0], removed[1], removed[2])
+
+
+def _pinned(files: TableFiles, keep: Snapshot, end: int) -> set[str]:
+    """Files that stay whatever the plan says: those of tags and of snapshot ``end``."""
     pinned: set[str] = set()
     seen: set[tuple[int, str]] = set()
     for tag in files.tags().values():
@@ -136,14 +160,7 @@ def expire_range(files: TableFiles, begin: int, end: int) -> ExpireResult:
     # before the one-COMPACT-snapshot-per-compaction fix list a compaction's changelog in
     # an APPEND snapshot and again in the COMPACT one right after it, so a changelog file of
     # an expiring snapshot may also belong to ``end`` (never to a later one).
-    pinned |= files.manifest_paths(files.manifests_of(keep)) | files.changelog_paths(keep)
-    removed: list[list[str]] = []
-    for group in (data, changelog, files.manifest_paths(manifests)):
-        doomed = sorted(group - pinned)
-        for path in doomed:
-            io.delete(path)
-        removed.append(doomed)
-    return ExpireResult([s.id for s in expiring], removed[0], removed[1], removed[2])
+    return pinned | files.manifest_paths(files.manifests_of(keep)) | files.changelog_paths(keep)
 
 
 def _plan(files: TableFiles, begin: int, end: int
