@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from .commit import FileStoreCommit
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .table import Table
 
 BucketKey = tuple[tuple[Any, ...], int]
+_ROW_INDEX = "__row_index"
 
 
 def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
@@ -234,12 +236,22 @@ def _lookup_changelog(table: Table, path: str, bucket: int, files: list[DataFile
         if f.level == 0 or tuple(f.maxKey) < lo or tuple(f.minKey) > hi:
             continue
         rows = read_rows(table, path, bucket, f)
-        old_parts.append(rows.join(new_keys, keys=keys, join_type="left semi", use_threads=False)
-                         .select(rows.column_names).cast(rows.schema))
+        old_parts.append(rows.take(_semi_join_rows(rows, new_keys, keys)))
     old = pa.concat_tables(old_parts)
     before = merge(old, config, keep_deletes=False)
     after = merge(pa.concat_tables([old, new_rows]), config, keep_deletes=False)
     return changelog.diff(before, after, keys)
+
+
+def _semi_join_rows(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa.Array:
+    """Indices (ascending) of the rows of ``rows`` whose key is in ``keys_table``. Only the
+    key columns and a row index go through Arrow's hash join, which refuses nested
+    (list, map, struct) non-key columns."""
+    index = pa.array(np.arange(rows.num_rows, dtype=np.int64))
+    probe = rows.select(keys).append_column(_ROW_INDEX, index)
+    hits = probe.join(keys_table, keys=keys, join_type="left semi", use_threads=False)
+    found = hits.column(_ROW_INDEX)
+    return pa.compute.take(found, pa.compute.sort_indices(found))
 
 
 def _physical(table: Table, f: DataFileMeta, names: list[str]) -> list[str]:
