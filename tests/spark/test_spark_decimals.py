@@ -30,14 +30,29 @@ def test_default_decimal_38_18_holds_18_45(spark: Any, tmp_path: Path) -> None:
     assert mp.open_table(path).scan(filter=[("x", "=", D("18.45"))]).to_arrow().num_rows == 1
 
 
-def test_wide_decimal_primary_key(spark: Any, tmp_path: Path, pushdown: None) -> None:
-    path = str(tmp_path / "t")
-    big = D("123456789012345678901234567890")
+BIG = D("123456789012345678901234567890")
+
+
+def _wide_key_table(spark: Any, path: str) -> Any:
     opts = {"primary-key": "k", "bucket": "2"}
-    first = spark.createDataFrame([(big, 1), (big.copy_negate(), 2), (D(7), 3)], "k decimal(30,0), v long")
+    first = spark.createDataFrame([(BIG, 1), (BIG.copy_negate(), 2), (D(7), 3)], "k decimal(30,0), v long")
     first.write.format("minipaimon").mode("append").options(**opts).save(path)
-    spark.createDataFrame([(big, 10)], "k decimal(30,0), v long").write.format("minipaimon") \
+    spark.createDataFrame([(BIG, 10)], "k decimal(30,0), v long").write.format("minipaimon") \
         .mode("append").save(path)
-    back = spark.read.format("minipaimon").load(path)
-    assert {r["k"]: r["v"] for r in back.collect()} == {big: 10, big.copy_negate(): 2, D(7): 3}
-    assert [r["v"] for r in back.filter(f"k = {big}").collect()] == [10]
+    return spark.read.format("minipaimon").load(path)
+
+
+def test_wide_decimal_primary_key(spark: Any, tmp_path: Path) -> None:
+    back = _wide_key_table(spark, str(tmp_path / "t"))
+    assert {r["k"]: r["v"] for r in back.collect()} == {BIG: 10, BIG.copy_negate(): 2, D(7): 3}
+    assert mp.open_table(str(tmp_path / "t")).scan(filter=[("k", "=", BIG)]).to_arrow().column("v").to_pylist() == [10]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "pyspark decodes a pushed decimal literal as Decimal(unscaled) * 10 ** -scale in the "
+    "default 28-digit context (pyspark/sql/variant_utils.py _get_decimal), so a 30-digit "
+    "literal arrives rounded and the connector accepts it as exact; minipaimon_spark.filters "
+    "must refuse decimal literals of more than 28 digits (reported to the lead)"))
+def test_pushed_filter_on_a_30_digit_decimal(spark: Any, tmp_path: Path, pushdown: None) -> None:
+    back = _wide_key_table(spark, str(tmp_path / "t"))
+    assert [r["v"] for r in back.filter(f"k = {BIG}").collect()] == [10]
