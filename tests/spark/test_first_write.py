@@ -8,6 +8,7 @@ changelog into a new sink needs a primary key said up front.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -76,3 +77,23 @@ def test_bad_first_write_options_are_refused_before_anything_is_written(
     with pytest.raises(MiniPaimonError):
         source(path, **options).writer(SPARK, False)
     assert not path.exists()
+
+
+def test_update_output_mode_is_refused_with_a_message(spark: Any, tmp_path: Path) -> None:
+    """Spark gives Python sinks no way to accept Update mode (it needs a DSv2 capability a
+    Python data source cannot declare): the query stops before anything is written, with
+    Spark's message; the README says so and names the alternatives."""
+    src, dst = str(tmp_path / "src"), str(tmp_path / "dst")
+    t = mp.create_table(src, pa.schema([pa.field("id", pa.int64(), nullable=False),
+                                        ("k", pa.string())]))
+    t.write(pa.table({"id": [1, 2, 3], "k": ["a", "b", "a"]}))
+    counts = spark.readStream.format("minipaimon").load(src).groupBy("k").count()
+    q = (counts.writeStream.format("minipaimon").outputMode("update")
+         .option("primary-key", "k").option("checkpointLocation", str(tmp_path / "ck"))
+         .start(dst))
+    try:
+        with pytest.raises(Exception, match="minipaimon does not support Update mode"):
+            q.processAllAvailable()
+    finally:
+        q.stop()
+    assert not (tmp_path / "dst" / "snapshot").exists()
