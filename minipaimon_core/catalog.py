@@ -2,8 +2,9 @@
 
 ```
 <warehouse>/
-  <namespace>.db/NAMESPACE          marker: the namespace exists (object stores have no
-                                     empty directories)
+  <namespace>.db/NAMESPACE          marker of a namespace created empty (object stores
+                                     have no empty directories); a namespace also exists
+                                     while it holds anything
   <namespace>.db/<table>/           a table (its schema/ directory makes it one)
 ```
 
@@ -154,7 +155,10 @@ class Catalog:
     # -- internals -------------------------------------------------------------------------
 
     def _namespace_exists(self, namespace: str) -> bool:
-        return self.io.exists(f"{self.namespace_path(namespace)}/{NAMESPACE_MARKER}")
+        """Its marker exists, or anything under it (a table created by path, e.g. by a
+        Spark write to ``namespace.table``, creates no marker)."""
+        path = self.namespace_path(namespace)
+        return self.io.exists(f"{path}/{NAMESPACE_MARKER}") or bool(self.io.list_names(path))
 
     def _require_namespace(self, namespace: str) -> None:
         if not self._namespace_exists(namespace):
@@ -174,7 +178,7 @@ def table_location(name: str, warehouse: str | None = None,
     path) when no warehouse is set or ``name`` is not an identifier."""
     warehouse = warehouse or os.environ.get(WAREHOUSE_ENV)
     if warehouse and _IDENTIFIER.match(name):
-        return Catalog(warehouse, options).table_path(name)
+        return Catalog(warehouse, split_options(options)[0]).table_path(name)
     return name
 
 

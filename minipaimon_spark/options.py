@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from minipaimon_core.catalog import table_location
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 from minipaimon_core.fileio_resolve import is_connection_option
 from minipaimon_core.options import KNOWN as TABLE_OPTIONS
@@ -33,8 +34,9 @@ MERGE_SCHEMA = "mergeschema"  # Spark's spelling is mergeSchema; keys arrive low
 # Read-side options: ignored by writes (a temporary view passes its options to both).
 READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN,
                           "scan.mode", "consumer-id"})
-# Options Spark itself adds to a write (streaming sinks) that are no table option.
-SPARK_OPTIONS = frozenset({"checkpointlocation", "queryname"})
+WAREHOUSE = "warehouse"
+# Options Spark itself adds to a write (streaming sinks), and the catalog root: no table option.
+SPARK_OPTIONS = frozenset({"checkpointlocation", "queryname", WAREHOUSE})
 
 READ_CHANGELOG = "read.changelog"
 # Streaming rate limits (Spark's spelling lower-cased; ``read.stream.`` prefix optional).
@@ -100,11 +102,13 @@ def _limit(options: Mapping[str, str], name: str) -> int | None:
 
 
 def table_path(options: Mapping[str, str]) -> str:
-    """The ``path`` option. Raises InvalidArgumentError (one line) when it is missing."""
+    """The table's path: the ``path`` option, where ``namespace.table`` names a table of the
+    catalog in the ``warehouse`` option (or ``$MINIPAIMON_WAREHOUSE`` on the driver and in
+    the executors). Raises InvalidArgumentError (one line) when it is missing."""
     path = options.get(PATH, "").strip()
     if not path:
         raise InvalidArgumentError(NO_PATH_MESSAGE)
-    return path
+    return table_location(path, options.get(WAREHOUSE) or None, options)
 
 
 def name_list(options: Mapping[str, str], key: str) -> list[str] | None:

@@ -134,3 +134,15 @@ def test_bad_arguments_are_typed_errors_and_change_nothing(
     with pytest.raises(Exception, match=error):
         sql(query).collect()
     assert sorted(p.name for p in (tmp_path / "t").rglob("*")) == before
+
+
+def test_spark_reads_and_writes_tables_by_name_in_a_warehouse(spark: Any, tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "wh")
+    df = spark.createDataFrame([(1, "a"), (2, "b")], "id bigint, v string")
+    (df.write.format("minipaimon").mode("append").option("warehouse", warehouse)
+       .option("primary-key", "id").save("sales.orders"))
+    cat = mp.catalog(warehouse)
+    assert cat.list_tables("sales") == ["orders"]
+    assert "warehouse" not in cat.table("sales.orders").options()
+    got = spark.read.format("minipaimon").option("warehouse", warehouse).load("sales.orders")
+    assert sorted(tuple(r) for r in got.collect()) == [(1, "a"), (2, "b")]
