@@ -8,11 +8,14 @@ import random
 import signal
 import subprocess
 import sys
+import time
 
 import pyarrow as pa
 
 import minipaimon_core as mp
-from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.fileio import FileIO, LocalFileIO
+from minipaimon_core.maintenance import TableFiles
+from minipaimon_core.maintenance.orphans import remove_orphan_files
 from tests.helpers import SCHEMA, rows, sorted_ids
 
 
@@ -20,13 +23,17 @@ class InjectedFault(OSError):
     pass
 
 
-class FailingFileIO(LocalFileIO):
-    """Fails the k-th write-like call (1-based); k=0 never fails."""
+class FailingFileIO:
+    """Wraps a FileIO (local by default) and fails its k-th write-like call (1-based);
+    k=0 never fails. Reads, listings and deletes pass through."""
 
-    def __init__(self, fail_at: int) -> None:
-        super().__init__()
+    def __init__(self, fail_at: int, inner: FileIO | None = None) -> None:
+        self.inner: FileIO = inner or LocalFileIO()
         self.fail_at = fail_at
         self.writes = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
     def _tick(self) -> None:
         self.writes += 1
@@ -35,29 +42,46 @@ class FailingFileIO(LocalFileIO):
 
     def write_bytes(self, path, data):
         self._tick()
-        return super().write_bytes(path, data)
+        return self.inner.write_bytes(path, data)
 
     def write_if_absent(self, path, data):
         self._tick()
-        return super().write_if_absent(path, data)
+        return self.inner.write_if_absent(path, data)
 
     def replace(self, path, data):
         self._tick()
-        return super().replace(path, data)
+        return self.inner.replace(path, data)
 
     def open_output(self, path):
         self._tick()
-        return super().open_output(path)
+        return self.inner.open_output(path)
 
 
 def _state(path: str) -> list[int]:
     return sorted_ids(mp.open_table(path).to_arrow())
 
 
-def test_a_failure_at_any_write_of_a_commit_leaves_before_or_after(tmp_path):
+def _live_files(t: mp.Table) -> set[str]:
+    files = TableFiles.of(t)
+    out: set[str] = set()
+    for snap in t.snapshots():
+        out |= files.used_paths(snap)
+    return out
+
+
+def _clean_orphans(t: mp.Table) -> list[str]:
+    """Orphan cleanup as if a day had passed: every unreferenced file is old enough."""
+    later = int(time.time() * 1000) + 2 * 86_400_000
+    return remove_orphan_files(TableFiles.of(t), older_than_ms=later - 1, now_ms=later).files
+
+
+def test_a_failure_at_any_write_of_a_commit_leaves_before_or_after(storage):
+    """On local disk and on S3: a commit failed at its k-th write, for every k, leaves the
+    table before or after it; orphan cleanup then removes the debris and nothing live; the
+    retry commits exactly once."""
     k = 1
     while True:
-        path = str(tmp_path / f"t{k}")
+        path = storage.path(f"t{k}")
         t = mp.create_table(path, SCHEMA, options={"manifest.merge-min-count": "3"})
         for i in range(4):  # enough history that the commit also merges manifests
             t.write(rows(i * 10, 10))
@@ -65,7 +89,7 @@ def test_a_failure_at_any_write_of_a_commit_leaves_before_or_after(tmp_path):
         w = t.new_write("job")
         w.write(rows(100, 5))
         msgs = w.prepare_commit()
-        failing = mp.open_table(path, io=FailingFileIO(k))
+        failing = mp.open_table(path, io=FailingFileIO(k, t.io))
         try:
             failing.new_commit("job").commit(msgs, 7)
             failed = False
@@ -76,20 +100,29 @@ def test_a_failure_at_any_write_of_a_commit_leaves_before_or_after(tmp_path):
         mp.open_table(path).new_commit("job").commit(msgs, 7)  # the retry
         assert _state(path) == before + list(range(100, 105)), k
         assert len([s for s in mp.open_table(path).snapshots() if s.commitUser == "job"]) == 1
+        reopened = mp.open_table(path)
+        live = _live_files(reopened)
+        removed = set(_clean_orphans(reopened))
+        assert not removed & live, k
+        files = storage.list_all(path)
+        assert {p for p in files if "/manifest/" in p or p.endswith(".parquet")} == live, k
+        assert not [p for p in files if p.rsplit("/", 1)[-1].startswith(".")], k  # no temp files
+        for snap in reopened.snapshots():  # every snapshot still whole
+            assert reopened.scan(snapshot_id=snap.id).to_arrow().num_rows == snap.totalRecordCount
         if not failed:
             break
         k += 1
     assert k > 4  # the commit did several writes, each of which was failed once
 
 
-def test_a_failure_while_writing_data_commits_nothing(tmp_path):
-    path = str(tmp_path / "t")
-    mp.create_table(path, SCHEMA, options={"target-file-size": "16 kb"})
-    t = mp.open_table(path, io=FailingFileIO(3))
+def test_a_failure_while_writing_data_commits_nothing(storage):
+    path = storage.path("t")
+    base = mp.create_table(path, SCHEMA, options={"target-file-size": "16 kb"})
+    t = mp.open_table(path, io=FailingFileIO(3, base.io))
     with contextlib.suppress(InjectedFault):
         t.write(rows(0, 5000))
     assert mp.open_table(path).latest_snapshot() is None
-    data_files = [f for _, _, fs in os.walk(path) for f in fs if f.endswith(".parquet")]
+    data_files = [f for f in storage.list_all(path) if f.endswith(".parquet")]
     assert data_files == []  # the failed write cleaned up its files
 
 
