@@ -51,11 +51,12 @@ def register(spark: SparkSession) -> None:
 
 
 def compact(spark: SparkSession, path: str, full: bool = False,
-            parallelism: int | None = None) -> int | None:
+            parallelism: int | None = None, options: dict[str, str] | None = None) -> int | None:
     """Compact the table at ``path``: buckets in parallel on the executors, one commit.
 
     ``full`` rewrites every bucket into one sorted run. Returns the COMPACT snapshot id, or
-    None if there was nothing to compact.
+    None if there was nothing to compact. ``options``: storage connection options
+    (``s3.endpoint``, ``s3.access-key``, ...) when the environment does not provide them.
 
     Raises:
         TableNotFoundError: no table at ``path``.
@@ -64,7 +65,7 @@ def compact(spark: SparkSession, path: str, full: bool = False,
     # Imported here, not at the top: this package must stay cheap to import (see above).
     from minipaimon_spark.compaction import compact_on_executors
 
-    return compact_on_executors(spark, path, full, parallelism)
+    return compact_on_executors(spark, path, full, parallelism, options)
 
 
 __all__ = [

@@ -24,12 +24,12 @@ import minipaimon_core as mp
 from minipaimon_core.compaction import bucket_units, commit_compaction, compact_bucket
 
 
-def compact_units(path: str, full: bool) -> Callable[[Iterator[pa.RecordBatch]],
-                                                    Iterator[pa.RecordBatch]]:
+def compact_units(path: str, full: bool, connection: dict[str, str] | None = None
+                  ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The executor side: compact each unit of the incoming batches, emit its message."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = mp.open_table(path)
+        table = mp.open_table(path, options=connection)
         for batch in batches:
             out = []
             for payload in batch.column("entries").to_pylist():
@@ -42,20 +42,22 @@ def compact_units(path: str, full: bool) -> Callable[[Iterator[pa.RecordBatch]],
 
 
 def compact_on_executors(spark: Any, path: str, full: bool = False,
-                         parallelism: int | None = None) -> int | None:
+                         parallelism: int | None = None,
+                         connection: dict[str, str] | None = None) -> int | None:
     """Compact the table at ``path`` with Spark tasks; returns the COMPACT snapshot id.
 
     None when there is nothing to compact. Raises CommitConflictError when a concurrent
-    compaction replaced the same files first (this run's files are deleted).
+    compaction replaced the same files first (this run's files are deleted). ``connection``:
+    storage options (``s3.*``), shipped to the executors inside the task closure.
     """
-    table = mp.open_table(path)
+    table = mp.open_table(path, options=connection)
     units = bucket_units(table)
     if not units:
         return None
     slices = max(1, min(len(units), parallelism or _default_parallelism(spark)))
     rows = [(i, pickle.dumps(u, protocol=pickle.HIGHEST_PROTOCOL)) for i, u in enumerate(units)]
     df = spark.createDataFrame(rows, "unit int, entries binary").repartition(slices, "unit")
-    collected = df.mapInArrow(compact_units(path, full), "message binary").collect()
+    collected = df.mapInArrow(compact_units(table.path, full, connection), "message binary").collect()
     messages: list[mp.CommitMessage] = [pickle.loads(r.message) for r in collected]
     if not messages:
         return None

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from minipaimon_core.catalog import table_location
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
-from minipaimon_core.fileio_resolve import is_connection_option
+from minipaimon_core.fileio_resolve import is_connection_option, normalize_path
 from minipaimon_core.options import KNOWN as TABLE_OPTIONS
 from minipaimon_core.options import field_option
 from minipaimon_core.stream import SCAN_MODES
@@ -102,13 +102,22 @@ def _limit(options: Mapping[str, str], name: str) -> int | None:
 
 
 def table_path(options: Mapping[str, str]) -> str:
-    """The table's path: the ``path`` option, where ``namespace.table`` names a table of the
+    """The table's root: the ``path`` option (``file:`` URIs, which Spark itself produces,
+    become local paths; ``s3://`` stays), where ``namespace.table`` names a table of the
     catalog in the ``warehouse`` option (or ``$MINIPAIMON_WAREHOUSE`` on the driver and in
-    the executors). Raises InvalidArgumentError (one line) when it is missing."""
+    the executors). Raises InvalidArgumentError (one line) when it is missing or names an
+    unsupported scheme."""
     path = options.get(PATH, "").strip()
     if not path:
         raise InvalidArgumentError(NO_PATH_MESSAGE)
-    return table_location(path, options.get(WAREHOUSE) or None, options)
+    return normalize_path(table_location(path, options.get(WAREHOUSE) or None, options))
+
+
+def connection_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The storage connection options (``s3.*``): handed to ``open_table`` / ``create_table``
+    on the driver and, inside the pickled reader/writer objects, on the executors; never
+    table options, never written."""
+    return {k: v for k, v in options.items() if is_connection_option(k)}
 
 
 def name_list(options: Mapping[str, str], key: str) -> list[str] | None:
@@ -151,6 +160,7 @@ class ReadOptions:
     tag: str | None = None
     incremental_between: tuple[int, int] | None = None
     columns: list[str] | None = None
+    connection: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> ReadOptions:
@@ -173,6 +183,7 @@ class ReadOptions:
             tag=options.get(TAG_NAME),
             incremental_between=_incremental(options.get(INCREMENTAL_BETWEEN)),
             columns=name_list(options, COLUMNS),
+            connection=connection_options(options),
         )
 
     def scan_kwargs(self) -> dict[str, Any]:
@@ -209,6 +220,7 @@ class WriteOptions:
     dynamic_partition_overwrite: bool | None
     table_options: dict[str, str]
     merge_schema: bool = False
+    connection: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> WriteOptions:
@@ -218,6 +230,7 @@ class WriteOptions:
         table_options = {
             k: v for k, v in options.items()
             if k not in own and k not in READ_OPTIONS and k not in SPARK_OPTIONS
+            and not is_connection_option(k)
         }
         return cls(
             path=table_path(options),
@@ -226,4 +239,5 @@ class WriteOptions:
             dynamic_partition_overwrite=_bool_option(options, DYNAMIC_PARTITION_OVERWRITE),
             table_options=table_options,
             merge_schema=bool(_bool_option(options, MERGE_SCHEMA)),
+            connection=connection_options(options),
         )

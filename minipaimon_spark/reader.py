@@ -46,7 +46,7 @@ def table_spark_schema(raw_options: Mapping[str, Any]) -> StructType:
     options = ReadOptions.parse(raw_options)
     base, system = split_system_path(options.path)
     if system is not None:
-        return system_spark_schema(base, system)
+        return system_spark_schema(base, system, options.connection)
     table = open_at(options)
     schema = table.schema()
     if options.columns is not None:
@@ -69,7 +69,7 @@ def open_at(options: ReadOptions) -> mp.Table:
 
     Raises TableNotFoundError.
     """
-    table = mp.open_table(options.path)
+    table = mp.open_table(options.path, options=options.connection)
     snap: mp.Snapshot | None = None
     try:
         if options.snapshot_id is not None:
@@ -106,7 +106,8 @@ def make_reader(raw_options: Mapping[str, Any], schema: StructType) -> DataSourc
     options = ReadOptions.parse(raw_options)
     base, system = split_system_path(options.path)
     if system is not None:
-        return SystemTableReader(base, system, schema, options.incremental_between)
+        return SystemTableReader(base, system, schema, options.incremental_between,
+                                 options.connection)
     if called_by_pushdown_planner():
         return PushdownReader(options, schema)
     return MiniPaimonReader(options, schema)
@@ -213,7 +214,8 @@ class MiniPaimonReader(DataSourceReader):
 
 
     def _read_changes(self, partition: StreamPartition) -> Iterator[pa.RecordBatch]:
-        scanner = StreamScanner(mp.open_table(self.options.path), self._stream_options())
+        scanner = StreamScanner(mp.open_table(self.options.path, options=self.options.connection),
+                                self._stream_options())
         conform = BatchConformer(to_arrow_schema(self.schema))
         for batch in scanner.read(partition.split):
             if batch.num_rows:

@@ -54,7 +54,13 @@ from minipaimon_core.errors import (
     UnsupportedOptionError,
 )
 from minipaimon_core.stream import StreamOffset, StreamScanner
-from minipaimon_spark.options import check_known, normalized, stream_limits, table_path
+from minipaimon_spark.options import (
+    check_known,
+    connection_options,
+    normalized,
+    stream_limits,
+    table_path,
+)
 from minipaimon_spark.stream_support import FailedStreamReader, StreamPartition, check_stream_schema
 from minipaimon_spark.types import BatchConformer, to_arrow_schema
 
@@ -180,7 +186,8 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     def _table(self) -> mp.Table:
         if self._table_cache is None:
-            self._table_cache = mp.open_table(self.options.path)
+            self._table_cache = mp.open_table(
+                self.options.path, options=connection_options(self.options.scanner_options))
         return self._table_cache
 
     def _scanner(self) -> StreamScanner:
@@ -254,7 +261,8 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         everything available (no limit, so the start does not matter).
         """
         scanner = self._scanner()
-        self._check_schema(mp.open_table(self.options.path))
+        self._check_schema(mp.open_table(self.options.path,
+                                         options=connection_options(self.options.scanner_options)))
         committed = start if start is not None else self._last_end
         if committed is not None and INITIAL not in committed:
             self._record(StreamOffset.from_dict(committed))
@@ -351,7 +359,8 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         """Arrow batches of one stream split, cast to exactly the schema Spark expects."""
         if not isinstance(partition, StreamPartition):
             return  # a placeholder partition of an empty batch
-        table = mp.open_table(self.options.path)
+        table = mp.open_table(self.options.path,
+                              options=connection_options(self.options.scanner_options))
         check_stream_schema(self.schema, table, self.options.path)
         scanner = StreamScanner(table, self.options.scanner_options)
         conform = BatchConformer(to_arrow_schema(self.schema))

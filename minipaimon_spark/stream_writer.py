@@ -86,7 +86,7 @@ def make_stream_writer(raw_options: Mapping[str, Any], schema: StructType,
     user = commit_user(raw_options)
     refuse_variant(schema)
     prepare_table(options, to_arrow_schema(schema))
-    return MiniPaimonStreamWriter(options.path, user, overwrite, schema)
+    return MiniPaimonStreamWriter(options.path, user, overwrite, schema, options.connection)
 
 
 def commit_user(raw_options: Mapping[str, Any]) -> str:
@@ -132,19 +132,22 @@ def _query_id(checkpoint: str) -> str | None:
 class MiniPaimonStreamWriter(_StreamWriterBase):
     """Writes a micro-batch in tasks; commits it once, idempotently, on the driver."""
 
-    def __init__(self, path: str, commit_user: str, overwrite: bool, schema: StructType) -> None:
+    def __init__(self, path: str, commit_user: str, overwrite: bool, schema: StructType,
+                 connection: dict[str, str] | None = None) -> None:
         self.path = path
+        self.connection = connection or {}  # s3.* options: reach the executors pickled
         self.commit_user = commit_user
         self.overwrite = overwrite
         self.schema = schema
 
     def write(self, iterator: Iterator[Any]) -> MiniPaimonCommitMessage:
         """Write this task's rows; deletes its files if anything fails."""
-        return write_task(self.path, self.commit_user, _arrow_batches(iterator, self.schema))
+        return write_task(self.path, self.commit_user, _arrow_batches(iterator, self.schema),
+                          self.connection)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Commit batch ``batchId`` once; a replay of a committed batch only drops its files."""
-        table = mp.open_table(self.path)
+        table = mp.open_table(self.path, options=self.connection)
         committer = table.new_commit(self.commit_user)
         core = core_messages(messages)
         if committer.is_committed(batchId):
@@ -153,11 +156,11 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
             return
         committed = committer.commit(core, batchId, overwrite=self.overwrite)
         if committed is not None:  # compaction + expiration; never raises (the commit stands)
-            mp.open_table(self.path).after_commit(core)
+            mp.open_table(self.path, options=self.connection).after_commit(core)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Delete the tasks' files, unless the batch is committed (then they may be the table's)."""
-        table = mp.open_table(self.path)
+        table = mp.open_table(self.path, options=self.connection)
         committer = table.new_commit(self.commit_user)
         if committer.is_committed(batchId):
             return

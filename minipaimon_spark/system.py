@@ -30,17 +30,20 @@ def split_system_path(path: str) -> tuple[str, str | None]:
     return path, None
 
 
-def system_spark_schema(path: str, name: str) -> StructType:
+def system_spark_schema(path: str, name: str,
+                        connection: dict[str, str] | None = None) -> StructType:
     """Spark schema of a system table. Raises TableNotFoundError, InvalidArgumentError."""
-    return to_spark_schema(mp.open_table(path).system_table(name).schema)
+    return to_spark_schema(mp.open_table(path, options=connection).system_table(name).schema)
 
 
 class SystemTableReader(DataSourceReader):
     """Reads one system table; ``audit_log`` honours ``incremental-between``."""
 
     def __init__(self, path: str, name: str, schema: StructType,
-                 incremental_between: tuple[int, int] | None = None) -> None:
+                 incremental_between: tuple[int, int] | None = None,
+                 connection: dict[str, str] | None = None) -> None:
         self.path = path
+        self.connection = connection or {}
         self.name = name
         self.schema = schema
         self.incremental_between = incremental_between
@@ -50,7 +53,7 @@ class SystemTableReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         conform = BatchConformer(to_arrow_schema(self.schema))
-        table = mp.open_table(self.path)
+        table = mp.open_table(self.path, options=self.connection)
         if self.name == "audit_log" and self.incremental_between is not None:
             data = audit_log_between(table, *self.incremental_between)
         else:

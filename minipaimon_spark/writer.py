@@ -70,7 +70,7 @@ def make_writer(raw_options: Mapping[str, Any], schema: StructType,
     refuse_variant(schema)
     prepare_table(options, to_arrow_schema(schema))
     return MiniPaimonWriter(options.path, f"spark-{uuid.uuid4()}", overwrite,
-                            options.dynamic_partition_overwrite)
+                            options.dynamic_partition_overwrite, options.connection)
 
 
 def prepare_table(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
@@ -81,7 +81,7 @@ def prepare_table(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
     """
     _refuse_keyless_changelog(options, arrow)
     try:
-        table = mp.open_table(options.path)
+        table = mp.open_table(options.path, options=options.connection)
     except mp.TableNotFoundError:
         table = _create(options, arrow)
     else:
@@ -100,7 +100,7 @@ def _refuse_keyless_changelog(options: WriteOptions, arrow: pa.Schema) -> None:
     if ROW_KIND_COLUMN not in arrow.names or options.primary_key is not None:
         return
     try:
-        keys = mp.open_table(options.path).primary_keys()
+        keys = mp.open_table(options.path, options=options.connection).primary_keys()
     except mp.TableNotFoundError:
         keys = []
     if not keys:
@@ -134,7 +134,7 @@ def _redefine_if_contradicted(table: mp.Table, options: WriteOptions, arrow: pa.
         given or table.options(),
     )
     SchemaManager(table.io, table.layout).redefine(new)
-    return mp.open_table(table.path)
+    return mp.open_table(table.path, io=table.io)
 
 
 def _create(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
@@ -143,9 +143,10 @@ def _create(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
     table_options = _resolve_field_options(options.table_options, [f.name for f in fields])
     try:
         return mp.create_table(options.path, pa.schema(fields), primary_key=options.primary_key,
-                               partition_by=options.partition_by, options=table_options)
+                               partition_by=options.partition_by,
+                               options={**table_options, **options.connection})
     except mp.TableAlreadyExistsError:  # a concurrent first write won the race
-        table = mp.open_table(options.path)
+        table = mp.open_table(options.path, options=options.connection)
         _check_definition(table, options, arrow)
         return table
 
@@ -197,7 +198,7 @@ def _add_new_columns(table: mp.Table, arrow: pa.Schema) -> mp.Table:
     for field in arrow:
         if field.name not in have and field.name != ROW_KIND_COLUMN:
             table.add_column(field.name, field.type)
-    return mp.open_table(table.path)
+    return mp.open_table(table.path, io=table.io)
 
 
 def _check_fits(table: mp.Table, arrow: pa.Schema) -> None:
@@ -211,19 +212,21 @@ class MiniPaimonWriter(DataSourceArrowWriter):
     """Writes Arrow batches in tasks; commits (or aborts) once on the driver."""
 
     def __init__(self, path: str, commit_user: str, overwrite: bool,
-                 dynamic_partition_overwrite: bool | None) -> None:
+                 dynamic_partition_overwrite: bool | None,
+                 connection: dict[str, str] | None = None) -> None:
         self.path = path
+        self.connection = connection or {}  # s3.* options: reach the executors pickled
         self.commit_user = commit_user
         self.overwrite = overwrite
         self.dynamic_partition_overwrite = dynamic_partition_overwrite
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> MiniPaimonCommitMessage:
         """Write this task's batches; deletes its files if anything fails."""
-        return write_task(self.path, self.commit_user, iterator)
+        return write_task(self.path, self.commit_user, iterator, self.connection)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commit every task's files in one snapshot (OVERWRITE for overwrite mode)."""
-        table = mp.open_table(self.path)
+        table = mp.open_table(self.path, options=self.connection)
         core = core_messages(messages)
         # The job's user is new: no backward scan for an earlier commit of it is needed.
         committed = table.new_commit(self.commit_user, fresh_user=True).commit(
@@ -231,21 +234,23 @@ class MiniPaimonWriter(DataSourceArrowWriter):
             dynamic_partition_overwrite=self.dynamic_partition_overwrite,
         )
         if committed is not None:  # compaction + expiration; never raises (the commit stands)
-            mp.open_table(self.path).after_commit(core)
+            mp.open_table(self.path, options=self.connection).after_commit(core)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Delete the tasks' files, unless the commit landed (then they are the table's)."""
-        table = mp.open_table(self.path)
+        table = mp.open_table(self.path, options=self.connection)
         committer = table.new_commit(self.commit_user)
         if committer.is_committed(COMMIT_IDENTIFIER):
             return
         committer.abort(core_messages(messages))
 
 
-def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch]) -> MiniPaimonCommitMessage:
+def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch],
+               connection: dict[str, str] | None = None) -> MiniPaimonCommitMessage:
     """One task's writing (batch or streaming): files for ``batches``, the commit message
-    Spark hands the driver; the task's files are deleted if anything fails."""
-    writer = mp.open_table(path).new_write(commit_user)
+    Spark hands the driver; the task's files are deleted if anything fails. ``connection``:
+    the storage options (``s3.*``) of the write."""
+    writer = mp.open_table(path, options=connection).new_write(commit_user)
     rows = 0
     try:
         for batch in batches:
