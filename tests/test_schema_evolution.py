@@ -11,6 +11,7 @@ import pytest
 import minipaimon_core as mp
 from minipaimon_core import schema_evolution as se
 from minipaimon_core.schema import SchemaManager, TableSchema, build_schema
+from tests.conftest import Storage
 
 BASE = pa.schema([
     pa.field("id", pa.int32(), nullable=False), ("name", pa.string()), ("score", pa.float32()),
@@ -149,10 +150,10 @@ def test_a_bad_change_writes_nothing(tmp_path):
 # -- round trips through data files ----------------------------------------------------------------
 
 
-def test_round_trip_add_rename_widen_then_old_and_new_snapshots_read_right(tmp_path):
+def test_round_trip_add_rename_widen_then_old_and_new_snapshots_read_right(storage: Storage):
     schema = pa.schema([("id", pa.int32()), ("name", pa.string()), ("score", pa.float32()),
                         ("price", pa.decimal128(5, 2))])
-    t = mp.create_table(str(tmp_path / "t"), schema)
+    t = mp.create_table(storage.path("t"), schema)
     t.write(pa.table({"id": pa.array([1, 2], pa.int32()), "name": ["a", "b"],
                       "score": pa.array([1.5, 2.5], pa.float32()),
                       "price": pa.array([decimal.Decimal("1.25"), None], pa.decimal128(5, 2))}))
@@ -190,9 +191,9 @@ def test_round_trip_add_rename_widen_then_old_and_new_snapshots_read_right(tmp_p
     assert reader.scan(filter=[("tag", "=", "new")]).to_arrow().column("id").to_pylist() == [3]
 
 
-def test_primary_key_table_evolves_and_compacts_across_schemas(tmp_path):
+def test_primary_key_table_evolves_and_compacts_across_schemas(storage: Storage):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int32()), ("s", pa.string())])
-    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"], options={"bucket": "2"})
+    t = mp.create_table(storage.path("t"), schema, primary_key=["id"], options={"bucket": "2"})
     t.write(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": pa.array([10, 20, 30], pa.int32()),
                       "s": ["a", "b", "c"]}))
     t.rename_column("id", "key")
@@ -214,8 +215,8 @@ def test_primary_key_table_evolves_and_compacts_across_schemas(tmp_path):
     assert t.system_table("files").column("schema_id").to_pylist() == [4, 4]
 
 
-def test_set_options_changes_behaviour_after_refresh(tmp_path):
-    t = mp.create_table(str(tmp_path / "t"), pa.schema([("a", pa.int64())]))
+def test_set_options_changes_behaviour_after_refresh(storage: Storage):
+    t = mp.create_table(storage.path("t"), pa.schema([("a", pa.int64())]))
     other = mp.open_table(t.path)
     t.set_options({"snapshot.num-retained.max": "1", "snapshot.num-retained.min": "1"})
     for i in range(3):

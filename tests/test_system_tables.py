@@ -10,12 +10,14 @@ import pytest
 import minipaimon_core as mp
 from minipaimon_core.consumer import ConsumerManager
 from minipaimon_core.system_tables import SYSTEM_TABLES
+from tests.conftest import Storage
 from tests.helpers import SCHEMA, rows
 
 
 @pytest.fixture
-def table(tmp_path) -> mp.Table:
-    t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["id", "dt"], partition_by=["dt"],
+def table(storage: Storage) -> mp.Table:
+    """The same history on local disk and on S3 (moto)."""
+    t = mp.create_table(storage.path("t"), SCHEMA, primary_key=["id", "dt"], partition_by=["dt"],
                         options={"bucket": "2"})
     t.write(rows(0, 6, "d1"))
     t.write(rows(0, 4, "d2"))
