@@ -5,7 +5,8 @@ when the core's exact row filter (Arrow compute, SQL null semantics: a null neve
 comparison) gives the same rows as Spark would:
 
 - column is a top-level column of a type whose Arrow comparison equals Spark's: integers,
-  boolean, string, binary, date, decimal, timestamp. Floating point is refused: Spark
+  boolean, string, binary, date, decimal (precision <= 28: pyspark rounds wider pushed
+  literals), timestamp. Floating point is refused: Spark
   orders NaN above every number and treats NaN = NaN as true, Arrow does neither.
 - operators ``= <=> < <= > >= IN IS NULL IS NOT NULL`` and ``NOT`` of ``= IN IS NULL
   IS NOT NULL``; ``NOT`` of ``=`` and ``IN`` also adds ``IS NOT NULL`` so the result is
@@ -49,7 +50,11 @@ def _value_fits(t: pa.DataType, value: Any) -> bool:
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
         return isinstance(value, (bytes, bytearray))
     if pa.types.is_decimal(t):
-        return isinstance(value, (decimal.Decimal, int)) and not isinstance(value, bool)
+        # pyspark decodes a pushed decimal literal in Python's default 28-digit context
+        # (pyspark/sql/variant_utils.py), so a literal of a wider column may arrive rounded:
+        # such filters are left to Spark.
+        return t.precision <= 28 and isinstance(value, (decimal.Decimal, int)) \
+            and not isinstance(value, bool)
     if pa.types.is_timestamp(t):
         return isinstance(value, datetime.datetime)
     if pa.types.is_date(t):

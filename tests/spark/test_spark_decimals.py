@@ -47,19 +47,11 @@ def test_wide_decimal_primary_key(spark: Any, tmp_path: Path) -> None:
     assert {r["k"]: r["v"] for r in back.collect()} == {BIG: 10, BIG.copy_negate(): 2, D(7): 3}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "core scan with k = <30-digit key> on a table written through Spark returns [] (the same "
-    "history written with Table.write passes in tests/test_decimals.py); not yet diagnosed"))
 def test_core_filter_on_wide_key_written_by_spark(spark: Any, tmp_path: Path) -> None:
     _wide_key_table(spark, str(tmp_path / "t"))
     assert mp.open_table(str(tmp_path / "t")).scan(filter=[("k", "=", BIG)]).to_arrow().column("v").to_pylist() == [10]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pyspark decodes a pushed decimal literal as Decimal(unscaled) * 10 ** -scale in the "
-    "default 28-digit context (pyspark/sql/variant_utils.py _get_decimal), so a 30-digit "
-    "literal arrives rounded and the connector accepts it as exact; minipaimon_spark.filters "
-    "must refuse decimal literals of more than 28 digits (reported to the lead)"))
 def test_pushed_filter_on_a_30_digit_decimal(spark: Any, tmp_path: Path, pushdown: None) -> None:
     back = _wide_key_table(spark, str(tmp_path / "t"))
     assert [r["v"] for r in back.filter(f"k = {BIG}").collect()] == [10]
