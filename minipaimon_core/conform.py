@@ -29,7 +29,7 @@ def to_batches(data: Any) -> Iterator[pa.RecordBatch]:
         yield from data.to_batches()
     elif isinstance(data, pa.RecordBatch):
         yield data
-    elif isinstance(data, pa.RecordBatchReader) or isinstance(data, (list, tuple)) and all(isinstance(b, pa.RecordBatch) for b in data):
+    elif isinstance(data, pa.RecordBatchReader):
         yield from data
     elif _is_pandas(data):
         yield from pa.Table.from_pandas(data, preserve_index=False).to_batches()

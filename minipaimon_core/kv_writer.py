@@ -212,24 +212,20 @@ def roll(chunks: Iterator[pa.Table], target: int) -> Iterator[Iterator[pa.Table]
     """Cut a stream of chunks into consecutive parts of about ``target`` bytes (one file
     each), as iterators, so no more than one chunk is held at a time. Each part must be
     consumed before the next is taken."""
-    stream = _non_empty(chunks)
+    stream = (c for c in chunks if c.num_rows)
     head = next(stream, None)
     while head is not None:
         size = 0
 
         def part() -> Iterator[pa.Table]:
             nonlocal head, size
-            while head is not None and (size == 0 or size < target):
+            while head is not None and size < target:
                 chunk, head = head, None
                 size += chunk.nbytes
                 yield chunk
                 head = next(stream, None)
 
         yield part()
-
-
-def _non_empty(chunks: Iterator[pa.Table]) -> Iterator[pa.Table]:
-    return (c for c in chunks if c.num_rows)
 
 
 def write_sorted_run(
