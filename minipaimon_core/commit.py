@@ -41,6 +41,10 @@ from .schema import TableSchema
 from .snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 from .snapshot_manager import SnapshotManager
 
+# The longest a commit attempt may take from reading its base to creating the next
+# snapshot; far below snapshot_manager.TOMBSTONE_RETAINED_MS (1 h).
+MAX_ATTEMPT_SECONDS = 600
+
 
 class FileStoreCommit:
     """Commits messages for one ``commit_user``. Not thread-safe; cheap to create."""
@@ -150,12 +154,14 @@ class FileStoreCommit:
         start_latest = self._snapshots.latest_id()
         attempt = 0
         while True:
+            read_at = time.monotonic()
             latest = self._snapshots.latest()
             if attempt > 0 and latest is not None and self._landed_since(start_latest, latest, identifier, kind):
                 return None
             written: list[str] = []
             try:
-                snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, written)
+                snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
+                                           written)
             except CorruptMetadataError:
                 self._clean(written)
                 if not self._base_expired(latest):
@@ -182,7 +188,7 @@ class FileStoreCommit:
             time.sleep(wait_ms / 1000 * random.uniform(0.5, 1.5))
 
     def _base_expired(self, base: Snapshot | None) -> bool:
-        """Is ``base`` gone? Then a newer snapshot exists (expiration keeps the latest), so
+        """Has ``base`` expired? Then a newer snapshot exists (expiration keeps the latest), so
         metadata of ``base`` missing under us means we lost the race for the next id, not
         that the table is damaged (docs/format.md, "Expiration order")."""
         return base is not None and self._snapshots.try_get(base.id) is None
@@ -208,6 +214,7 @@ class FileStoreCommit:
         properties: dict[str, str] | None,
         dynamic: bool,
         latest: Snapshot | None,
+        read_at: float,
         written: list[str],
     ) -> int | None:
         next_seq = latest.nextSequenceNumber if latest else 0
@@ -262,12 +269,12 @@ class FileStoreCommit:
             changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
             properties=properties,
         )
-        # Our base must still exist right before the create: if expiration removed it, it
-        # may have removed snapshot-(N+1) too, and creating that id again would land a
-        # snapshot below the latest (its rows invisible). See docs/format.md, "Expiration
-        # and in-flight commits", for the window this leaves.
-        if latest is not None and not self._io.exists(self._layout.snapshot_path(latest.id)):
-            return None  # lost the race: retry from the new latest
+        # If base N expired meanwhile, snapshot-(N+1) was committed before it and its file
+        # (or its expiration tombstone) is there: the create below fails and we retry. That
+        # holds while the tombstone lives; an attempt this old starts again instead
+        # (docs/format.md, "Expiration and in-flight commits").
+        if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS:
+            return None
         path = self._layout.snapshot_path(snap.id)
         if self._io.write_if_absent(path, snapshot_codec.encode(snap)):
             return snap.id

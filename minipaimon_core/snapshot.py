@@ -14,6 +14,11 @@ APPEND = "APPEND"
 COMPACT = "COMPACT"
 OVERWRITE = "OVERWRITE"
 
+# What expiration leaves in ``snapshot-<id>`` instead of deleting it: the id stays taken, so
+# a commit that read snapshot id-1 before it expired can no longer create this id again
+# (docs/format.md, "Expiration and in-flight commits"). Readers treat it as absent.
+TOMBSTONE = b"expired\n"
+
 
 class Snapshot(msgspec.Struct, frozen=True):
     version: int

@@ -2,8 +2,10 @@
 
 The LATEST and EARLIEST files are hints. A hint is used only after checking it against the
 files present (the hinted snapshot exists and its neighbour does not); otherwise the
-snapshot directory is listed. Expiration deletes from the oldest end, so the snapshot ids
-present always form one contiguous range.
+snapshot directory is listed. Expiration works from the oldest end and leaves a tombstone
+(``snapshot.TOMBSTONE``) in each expired snapshot's file, which it deletes
+``TOMBSTONE_RETAINED_MS`` later. So the ids present form one contiguous range: tombstones,
+then the retained snapshots. A tombstone reads as "no such snapshot".
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ from . import snapshot as snapshot_codec
 from .errors import CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError
 from .fileio import FileIO
 from .layout import TableLayout
-from .snapshot import Snapshot
+from .snapshot import TOMBSTONE, Snapshot
+
+# How long the tombstone of an expired snapshot keeps its id taken. A commit attempt older
+# than this at its create could recreate the id (commit.py bounds attempts far below it).
+TOMBSTONE_RETAINED_MS = 60 * 60 * 1000
 
 
 class SnapshotManager:
@@ -25,6 +31,13 @@ class SnapshotManager:
 
     def _exists(self, snapshot_id: int) -> bool:
         return self._io.exists(self._layout.snapshot_path(snapshot_id))
+
+    def _present(self, snapshot_id: int) -> bool:
+        """Is ``snapshot_id`` a retained snapshot (its file there and not a tombstone)?"""
+        try:
+            return self._io.read_bytes(self._layout.snapshot_path(snapshot_id)) != TOMBSTONE
+        except FileNotFoundError:
+            return False
 
     def _read_hint(self, path: str) -> int | None:
         try:
@@ -50,13 +63,20 @@ class SnapshotManager:
     def earliest_id(self) -> int | None:
         """Id of the oldest retained snapshot, or None for an empty table."""
         hint = self._read_hint(self._layout.earliest_hint)
-        if hint is not None and self._exists(hint) and not self._exists(hint - 1):
+        if hint is not None and self._present(hint) and not self._present(hint - 1):
             return hint
         ids = self._listed_ids()
-        return ids[0] if ids else None
+        lo, hi = 0, len(ids)  # tombstones are a prefix of the ids: find the first snapshot
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._present(ids[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        return ids[lo] if lo < len(ids) else None
 
     def try_get(self, snapshot_id: int) -> Snapshot | None:
-        """Snapshot ``snapshot_id``, or None if its file does not exist.
+        """Snapshot ``snapshot_id``, or None if its file does not exist or is a tombstone.
 
         Raises CorruptMetadataError for a damaged file, or one whose content is another
         snapshot (a valid copy saved under the wrong name). Tags are copies by design and
@@ -66,6 +86,8 @@ class SnapshotManager:
         try:
             data = self._io.read_bytes(path)
         except FileNotFoundError:
+            return None
+        if data == TOMBSTONE:
             return None
         snap = snapshot_codec.decode(data, path)
         if snap.id != snapshot_id:
@@ -137,6 +159,37 @@ class SnapshotManager:
         """Best-effort LATEST hint update; a failure is harmless (readers verify hints)."""
         with contextlib.suppress(OSError):
             self._io.replace(self._layout.latest_hint, str(snapshot_id).encode())
+
+    def mark_expired(self, snapshot_id: int) -> None:
+        """Replace snapshot ``snapshot_id`` by a tombstone (its id stays taken)."""
+        self._io.replace(self._layout.snapshot_path(snapshot_id), TOMBSTONE)
+
+    def drop_tombstones(self, below: int, older_than_ms: int) -> list[int]:
+        """Delete the tombstones of ids below ``below`` last written before ``older_than_ms``."""
+        dropped = []
+        for status in self._io.list_files(self._layout.snapshot_dir):
+            sid = TableLayout.snapshot_id_of(status.name)
+            if (sid is None or sid >= below or status.modified_ms >= older_than_ms
+                    or status.size != len(TOMBSTONE)):
+                continue
+            if not self._present(sid) and self._io.delete(self._layout.snapshot_path(sid)):
+                dropped.append(sid)
+        return sorted(dropped)
+
+    def drop_tombstones_above(self, snapshot_id: int) -> None:
+        """Delete the tombstones of ids above ``snapshot_id``, newest first (a rollback that
+        restored ``snapshot_id`` hands those ids to the next commits)."""
+        ids = [i for i in self._listed_ids() if i > snapshot_id]
+        for sid in sorted(ids, reverse=True):
+            if not self._present(sid):
+                self._io.delete(self._layout.snapshot_path(sid))
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Write ``snapshot`` (e.g. from a tag) into its id, which must be absent or a
+        tombstone: the id expired."""
+        if self._present(snapshot.id):
+            return
+        self._io.replace(self._layout.snapshot_path(snapshot.id), snapshot_codec.encode(snapshot))
 
     def commit_earliest_hint(self, snapshot_id: int) -> None:
         with contextlib.suppress(OSError):

@@ -1,25 +1,32 @@
 """Concurrent writers with automatic expiration (issue 15, item 3): a commit whose base
 snapshot expired under it retries from the latest; a compaction whose inputs were expired
-under it gives way; no write fails, no row is lost. Four OS processes per table."""
+under it gives way; no write fails, no row is lost. Four OS processes per table, and one
+committer stalled at its create while others commit and expire past it."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from tests.helpers import SCHEMA, sorted_ids
+from minipaimon_core.maintenance.expire import expire_snapshots
+from minipaimon_core.maintenance.files import TableFiles
+from tests.helpers import SCHEMA, rows, sorted_ids
 
 WRITES = 25
 WRITER = """
 import json, sys
 import pyarrow as pa
 import minipaimon_core as mp
+from minipaimon_core.maintenance.expire import expire_snapshots
+from minipaimon_core.maintenance.files import TableFiles
 from tests.helpers import rows
 path, proc, n, pk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "pk"
 t = mp.open_table(path)
@@ -55,13 +62,6 @@ def test_four_append_writers_with_expiration_all_commit(tmp_path):
     assert _four_writers(t.path, pk=False) == []  # every write returned its id, no follow-up failed
 
 
-ZOMBIE = ("known race (docs/format.md, 'Expiration and in-flight commits'): a commit based on "
-          "snapshot N that is descheduled between its base check and its atomic create can "
-          "re-create snapshot-(N+1) after expiration removed N and N+1; its rows are then "
-          "below the latest and lost")
-
-
-@pytest.mark.xfail(reason=ZOMBIE, strict=False)
 def test_four_append_writers_with_expiration_lose_nothing(tmp_path):
     t = mp.create_table(str(tmp_path / "t"), SCHEMA, options=RETAIN)
     _four_writers(t.path, pk=False)
@@ -79,7 +79,6 @@ def test_four_primary_key_writers_with_compaction_and_expiration(tmp_path, produ
     assert not [e for e in errors if "CorruptMetadataError" in e or "Expired" in e], errors
 
 
-@pytest.mark.xfail(reason=ZOMBIE, strict=False)
 def test_four_primary_key_writers_count_every_write_once(tmp_path):
     kv = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
     t = mp.create_table(str(tmp_path / "t"), kv, primary_key=["id"], options={
@@ -90,3 +89,61 @@ def test_four_primary_key_writers_count_every_write_once(tmp_path):
     expected = Counter([i % 5 for _ in range(4) for i in range(WRITES)]
                        + [p * 1000 + i for p in range(4) for i in range(WRITES)])
     assert got == expected  # every write counted exactly once
+
+
+class StallingFileIO:
+    """A table's FileIO that runs ``meanwhile`` once, right before its first snapshot create:
+    the committer has read its base and checked it, then stalls (descheduled)."""
+
+    def __init__(self, inner, meanwhile) -> None:
+        self.inner, self.meanwhile = inner, meanwhile
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def write_if_absent(self, path, data):
+        if self.meanwhile is not None and "/snapshot/snapshot-" in path:
+            meanwhile, self.meanwhile = self.meanwhile, None
+            meanwhile()
+        return self.inner.write_if_absent(path, data)
+
+
+def test_a_commit_stalled_until_its_next_id_expired_retries_from_the_latest(storage):
+    """Before tombstones: snapshot 2 was committed by another writer and expired, then the
+    stalled commit created snapshot-2 again, below the latest: its rows were never read."""
+    path = storage.path("t")
+    t = mp.create_table(path, SCHEMA, options={"snapshot.num-retained.min": "1",
+                                               "snapshot.num-retained.max": "2"})
+    t.write(rows(0, 3))
+
+    def others_commit_and_expire():
+        for i in range(3):  # snapshots 2, 3, 4; each write expires down to the newest two
+            mp.open_table(path).write(rows(100 + 10 * i, 2))
+        assert mp.open_table(path).snapshots()[0].id == 3  # snapshot 2 expired
+
+    stalled = mp.open_table(path, io=StallingFileIO(t.io, others_commit_and_expire))
+    assert stalled.write(rows(50, 2)) == 5
+    fresh = mp.open_table(path)
+    assert sorted_ids(fresh.to_arrow()) == [0, 1, 2, 50, 51, 100, 101, 110, 111, 120, 121]
+    assert [s.id for s in fresh.snapshots()] == [4, 5]
+    with pytest.raises(mp.SnapshotExpiredError):
+        fresh.scan(snapshot_id=2).to_arrow()
+
+
+def test_expired_ids_stay_taken_for_an_hour_then_are_freed(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    for i in range(4):
+        t.write(rows(i * 10, 2))
+    assert t.expire_snapshots(retain_max=1).snapshots == [1, 2, 3]
+    snapshot_dir = tmp_path / "t" / "snapshot"
+    assert sorted(os.listdir(snapshot_dir)) == [  # tombstones: the ids stay taken
+        "EARLIEST", "LATEST", "snapshot-1", "snapshot-2", "snapshot-3", "snapshot-4"]
+    assert [s.id for s in t.snapshots()] == [4]
+    with pytest.raises(mp.SnapshotExpiredError):
+        t.scan(snapshot_id=3).to_arrow()
+    t.write(rows(100, 1))
+    in_two_hours = int(time.time() * 1000) + 2 * 3600 * 1000
+    expire_snapshots(TableFiles.of(mp.open_table(t.path)), retain_max=1, now_ms=in_two_hours)
+    assert sorted(os.listdir(snapshot_dir)) == ["EARLIEST", "LATEST", "snapshot-5"]
+    assert [s.id for s in mp.open_table(t.path).snapshots()] == [5]
+    assert sorted_ids(mp.open_table(t.path).to_arrow()) == [0, 1, 10, 11, 20, 21, 30, 31, 100]

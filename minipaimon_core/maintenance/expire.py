@@ -12,8 +12,10 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
 ```
  1. plan      read snapshots E..end and their deltas: files DELETEd in (E, end] (minus
               files ADDed again later in the range), changelogs and manifests of E..end-1
- 2. snapshots delete snapshot-E, snapshot-E+1, ... oldest first (ids stay contiguous;
-              a reader of an expired id now gets SnapshotExpiredError), EARLIEST := end
+ 2. snapshots replace snapshot-E, snapshot-E+1, ... oldest first by a tombstone (a reader
+              of an expired id now gets SnapshotExpiredError; the id stays taken, so a
+              commit still based on E-1.. cannot create it again), EARLIEST := end; delete
+              tombstones older than TOMBSTONE_RETAINED_MS (1 h)
  3. tags      read the tags now, so a tag created before step 2 is seen
  4. files     delete data files, changelog files, then manifests and manifest lists,
               keeping every file of snapshot ``end`` and of every tag
@@ -42,6 +44,7 @@ from ..errors import (
 from ..manifest import ADD
 from ..options import Options
 from ..snapshot import Snapshot
+from ..snapshot_manager import TOMBSTONE_RETAINED_MS
 from .files import TableFiles
 
 if TYPE_CHECKING:
@@ -98,7 +101,7 @@ def expire_snapshots(
     end = expire_until(files, earliest, latest, rmin, rmax, older_than, consumers.min_next_snapshot())
     if end <= earliest:
         return ExpireResult(consumers=gone_consumers)
-    result = expire_range(files, earliest, end)
+    result = expire_range(files, earliest, end, now)
     return ExpireResult(result.snapshots, result.data_files, result.changelog_files,
                         result.manifests, gone_consumers)
 
@@ -116,8 +119,10 @@ def expire_until(files: TableFiles, earliest: int, latest: int, retain_min: int,
     return must_keep_from
 
 
-def expire_range(files: TableFiles, begin: int, end: int) -> ExpireResult:
-    """Expire snapshots ``[begin, end)``; snapshot ``end`` must exist. See module docs."""
+def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = None) -> ExpireResult:
+    """Expire snapshots ``[begin, end)``; snapshot ``end`` must exist. See module docs.
+
+    ``now_ms`` (default: the clock) dates the tombstones old enough to delete."""
     try:
         plan = _plan(files, begin, end)
     except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
@@ -127,10 +132,12 @@ def expire_range(files: TableFiles, begin: int, end: int) -> ExpireResult:
     if plan is None:
         return ExpireResult()
     expiring, keep, data, changelog, manifests = plan
-    io, layout = files.io, files.layout
+    io = files.io
     for snap in expiring:
-        io.delete(layout.snapshot_path(snap.id))
+        files.snapshots.mark_expired(snap.id)
     files.snapshots.commit_earliest_hint(end)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    files.snapshots.drop_tombstones(end, now - TOMBSTONE_RETAINED_MS)
     try:
         pinned = _pinned(files, keep, end)
     except CorruptMetadataError:

@@ -9,9 +9,12 @@ longer referenced. Rolling back to a tag whose snapshot has expired restores the
 ```
  1. plan      files used by the snapshots and tags to remove, minus files used by every
               snapshot kept (earliest..T) and every tag kept
- 2. restore   (tag whose snapshot expired) create snapshot-<T> from the tag, if absent
+ 2. restore   (tag whose snapshot expired) write snapshot-<T> from the tag, where it is
+              absent or an expiration tombstone
  3. snapshots delete snapshot-L, snapshot-L-1, ..., snapshot-(T+1): after each step the
               table is a valid older state, and running the rollback again finishes it
+              (after a restore: then the tombstones between T and the old earliest, so
+              the next commits can take those ids)
  4. hints     LATEST := T (and EARLIEST := T after a restore)
  5. tags      delete the tags of removed snapshots
  6. files     delete the planned files (a crash here leaks only orphans)
@@ -95,10 +98,12 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
     io, layout = files.io, files.layout
     # 2. restore an expired tag as a snapshot
     if restore:
-        io.write_if_absent(layout.snapshot_path(target.id), snapshot_codec.encode(target))
-    # 3. snapshots, newest first
+        snapshots.restore(target)
+    # 3. snapshots, newest first (after a restore, then the tombstones above it)
     for sid in removing:
         io.delete(layout.snapshot_path(sid))
+    if restore:
+        snapshots.drop_tombstones_above(target.id)
     # 4. hints
     snapshots.commit_latest_hint(target.id)
     if restore:
