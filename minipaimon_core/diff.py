@@ -80,6 +80,21 @@ def row_diff(old: pa.Table, new: pa.Table, keys: list[str]) -> pa.Table:
         [(k, "ascending") for k in keys] + [("__rank", "ascending")]).drop_columns(["__rank"])
 
 
+def endpoint_snapshot_id(table: Table, value: Endpoint) -> int:
+    """The snapshot id ``value`` names: itself, a tag's snapshot, or the latest snapshot at
+    or before a time (0 before the first one).
+
+    Raises SnapshotNotFoundError (no such tag), InvalidArgumentError (another type).
+    """
+    kwargs = _endpoint(value)
+    if "snapshot_id" in kwargs:
+        return int(kwargs["snapshot_id"])
+    if "tag" in kwargs:
+        return table.tag_snapshot(kwargs["tag"]).id
+    snap = table.snapshot_manager.earlier_or_equal_time(kwargs["timestamp_ms"])
+    return 0 if snap is None else snap.id
+
+
 def _endpoint(value: Endpoint) -> dict[str, Any]:
     if isinstance(value, bool) or not isinstance(value, (int, str, datetime.datetime)):
         raise InvalidArgumentError(

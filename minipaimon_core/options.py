@@ -63,6 +63,7 @@ _PARSERS: dict[str, Any] = {
 MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 CHANGELOG_PRODUCERS = ("none", "input", "lookup", "full-compaction")
 COMPRESSIONS = ("zstd", "snappy", "gzip", "lz4", "brotli", "none")
+INCREMENTAL_SCAN_MODES = ("auto", "delta", "changelog", "diff")
 SCAN_MODES = ("latest-full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "default")
 AGGREGATE_FUNCTIONS = (
     "sum", "min", "max", "count", "product", "last_value", "last_non_null_value",
@@ -123,6 +124,8 @@ KNOWN: dict[str, Spec] = {
     "scan.timestamp-millis": Spec("int", None, 0),
     "scan.tag-name": Spec("str", None),
     "incremental-between": Spec("str", None),
+    "incremental-between-timestamp": Spec("str", None),
+    "incremental-between-scan-mode": Spec("str", "auto", choices=INCREMENTAL_SCAN_MODES),
     "consumer-id": Spec("str", None),
     "source.split.target-size": Spec("size", "128 mb", 1),
 }

@@ -92,7 +92,11 @@ class StreamSplit:
 class StreamScanner:
     """Plans and reads a stream of one table. Options use the names of the issue/Paimon."""
 
-    def __init__(self, table: Table, options: Mapping[str, str] | None = None) -> None:
+    def __init__(self, table: Table, options: Mapping[str, str] | None = None, changes: str = "auto") -> None:
+        """``changes`` picks what a snapshot contributes (``incremental-between-scan-mode``):
+        ``auto`` as in the module docs; ``delta`` the new data files of APPEND snapshots
+        with their row kinds, whatever the producer; ``changelog`` only changelog files
+        (InvalidArgumentError for a table without a changelog producer)."""
         self._table = table
         opts = {k.lower(): str(v) for k, v in (options or {}).items()}
         read = Options({k: v for k, v in opts.items() if k in _READ_OPTIONS})  # bad: UnsupportedOptionError
@@ -107,6 +111,13 @@ class StreamScanner:
                                 else table_opts)["streaming-read-overwrite"]
         self._producer = table_opts["changelog-producer"]
         self._pk = bool(table.table_schema.primaryKeys)
+        if changes not in ("auto", "delta", "changelog"):
+            raise InvalidArgumentError(f"unknown change source {changes!r}: auto, delta or changelog")
+        if changes == "changelog" and not (self._pk and self._producer != "none"):
+            raise InvalidArgumentError(
+                "incremental-between-scan-mode=changelog reads changelog files, and this table "
+                "writes none (it needs a primary key and a 'changelog-producer'); use 'delta' or 'diff'")
+        self._changes_from = changes
         self._spec = PartitionSpec.of(table.schema(), table.table_schema.partitionKeys)
         self._full_plans: dict[int, list[Split]] = {}
 
@@ -261,7 +272,7 @@ class StreamScanner:
         mio = self._table.manifests
         if snap.commitKind == OVERWRITE and not self._read_overwrite:
             return []
-        use_changelog = self._pk and self._producer != "none"
+        use_changelog = self._pk and self._producer != "none" and self._changes_from != "delta"
         if use_changelog or snap.commitKind == COMPACT:
             if not use_changelog or snap.changelogManifestList is None:
                 return []

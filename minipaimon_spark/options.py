@@ -8,16 +8,18 @@ passed to ``create_table`` (the core rejects unknown names).
 
 from __future__ import annotations
 
+import datetime
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from minipaimon_core.catalog import table_location
+from minipaimon_core.diff import Endpoint
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 from minipaimon_core.fileio_resolve import is_connection_option, normalize_path
+from minipaimon_core.options import INCREMENTAL_SCAN_MODES, field_option
 from minipaimon_core.options import KNOWN as TABLE_OPTIONS
-from minipaimon_core.options import field_option
 from minipaimon_core.stream import SCAN_MODES
 
 PATH = "path"
@@ -26,6 +28,8 @@ SNAPSHOT_ID = "scan.snapshot-id"
 TIMESTAMP_MILLIS = "scan.timestamp-millis"
 TAG_NAME = "scan.tag-name"
 INCREMENTAL_BETWEEN = "incremental-between"
+INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
+INCREMENTAL_MODE = "incremental-between-scan-mode"
 PRIMARY_KEY = "primary-key"
 PARTITION_KEYS = "partition-keys"
 DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
@@ -33,7 +37,7 @@ MERGE_SCHEMA = "mergeschema"  # Spark's spelling is mergeSchema; keys arrive low
 
 # Read-side options: ignored by writes (a temporary view passes its options to both).
 READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN,
-                          "scan.mode", "consumer-id"})
+                          INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_MODE, "scan.mode", "consumer-id"})
 WAREHOUSE = "warehouse"
 # Options Spark itself adds to a write (streaming sinks), and the catalog root: no table option.
 SPARK_OPTIONS = frozenset({"checkpointlocation", "queryname", WAREHOUSE})
@@ -158,7 +162,10 @@ class ReadOptions:
     snapshot_id: int | None = None
     timestamp_ms: int | None = None
     tag: str | None = None
-    incremental_between: tuple[int, int] | None = None
+    # endpoints of ``incremental-between`` (snapshot ids or tag names) or, from
+    # ``incremental-between-timestamp``, epoch-millisecond times
+    incremental_between: tuple[Endpoint, Endpoint] | None = None
+    incremental_mode: str = "auto"
     columns: list[str] | None = None
     connection: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -172,8 +179,12 @@ class ReadOptions:
         if mode is not None and mode not in SCAN_MODES:
             raise InvalidArgumentError(
                 f"option 'scan.mode' must be one of {', '.join(SCAN_MODES)}; got {mode!r}")
-        travel = [k for k in (SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN)
-                  if k in options]
+        travel = [k for k in (SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN,
+                              INCREMENTAL_BETWEEN_TIMESTAMP) if k in options]
+        incremental_mode = options.get(INCREMENTAL_MODE, "auto")
+        if incremental_mode not in INCREMENTAL_SCAN_MODES:
+            raise InvalidArgumentError(f"option {INCREMENTAL_MODE!r} must be one of "
+                                       f"{', '.join(INCREMENTAL_SCAN_MODES)}; got {incremental_mode!r}")
         if len(travel) > 1:
             raise InvalidArgumentError(f"give at most one of the options {', '.join(travel)}")
         return cls(
@@ -181,7 +192,9 @@ class ReadOptions:
             snapshot_id=_int_option(options, SNAPSHOT_ID),
             timestamp_ms=_int_option(options, TIMESTAMP_MILLIS),
             tag=options.get(TAG_NAME),
-            incremental_between=_incremental(options.get(INCREMENTAL_BETWEEN)),
+            incremental_between=(_incremental(options.get(INCREMENTAL_BETWEEN))
+                                 or _incremental_times(options.get(INCREMENTAL_BETWEEN_TIMESTAMP))),
+            incremental_mode=incremental_mode,
             columns=name_list(options, COLUMNS),
             connection=connection_options(options),
         )
@@ -196,18 +209,33 @@ class ReadOptions:
         }
 
 
-def _incremental(raw: str | None) -> tuple[int, int] | None:
+def _incremental(raw: str | None) -> tuple[Endpoint, Endpoint] | None:
+    """``'start,end'``: snapshot ids or tag names (start exclusive)."""
     if raw is None:
         return None
     parts = [p.strip() for p in raw.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise InvalidArgumentError(
+            f"option {INCREMENTAL_BETWEEN!r} must be 'start,end' snapshot ids or tag names "
+            f"(start exclusive), got {raw!r}"
+        )
+    start, end = (int(p) if p.isdigit() else p for p in parts)
+    return start, end
+
+
+def _incremental_times(raw: str | None) -> tuple[Endpoint, Endpoint] | None:
+    """``'start,end'`` epoch milliseconds: the snapshots at or before each time."""
+    if raw is None:
+        return None
     try:
-        start, end = (int(p) for p in parts)
+        start, end = (int(p.strip()) for p in raw.split(","))
     except ValueError:
         raise InvalidArgumentError(
-            f"option {INCREMENTAL_BETWEEN!r} must be 'start,end' snapshot ids (start exclusive), "
+            f"option {INCREMENTAL_BETWEEN_TIMESTAMP!r} must be 'start,end' epoch milliseconds, "
             f"got {raw!r}"
         ) from None
-    return start, end
+    return (datetime.datetime.fromtimestamp(start / 1000, datetime.timezone.utc),
+            datetime.datetime.fromtimestamp(end / 1000, datetime.timezone.utc))
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
+from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
-from minipaimon_core.stream import StreamOffset, StreamScanner, check_between
+from minipaimon_core.stream import ROW_KIND, StreamOffset, StreamScanner, check_between
 from minipaimon_spark.filters import Term, column_types, split_filters
 from minipaimon_spark.options import ReadOptions
 from minipaimon_spark.stream_support import StreamPartition
@@ -34,7 +36,6 @@ from minipaimon_spark.system import SystemTableReader, split_system_path, system
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema, to_spark_type
 
 PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
-ROW_KIND = "_row_kind"
 READ_CHANGELOG = "read.changelog"
 
 
@@ -125,6 +126,14 @@ def called_by_pushdown_planner(max_depth: int = 16) -> bool:
     return False
 
 
+class DiffPartition(InputPartition):
+    """The whole row-level diff between two endpoints (snapshot ids, tags or times)."""
+
+    def __init__(self, start: Endpoint, end: Endpoint) -> None:
+        super().__init__(None)
+        self.start, self.end = start, end
+
+
 class SplitPartition(InputPartition):
     """One core split; pickled to the task that reads it."""
 
@@ -183,14 +192,20 @@ class MiniPaimonReader(DataSourceReader):
         return [SplitPartition(split) for split in scan.plan()]
 
     def _incremental_partitions(self, table: mp.Table) -> list[InputPartition]:
-        """``incremental-between``: the changes of the snapshots in (start, end], planned as
-        a stream plans them (changelog files with a producer, else the new files with
-        their row kinds), so deletes and updates keep their kinds in ``_row_kind``."""
+        """``incremental-between``: the changes of the snapshots in (start, end], by
+        ``incremental-between-scan-mode``: ``auto`` as a stream plans them (changelog files
+        with a producer, else the new files with their row kinds), ``delta`` the new files,
+        ``changelog`` only changelog files, so deletes and updates keep their kinds in
+        ``_row_kind``; ``diff`` the row-level difference of the two snapshots (Table.diff),
+        computed in one task."""
         start, end = self.options.incremental_between or (0, 0)
-        check_between(start, end)
-        table.snapshot(end)  # SnapshotNotFoundError for an end that does not exist
-        scanner = StreamScanner(table, self._stream_options())
-        splits = scanner.plan(StreamOffset(start), StreamOffset(end))
+        if self.options.incremental_mode == "diff":
+            return [DiffPartition(start, end)]
+        start_id, end_id = endpoint_snapshot_id(table, start), endpoint_snapshot_id(table, end)
+        check_between(start_id, end_id)
+        table.snapshot(end_id)  # SnapshotNotFoundError for an end that does not exist
+        scanner = StreamScanner(table, self._stream_options(), changes=self.options.incremental_mode)
+        splits = scanner.plan(StreamOffset(start_id), StreamOffset(end_id))
         return [StreamPartition(split) for split in splits]
 
     def _stream_options(self) -> dict[str, str]:
@@ -200,6 +215,9 @@ class MiniPaimonReader(DataSourceReader):
         """Arrow batches of one split, cast to exactly the schema Spark expects."""
         if isinstance(partition, StreamPartition):
             yield from self._read_changes(partition)
+            return
+        if isinstance(partition, DiffPartition):
+            yield from self._read_diff(partition)
             return
         if not isinstance(partition, SplitPartition):
             return  # Spark's placeholder partition of a scan that planned no split
@@ -212,6 +230,16 @@ class MiniPaimonReader(DataSourceReader):
                     batch = batch.append_column(ROW_KIND, pa.repeat("+I", batch.num_rows))
                 yield conform(batch)
 
+
+    def _read_diff(self, partition: DiffPartition) -> Iterator[pa.RecordBatch]:
+        """The diff's rows; without ``_row_kind`` in the schema only the new values (+I, +U)."""
+        data = open_at(self.options).diff(partition.start, partition.end)
+        if ROW_KIND not in self.schema.fieldNames():
+            data = data.filter(pc.is_in(data.column(ROW_KIND), pa.array(["+I", "+U"])))
+        conform = BatchConformer(to_arrow_schema(self.schema))
+        for batch in data.to_batches():
+            if batch.num_rows:
+                yield conform(batch)
 
     def _read_changes(self, partition: StreamPartition) -> Iterator[pa.RecordBatch]:
         scanner = StreamScanner(mp.open_table(self.options.path, options=self.options.connection),

@@ -14,6 +14,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
+from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
 from minipaimon_core.system_tables import SYSTEM_TABLES, audit_log_between
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema
 
@@ -40,7 +41,7 @@ class SystemTableReader(DataSourceReader):
     """Reads one system table; ``audit_log`` honours ``incremental-between``."""
 
     def __init__(self, path: str, name: str, schema: StructType,
-                 incremental_between: tuple[int, int] | None = None,
+                 incremental_between: tuple[Endpoint, Endpoint] | None = None,
                  connection: dict[str, str] | None = None) -> None:
         self.path = path
         self.connection = connection or {}
@@ -55,7 +56,8 @@ class SystemTableReader(DataSourceReader):
         conform = BatchConformer(to_arrow_schema(self.schema))
         table = mp.open_table(self.path, options=self.connection)
         if self.name == "audit_log" and self.incremental_between is not None:
-            data = audit_log_between(table, *self.incremental_between)
+            start, end = (endpoint_snapshot_id(table, e) for e in self.incremental_between)
+            data = audit_log_between(table, start, end)
         else:
             data = table.system_table(self.name)
         for batch in data.to_batches():
