@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,9 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError
+from .read import SchemaCache, SplitReader
+from .scan import Split
+from .schema import SchemaManager
 
 if TYPE_CHECKING:
-    from .scan import Split
     from .table import Table
 
 ROW_KIND = "_row_kind"
@@ -45,14 +47,48 @@ def diff(table: Table, start: Endpoint, end: Endpoint) -> pa.Table:
     before = _buckets(table.scan(**_endpoint(start)).plan())
     after = _buckets(table.scan(**_endpoint(end)).plan())
     schema = table.schema()
+    reader = SplitReader(table.io, table.layout, SchemaCache(SchemaManager(table.io, table.layout)),
+                         table.table_schema)
     old_parts, new_parts = [schema.empty_table()], [schema.empty_table()]
     for key in sorted(before.keys() | after.keys(), key=repr):
         old, new = before.get(key, []), after.get(key, [])
-        if _file_names(old) == _file_names(new):
+        changed = _file_names(old) ^ _file_names(new)
+        if not changed:
+            continue
+        keep = _changed_keys(reader, table.primary_keys(), old + new, changed)
+        if keep is not None:  # only the keys of the files that differ can differ
+            kept_rows: dict[str, pa.Table] = {}  # a file both snapshots hold is read once
+            old_parts += [reader.read_keys(s, keep, kept_rows) for s in old]
+            new_parts += [reader.read_keys(s, keep, kept_rows) for s in new]
             continue
         old_parts += [_read(table, old, schema)]
         new_parts += [_read(table, new, schema)]
     return row_diff(pa.concat_tables(old_parts), pa.concat_tables(new_parts), table.primary_keys())
+
+
+def _changed_keys(reader: SplitReader, keys: list[str], splits: list[Split], changed: set[str]
+                  ) -> Callable[[pa.Table], pa.Array] | None:
+    """For a primary-key bucket: a row filter selecting the keys found in the ``changed``
+    files (the files of one snapshot's bucket that the other lacks), or None when a whole
+    read is as cheap (an append table, or changed files holding more than a quarter of the
+    bucket's rows)."""
+    if not keys:
+        return None
+    files = {f.fileName: (s, f) for s in splits for f in s.files}
+    total = sum(f.rowCount for s in splits for f in s.files) // 2 + 1
+    if sum(files[n][1].rowCount for n in changed) * 4 > total:
+        return None
+    found = pa.concat_tables([reader.read_file(s, f, keys) for s, f in (files[n] for n in sorted(changed))])
+    if len(keys) == 1:
+        values = found.column(0).combine_chunks().unique()
+        return lambda t: pc.is_in(t.column(keys[0]), value_set=values)
+
+    def keep(t: pa.Table) -> pa.Array:  # composite key: rows whose key codes are among found's
+        codes_t, codes_found = _row_codes(t.select(keys), found)
+        _, ids = np.unique(np.concatenate([codes_t, codes_found]), axis=0, return_inverse=True)
+        ids = ids.reshape(-1)
+        return pa.array(np.isin(ids[:len(codes_t)], ids[len(codes_t):]))
+    return keep
 
 
 def row_diff(old: pa.Table, new: pa.Table, keys: list[str]) -> pa.Table:

@@ -8,7 +8,7 @@ table's merge engine over whole Arrow tables; others are read raw.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -129,10 +129,33 @@ class SplitReader:
             runs = [pa.concat_tables([self.read_file(split, f, [*cols, VALUE_KIND]) for f in run])
                     for run in sorted_runs_newest_first(split.files)]
             return newest_wins(runs, m.key_columns[0], m.ignore_delete)
-        if self._merge.sequence_field and self._merge.sequence_field not in cols:
-            cols.append(self._merge.sequence_field)
-        tables = [self.read_file(split, f, [*cols, SEQUENCE, VALUE_KIND]) for f in split.files]
+        cols = self._merge_input(cols)
+        tables = [self.read_file(split, f, cols) for f in split.files]
         return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
+
+    def _merge_input(self, cols: list[str]) -> list[str]:
+        """``cols`` plus what a merge needs: the sequence field, sequence and kind."""
+        assert self._merge is not None
+        extra = [self._merge.sequence_field] if self._merge.sequence_field else []
+        return list(dict.fromkeys([*cols, *extra, SEQUENCE, VALUE_KIND]))
+
+    def read_keys(self, split: Split, keep: Callable[[pa.Table], pa.Array],
+                  kept_rows: dict[str, pa.Table] | None = None) -> pa.Table:
+        """The merged rows (every column) of the keys of a primary-key ``split`` that
+        ``keep`` selects: ``keep`` gets a file's rows and returns a boolean mask, which must
+        depend on the key columns only (so every version of a kept key is merged).
+        ``kept_rows`` caches each file's kept rows by file name across calls with one ``keep``."""
+        assert self._merge is not None
+        cols = self._merge_input(list(dict.fromkeys([*self._schema.primaryKeys, *self._arrow.names])))
+        kept_rows = {} if kept_rows is None else kept_rows
+        parts = []
+        for f in split.files:
+            if f.fileName not in kept_rows:
+                t = self.read_file(split, f, cols)
+                kept_rows[f.fileName] = t.filter(keep(t))
+            parts.append(kept_rows[f.fileName])
+        merged = merge(pa.concat_tables(parts), self._merge, keep_deletes=False)
+        return merged.select(self._arrow.names).cast(self._arrow)
 
     def read_file(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
         file_schema = self._schemas.get(f.schemaId)

@@ -181,3 +181,27 @@ def test_endpoints_by_tag_and_time_and_typed_errors(tmp_path: Path) -> None:
         table.diff(2.5, 3)  # type: ignore[arg-type]
     with pytest.raises(mp.InvalidArgumentError):
         table.diff(datetime.datetime(2024, 1, 1), 3)
+
+
+@pytest.mark.parametrize("engine", list(ENGINES))
+def test_small_change_to_a_big_bucket_reads_only_its_keys_and_matches_full_reads(tmp_path: Path, engine: str) -> None:
+    """A single-column key; the changed files hold few rows, so only their keys are merged."""
+    schema = pa.schema([f for f in SCHEMA if f.name != "dt"])
+    table = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                            options={"bucket": "2", "merge-engine": engine, **ENGINES[engine]})
+    rng = random.Random(9)
+    table.write(random_rows(rng, 600, 400).drop_columns(["dt"]))
+    table.compact(full=True)
+    start = table.latest_snapshot().id
+    table.write(random_rows(rng, 5, 500).drop_columns(["dt"]))  # updates and new keys
+    if engine in ("deduplicate", "partial-update"):
+        table.write(random_rows(rng, 3, 400).drop_columns(["dt"]).append_column("_row_kind", pa.array(["-D"] * 3)))
+    end = table.latest_snapshot().id
+    got = Counter(as_rows(table.diff(start, end)))
+    before = {r[0]: r for r in as_rows(table.scan(snapshot_id=start).to_arrow())}
+    after = {r[0]: r for r in as_rows(table.scan(snapshot_id=end).to_arrow())}
+    want = Counter([(*after[k], "+I") for k in after.keys() - before.keys()]
+                   + [(*before[k], "-D") for k in before.keys() - after.keys()]
+                   + [x for k in before.keys() & after.keys() if before[k] != after[k]
+                      for x in ((*before[k], "-U"), (*after[k], "+U"))])
+    assert got == want and len(want) >= (1 if engine == "first-row" else 4)
