@@ -128,6 +128,7 @@ KNOWN: dict[str, Spec] = {
     "incremental-between-scan-mode": Spec("str", "auto", choices=INCREMENTAL_SCAN_MODES),
     "consumer-id": Spec("str", None),
     "source.split.target-size": Spec("size", "128 mb", 1),
+    "source.split.open-file-cost": Spec("size", "4 mb", 0),
 }
 # fields.<column>.<suffix>: the kind of each per-field option
 FIELD_OPTIONS: dict[str, Spec] = {

@@ -1,7 +1,11 @@
 """Scan planning: from a snapshot's manifests to picklable splits (metadata only).
 
-One split per (partition, bucket) — for append tables, buckets with more data than
-``source.split.target-size`` are cut into several splits. Partitions are pruned with the
+One split per (partition, bucket) for primary-key tables (a bucket is merged whole). Append
+tables cut each bucket into splits as Spark cuts file scans (:class:`SplitSizing`): files in
+sequence order, each weighing ``max(size, source.split.open-file-cost)``, packed into splits
+of at most the target size, where the target is ``source.split.target-size`` lowered to the
+plan's total weight / ``parallelism`` (not below the open-file cost) when the reader says how
+many tasks it runs, so a small table still makes one split per core. Partitions are pruned with the
 filter on partition columns, files with min/max stats: any column for append tables, only
 primary-key columns for primary-key tables (a non-key value in an old file says nothing
 about the merged row).
@@ -10,6 +14,7 @@ about the merged row).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +22,7 @@ from . import predicate
 from .errors import InvalidArgumentError, SnapshotNotFoundError
 from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta
 from .manifest_io import ManifestIO, merge_entries
-from .options import Options
+from .options import Options, parse
 from .partition import PartitionSpec
 from .schema import TableSchema
 from .snapshot import APPEND, COMPACT, Snapshot
@@ -38,6 +43,68 @@ class Split:
     filter: predicate.DNF | None = None
     schema_id: int = 0
     row_count: int = field(default=0)
+
+
+SPLIT_OPTIONS = ("source.split.target-size", "source.split.open-file-cost")
+
+
+@dataclass(frozen=True)
+class SplitSizing:
+    """How append-table buckets are cut into splits (Spark's rule for file scans).
+
+    ``target(total)`` = min(target_size, max(open_file_cost, ceil(total / parallelism))),
+    or target_size without a parallelism; ``total`` is the summed weight of the plan's files.
+    """
+
+    target_size: int
+    open_file_cost: int
+    parallelism: int | None = None
+
+    @classmethod
+    def of(cls, table_options: Mapping[str, str], overrides: Mapping[str, str] | None,
+           parallelism: int | None) -> SplitSizing:
+        """From the table's options, overridden by a scan's ``source.split.*`` options.
+
+        Raises InvalidArgumentError for another option name or a parallelism < 1,
+        UnsupportedOptionError for a bad value (both name the option).
+        """
+        for name in overrides or {}:
+            if name not in SPLIT_OPTIONS:
+                raise InvalidArgumentError(
+                    f"scan option {name!r} is not a scan option; a scan takes {', '.join(SPLIT_OPTIONS)}")
+        if parallelism is not None and parallelism < 1:
+            raise InvalidArgumentError(f"parallelism must be >= 1, got {parallelism!r}")
+        merged = {**table_options, **{k: str(v) for k, v in (overrides or {}).items()}}
+        for name in overrides or {}:
+            parse(name, merged[name])
+        opts = Options(merged)
+        return cls(opts[SPLIT_OPTIONS[0]], opts[SPLIT_OPTIONS[1]], parallelism)
+
+    def weight(self, file: DataFileMeta) -> int:
+        return max(file.fileSize, self.open_file_cost)
+
+    def target(self, total_weight: int) -> int:
+        if self.parallelism is None:
+            return self.target_size
+        per_task = -(-total_weight // self.parallelism)
+        return min(self.target_size, max(self.open_file_cost, per_task))
+
+    def pack(self, files: list[DataFileMeta], target: int) -> list[list[DataFileMeta]]:
+        """``files`` in sequence order, cut before a file that would take a split past
+        ``target`` (a file heavier than ``target`` is a split of its own)."""
+        out: list[list[DataFileMeta]] = []
+        current: list[DataFileMeta] = []
+        size = 0
+        for f in sorted(files, key=lambda f: f.minSequenceNumber):
+            w = self.weight(f)
+            if current and size + w > target:
+                out.append(current)
+                current, size = [], 0
+            current.append(f)
+            size += w
+        if current:
+            out.append(current)
+        return out
 
 
 def _file_stats_lookup(file: DataFileMeta, positions: dict[str, int]) -> predicate.StatsLookup:
@@ -87,10 +154,12 @@ class Planner:
         self._arrow = schema.arrow_schema()
         self._spec = PartitionSpec.of(self._arrow, schema.partitionKeys)
         self._schema_positions = schema_fields  # schema id -> column name -> stats position
-        self._options = Options(schema.options)
 
     def plan(self, snapshot: Snapshot | None, dnf: predicate.DNF | None, columns: list[str] | None,
-             incremental: tuple[int, int] | None = None) -> list[Split]:
+             incremental: tuple[int, int] | None = None, sizing: SplitSizing | None = None
+             ) -> list[Split]:
+        """The splits of ``snapshot`` (or of the APPEND snapshots in ``incremental``) that
+        ``dnf`` may match; append buckets cut by ``sizing`` (default: the table's options)."""
         if incremental is not None:
             entries = self._incremental_entries(*incremental)
             snap_id = incremental[1]
@@ -115,11 +184,13 @@ class Planner:
             if dnf and not predicate.might_match(dnf, _file_stats_lookup(e.file, positions), file_columns):
                 continue
             groups[(tuple(e.partition), e.bucket)].append(e)
+        sizing = sizing or SplitSizing.of(self._schema.options, None, None)
+        target = sizing.target(sum(sizing.weight(e.file) for g in groups.values() for e in g))
         splits: list[Split] = []
         for (partition, bucket), group in sorted(groups.items(), key=lambda kv: repr(kv[0])):
             files = [e.file for e in group]
             path = self._spec.path(list(partition))
-            for chunk, raw in self._cut(files):
+            for chunk, raw in self._cut(files, sizing, target):
                 splits.append(Split(snap_id, list(partition), path, bucket, chunk, raw, columns, dnf,
                                     self._schema.id, sum(f.rowCount for f in chunk)))
         return splits
@@ -136,22 +207,11 @@ class Planner:
         keys = self._spec.keys
         return [m for m in metas if predicate.might_match(dnf, _manifest_lookup(keys, m), keys)]
 
-    def _cut(self, files: list[DataFileMeta]) -> list[tuple[list[DataFileMeta], bool]]:
+    def _cut(self, files: list[DataFileMeta], sizing: SplitSizing, target: int
+             ) -> list[tuple[list[DataFileMeta], bool]]:
         if self._schema.primaryKeys:
             return [(files, _non_overlapping(files))]
-        target = self._options["source.split.target-size"]
-        out: list[tuple[list[DataFileMeta], bool]] = []
-        current: list[DataFileMeta] = []
-        size = 0
-        for f in sorted(files, key=lambda f: f.minSequenceNumber):
-            if current and size + f.fileSize > target:
-                out.append((current, True))
-                current, size = [], 0
-            current.append(f)
-            size += f.fileSize
-        if current:
-            out.append((current, True))
-        return out
+        return [(chunk, True) for chunk in sizing.pack(files, target)]
 
     def _incremental_entries(self, start: int, end: int) -> list[ManifestEntry]:
         """Files added by APPEND snapshots in (start, end]."""
@@ -193,4 +253,4 @@ def resolve_snapshot(snapshots: SnapshotManager, snapshot_id: int | None, timest
     return snapshots.latest()
 
 
-__all__ = ["COMPACT", "Planner", "Split", "resolve_snapshot"]
+__all__ = ["COMPACT", "SPLIT_OPTIONS", "Planner", "Split", "SplitSizing", "resolve_snapshot"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -42,7 +42,7 @@ from .manifest_io import ManifestIO
 from .options import Options
 from .post_commit import AfterCommitResult, after_commit
 from .read import SchemaCache, SplitReader
-from .scan import Planner, Split, resolve_snapshot
+from .scan import Planner, Split, SplitSizing, resolve_snapshot
 from .schema import SchemaManager, TableSchema, build_schema
 from .snapshot import Snapshot
 from .snapshot_manager import SnapshotManager
@@ -126,8 +126,10 @@ class TableScan:
     """A planned read of one snapshot (or an incremental range)."""
 
     def __init__(self, table: Table, dnf: predicate.DNF | None, columns: list[str] | None,
-                 snapshot: Snapshot | None, incremental: tuple[int, int] | None) -> None:
+                 snapshot: Snapshot | None, incremental: tuple[int, int] | None,
+                 sizing: SplitSizing | None = None) -> None:
         self._table = table
+        self._sizing = sizing
         self._dnf = dnf
         self._columns = columns
         self.snapshot = snapshot
@@ -135,10 +137,11 @@ class TableScan:
         self._splits: list[Split] | None = None
 
     def plan(self) -> list[Split]:
-        """Picklable splits, one per (partition, bucket); reads metadata only."""
+        """Picklable splits: one per (partition, bucket) of a primary-key table, append
+        buckets cut by size (see ``minipaimon_core.scan``); reads metadata only."""
         if self._splits is None:
             self._splits = self._table.planner().plan(self.snapshot, self._dnf, self._columns,
-                                                      self._incremental)
+                                                      self._incremental, self._sizing)
         return self._splits
 
     def output_schema(self) -> pa.Schema:
@@ -320,11 +323,20 @@ class Table:
         tag: str | None = None,
         timestamp_ms: int | None = None,
         incremental_between: tuple[int, int] | str | None = None,
+        parallelism: int | None = None,
+        options: Mapping[str, str] | None = None,
     ) -> TableScan:
         """Plan a read. ``filter`` is DNF (see predicate); time travel by id, tag or time.
 
-        Raises InvalidArgumentError (bad filter/columns), SnapshotNotFoundError.
+        ``parallelism`` is the number of tasks that will read the splits (Spark's default
+        parallelism): append buckets are then cut so the plan has about that many splits or
+        more. ``options`` overrides the table's ``source.split.target-size`` /
+        ``source.split.open-file-cost`` for this scan.
+
+        Raises InvalidArgumentError (bad filter/columns/parallelism, another option name),
+        UnsupportedOptionError (bad option value), SnapshotNotFoundError.
         """
+        sizing = SplitSizing.of(self.table_schema.options, options, parallelism)
         if snapshot_id is not None and snapshot_id < 1:
             raise InvalidArgumentError(f"snapshot_id must be a snapshot id >= 1, got {snapshot_id!r}")
         if sum(x is not None for x in (snapshot_id, tag, timestamp_ms, incremental_between)) > 1:
@@ -340,7 +352,7 @@ class Table:
         for c in cols or []:
             if c not in arrow.names:
                 raise InvalidArgumentError(f"column {c!r} is not in the table {arrow.names}")
-        return TableScan(self, dnf, cols, snap, incremental)
+        return TableScan(self, dnf, cols, snap, incremental, sizing)
 
     def to_arrow(self) -> pa.Table:
         return self.scan().to_arrow()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 from minipaimon_core.fileio_resolve import is_connection_option, normalize_path
 from minipaimon_core.options import INCREMENTAL_SCAN_MODES, field_option
 from minipaimon_core.options import KNOWN as TABLE_OPTIONS
+from minipaimon_core.scan import SPLIT_OPTIONS
 from minipaimon_core.stream import SCAN_MODES
 
 PATH = "path"
@@ -34,10 +36,12 @@ PRIMARY_KEY = "primary-key"
 PARTITION_KEYS = "partition-keys"
 DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
 MERGE_SCHEMA = "mergeschema"  # Spark's spelling is mergeSchema; keys arrive lower-cased
+PARALLELISM = "scan.parallelism"  # the tasks a batch read's splits are sized for
 
 # Read-side options: ignored by writes (a temporary view passes its options to both).
 READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN,
-                          INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_MODE, "scan.mode", "consumer-id"})
+                          INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_MODE, "scan.mode", "consumer-id",
+                          PARALLELISM})
 WAREHOUSE = "warehouse"
 # Options Spark itself adds to a write (streaming sinks), and the catalog root: no table option.
 SPARK_OPTIONS = frozenset({"checkpointlocation", "queryname", WAREHOUSE})
@@ -168,6 +172,8 @@ class ReadOptions:
     incremental_mode: str = "auto"
     columns: list[str] | None = None
     connection: dict[str, str] = field(default_factory=dict, repr=False)
+    parallelism: int | None = None
+    split_options: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> ReadOptions:
@@ -197,16 +203,39 @@ class ReadOptions:
             incremental_mode=incremental_mode,
             columns=name_list(options, COLUMNS),
             connection=connection_options(options),
+            parallelism=_parallelism(options),
+            split_options={k: options[k] for k in SPLIT_OPTIONS if k in options},
         )
 
     def scan_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``Table.scan`` (time travel only; filter/columns apart)."""
+        """Keyword arguments for ``Table.scan``: time travel and split sizing (filter and
+        columns apart). Without ``scan.parallelism`` the splits are sized for the cores the
+        planning process sees: Spark tells a Python source nothing about its parallelism,
+        and the planner runs on the driver, so this is ``local[*]``'s default parallelism
+        and at most the driver's cores on a cluster (``source.split.target-size`` still caps
+        every split, so big tables get many splits either way)."""
         return {
             "snapshot_id": self.snapshot_id,
             "timestamp_ms": self.timestamp_ms,
             "tag": self.tag,
             "incremental_between": self.incremental_between,
+            "parallelism": self.parallelism or _cores(),
+            "options": self.split_options,
         }
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _parallelism(options: Mapping[str, str]) -> int | None:
+    value = _int_option(options, PARALLELISM)
+    if value is not None and value < 1:
+        raise InvalidArgumentError(f"option {PARALLELISM!r} must be a positive integer, got {value}")
+    return value
 
 
 def _incremental(raw: str | None) -> tuple[Endpoint, Endpoint] | None:

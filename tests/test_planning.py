@@ -11,7 +11,9 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.fileio import LocalFileIO
-from minipaimon_core.scan import Planner
+from minipaimon_core.manifest import DataFileMeta
+from minipaimon_core.scan import Planner, SplitSizing
+from minipaimon_core.stats import values_stats
 
 SCHEMA = pa.schema([pa.field("p", pa.int32()), pa.field("q", pa.string()), pa.field("v", pa.int64())])
 PARTITIONS = 200
@@ -109,3 +111,77 @@ def test_rewrite_of_an_empty_table_and_after_deletes(tmp_path: Path) -> None:
     table.rewrite_manifests()
     assert table.to_arrow().column("v").to_pylist() == [9]
     assert files_of(table, [("p", "=", 3)]) == set()
+
+
+MB = 1 << 20
+
+
+@pytest.mark.parametrize("target_size, open_cost, parallelism, total, want", [
+    (128 * MB, 4 * MB, None, 1000 * MB, 128 * MB),  # no parallelism: the option
+    (128 * MB, 4 * MB, 2, 60 * MB, 30 * MB),  # small table: total / tasks
+    (128 * MB, 4 * MB, 2, 1000 * MB, 128 * MB),  # big table: capped by the option
+    (128 * MB, 4 * MB, 8, 8 * MB, 4 * MB),  # tiny table: not below the open-file cost
+    (128 * MB, MB, 3, 10 * MB + 1, 10 * MB // 3 + 1),  # total / tasks, rounded up
+    (100, 0, 1, 7, 7),
+])
+def test_split_target_follows_sparks_rule(target_size: int, open_cost: int, parallelism: int | None,
+                                          total: int, want: int) -> None:
+    assert SplitSizing(target_size, open_cost, parallelism).target(total) == want
+
+
+def data_file(seq: int, size: int) -> DataFileMeta:
+    empty = values_stats([], 0)
+    return DataFileMeta(fileName=f"f{seq}", fileSize=size, rowCount=1, minKey=[], maxKey=[],
+                        valueStats=empty, minSequenceNumber=seq, maxSequenceNumber=seq,
+                        schemaId=0, level=0, creationTime=0)
+
+
+@pytest.mark.parametrize("sizes, open_cost, target, want", [
+    ([10, 10, 10, 10], 0, 20, [[0, 1], [2, 3]]),
+    ([10, 10, 10, 10], 0, 19, [[0], [1], [2], [3]]),
+    ([50, 1, 1, 1], 0, 20, [[0], [1, 2, 3]]),  # a file past the target is a split of its own
+    ([1, 1, 1, 1], 5, 10, [[0, 1], [2, 3]]),  # small files weigh the open-file cost
+    ([], 0, 10, []),
+])
+def test_pack_keeps_sequence_order_and_cuts_at_the_target(
+        sizes: list[int], open_cost: int, target: int, want: list[list[int]]) -> None:
+    files = [data_file(i, s) for i, s in enumerate(sizes)]
+    packed = SplitSizing(1, open_cost).pack(list(reversed(files)), target)
+    assert [[f.minSequenceNumber for f in chunk] for chunk in packed] == want
+
+
+def test_parallelism_and_scan_options_cut_an_append_bucket(tmp_path: Path) -> None:
+    table = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    for i in range(4):
+        table.write(pa.table({"p": [i] * 100, "q": ["x"] * 100, "v": list(range(100))}, schema=SCHEMA))
+    one = table.scan().plan()
+    assert [len(s.files) for s in one] == [4]  # 4 small files, default sizing: one split
+    two = table.scan(parallelism=2, options={"source.split.open-file-cost": "0"}).plan()
+    assert [len(s.files) for s in two] == [2, 2]
+    tiny = table.scan(options={"source.split.target-size": "1 b"}).plan()
+    assert [len(s.files) for s in tiny] == [1, 1, 1, 1]
+    assert [f.minSequenceNumber for s in tiny for f in s.files] == \
+        sorted(f.minSequenceNumber for s in tiny for f in s.files)
+    rows = pa.Table.from_batches([b for s in tiny for b in table.read_split(s)])
+    assert rows.sort_by("v").equals(table.to_arrow().sort_by("v"))
+
+
+def test_primary_key_buckets_stay_whole_whatever_the_sizing(tmp_path: Path) -> None:
+    table = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["p"], options={"bucket": "1"})
+    for i in range(3):
+        table.write(pa.table({"p": [i], "q": ["x"], "v": [i]}, schema=SCHEMA))
+    splits = table.scan(parallelism=8, options={"source.split.target-size": "1 b"}).plan()
+    assert [len(s.files) for s in splits] == [3]
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"options": {"bucket": "2"}}, mp.InvalidArgumentError, "'bucket'"),
+    ({"options": {"source.split.target-size": "big"}}, mp.UnsupportedOptionError, "source.split.target-size"),
+    ({"options": {"source.split.target-size": "0"}}, mp.UnsupportedOptionError, "source.split.target-size"),
+    ({"parallelism": 0}, mp.InvalidArgumentError, "parallelism"),
+])
+def test_bad_scan_sizing_is_a_typed_error(tmp_path: Path, kwargs: dict[str, Any], error: type,
+                                          words: str) -> None:
+    table = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    with pytest.raises(error, match=words):
+        table.scan(**kwargs)

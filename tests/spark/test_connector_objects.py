@@ -291,6 +291,25 @@ def test_one_partition_per_split(tmp_path: Path) -> None:
     assert "bucket=" in repr(partitions[0])
 
 
+def test_append_splits_are_sized_for_the_read_parallelism(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    for i in range(4):  # four small files in one bucket
+        write_job(path, [[batch([2 * i, 2 * i + 1])]])
+
+    def partitions(**options: str) -> list[Any]:
+        source = roundtrip(MiniPaimonDataSource({"path": str(path), **options}))
+        return roundtrip(source.reader(SPARK_SCHEMA)).partitions()
+
+    # each small file weighs the 4 mb open-file cost: 16 mb over 2 tasks -> 2 files a split
+    assert [len(p.split.files) for p in partitions(**{"scan.parallelism": "2"})] == [2, 2]
+    assert len(partitions(**{"scan.parallelism": "1"})) == 1
+    assert len(partitions(**{"source.split.target-size": "1 b"})) == 4
+    assert len(partitions(**{"scan.parallelism": "4", "source.split.open-file-cost": "0"})) == 4
+    ids = read_all(path, SPARK_SCHEMA, **{"source.split.target-size": "1 b"}).column("id").to_pylist()
+    assert sorted(ids) == list(range(8))
+    assert mp.open_table(str(path)).options() == {}  # read options change no table option
+
+
 def test_empty_table_reads_nothing(tmp_path: Path) -> None:
     path = tmp_path / "t"
     new_writer(path)  # creates the table, commits nothing
@@ -389,6 +408,8 @@ def test_writes_ignore_read_options(tmp_path: Path) -> None:
     ({"scan.timestamp-millis": "yesterday"}, "scan.timestamp-millis"),
     ({"columns": " , "}, "columns"),
     ({"path": "  "}, "TEMPORARY VIEW"),
+    ({"scan.parallelism": "0"}, "scan.parallelism"),
+    ({"scan.parallelism": "many"}, "scan.parallelism"),
 ])
 def test_bad_read_options_name_the_option(tmp_path: Path, options: dict[str, str],
                                           message: str) -> None:

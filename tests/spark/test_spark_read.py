@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,26 @@ def test_read_partitioned_bucketed_pk_table(spark: Any, tmp_path: Path) -> None:
     want = pa.concat_tables([rows(range(30)), rows(range(5), "d2"), rows(range(5, 10), "d2", -1.0),
                              rows(range(10, 20), "d2")])
     assert_df_equality(df, expected(spark, want), ignore_row_order=True, ignore_nullable=True)
+
+
+def test_an_append_read_uses_the_cores(spark: Any, tmp_path: Path) -> None:
+    """One bucket of four small files: one task before split sizing; now the splits are
+    sized for the read's parallelism (default: the cores the planner sees) and
+    ``source.split.target-size``."""
+    path = tmp_path / "t"
+    t = mp.create_table(str(path), SCHEMA)
+    for i in range(4):
+        t.write(rows(range(10 * i, 10 * i + 10)))
+    want = expected(spark, rows(range(40)))
+    # each file weighs the 4 mb open-file cost: target max(4 mb, 16 mb / cores)
+    cores = len(os.sched_getaffinity(0))
+    assert load(spark, path).rdd.getNumPartitions() == {1: 1, 2: 2}.get(cores, 4)
+    two = load(spark, path, **{"scan.parallelism": "2"})
+    assert two.rdd.getNumPartitions() == 2
+    tiny = load(spark, path, **{"source.split.target-size": "1 b"})
+    assert tiny.rdd.getNumPartitions() == 4
+    for df in (two, tiny):
+        assert_df_equality(df, want, ignore_row_order=True, ignore_nullable=True)
 
 
 @pytest.mark.smoke
