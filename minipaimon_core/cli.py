@@ -5,6 +5,7 @@ minipaimon info      PATH
 minipaimon snapshots PATH
 minipaimon files     PATH [--snapshot N]
 minipaimon schema    PATH [--id N]
+minipaimon plan      PATH [--where "COL OP VALUE"]... [--snapshot N] [--parallelism N]
 minipaimon system    PATH NAME [--snapshot N]     (any system table, e.g. manifests)
 minipaimon compact   PATH [--full]
 minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME]
@@ -15,7 +16,9 @@ minipaimon tag       create PATH NAME [--snapshot N] | delete PATH NAME | list P
 
 PATH is a table path (local, ``file:`` or ``s3://``), or ``namespace.table`` in the
 warehouse given by ``--warehouse ROOT`` (before the command) or ``$MINIPAIMON_WAREHOUSE``.
-TIME is epoch milliseconds, an ISO date-time (``2024-05-01T12:00``, local time unless it has
+``plan`` prints what planning a scan costs (manifests read / skipped, entries, files,
+splits, time) and the splits; ``--where`` terms are ANDed, OP one of = != < <= > >= or
+``COL is [not] null``, VALUE cast to the column's type. TIME is epoch milliseconds, an ISO date-time (``2024-05-01T12:00``, local time unless it has
 an offset), or an age such as ``2d`` / ``36 h`` (that long before now). Long work
 (compaction, orphan scan) draws a progress bar on stderr when stderr is a terminal, or
 always with ``--progress``. Any error exits with status 1 and one line on stderr.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -38,6 +42,7 @@ from .compaction import compact_table
 from .errors import InvalidArgumentError, MiniPaimonError
 from .manifest_io import live_files
 from .options import parse_duration_ms
+from .scan import PlanStats
 from .table import Table, open_table
 
 
@@ -159,9 +164,65 @@ def cmd_info(t: Table, args: argparse.Namespace) -> str:
         ("data files", f"{len(files)} ({_size(sum(e.file.fileSize for e in files))})"),
         ("tags", len(t.tags())),
         ("consumers", len(t.consumers())),
+        ("full plan", _plan_cost(_planned(t))),
     ]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def _planned(t: Table) -> PlanStats:
+    """The stats of planning a full scan on a fresh handle (nothing cached)."""
+    scan = open_table(t.path, t.io).scan()
+    scan.plan()
+    return scan.stats
+
+
+def _plan_cost(s: PlanStats) -> str:
+    return (f"{s.seconds * 1000:.1f} ms: {s.manifests_read} of {s.manifests} manifests read "
+            f"({s.manifests - s.manifests_read} skipped), {s.entries} entries, {s.files} files, "
+            f"{s.splits} splits")
+
+
+_TERM = re.compile(r"^\s*(\w+)\s*(=|!=|<>|<=|>=|<|>)\s*(.*?)\s*$")
+_NULL_TERM = re.compile(r"^\s*(\w+)\s+is\s+(not\s+)?null\s*$", re.IGNORECASE)
+
+
+def parse_where(terms: Sequence[str], schema: pa.Schema) -> list[Any] | None:
+    """``["p = 3", "q is null"]`` -> a one-conjunction filter, values cast to the column type.
+
+    Raises InvalidArgumentError naming the term that is malformed or names no column.
+    """
+    out: list[Any] = []
+    for text in terms:
+        m, n = _TERM.match(text), _NULL_TERM.match(text)
+        match = n or m
+        column = match.group(1) if match is not None else None
+        if column is None or column not in schema.names:
+            raise InvalidArgumentError(
+                f"--where {text!r}: expected 'COLUMN OP VALUE' (OP one of = != < <= > >=) or "
+                f"'COLUMN is [not] null' with a column of {schema.names}")
+        if n is not None:
+            out.append((column, "is not null" if n.group(2) else "is null", None))
+            continue
+        assert m is not None
+        raw = m.group(3).strip("'\"")
+        try:
+            value = pa.array([raw]).cast(schema.field(column).type).to_pylist()[0]
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise InvalidArgumentError(
+                f"--where {text!r}: {raw!r} is not a {schema.field(column).type} value") from None
+        out.append((column, "!=" if m.group(2) == "<>" else m.group(2), value))
+    return out or None
+
+
+def cmd_plan(t: Table, args: argparse.Namespace) -> str:
+    scan = open_table(t.path, t.io).scan(filter=parse_where(args.where, t.schema()),
+                                         snapshot_id=args.snapshot, parallelism=args.parallelism)
+    splits = scan.plan()
+    rows = [(str(s.partition), s.bucket, len(s.files), s.row_count, sum(f.fileSize for f in s.files),
+             s.raw_convertible) for s in splits]
+    return format_table(["partition", "bucket", "files", "records", "bytes", "raw"], rows) + \
+        f"\n\nplan: {_plan_cost(scan.stats)}"
 
 
 def cmd_snapshots(t: Table, args: argparse.Namespace) -> str:
@@ -258,6 +319,11 @@ def build_parser() -> argparse.ArgumentParser:
     cmd("snapshots", "list retained snapshots")
     cmd("files", "list data files").add_argument("--snapshot", type=int)
     cmd("schema", "show the (or one) schema").add_argument("--id", type=int)
+    c = cmd("plan", "plan a scan: its splits and what planning cost")
+    c.add_argument("--where", action="append", default=[], metavar="TERM",
+                   help="'COL OP VALUE' or 'COL is [not] null' (repeat: AND)")
+    c.add_argument("--snapshot", type=int)
+    c.add_argument("--parallelism", type=int, help="size append splits for N readers")
     c = cmd("system", "print a system table")
     c.add_argument("name")
     c.add_argument("--snapshot", type=int)
@@ -287,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _SIMPLE = {"info": cmd_info, "snapshots": cmd_snapshots, "files": cmd_files, "schema": cmd_schema,
+           "plan": cmd_plan,
            "system": cmd_system, "expire": cmd_expire, "rollback": cmd_rollback, "tag": cmd_tag}
 _LONG = {"compact": cmd_compact, "orphans": cmd_orphans}
 

@@ -45,6 +45,20 @@ class Split:
     row_count: int = field(default=0)
 
 
+@dataclass(frozen=True)
+class PlanStats:
+    """What planning one scan cost: the snapshot's data manifests and how many of them were
+    read (the rest were skipped by their partition stats), the live entries examined, the
+    files and splits planned, and the wall time (set by the caller that timed it)."""
+
+    manifests: int = 0
+    manifests_read: int = 0
+    entries: int = 0
+    files: int = 0
+    splits: int = 0
+    seconds: float = 0.0
+
+
 SPLIT_OPTIONS = ("source.split.target-size", "source.split.open-file-cost")
 
 
@@ -154,20 +168,24 @@ class Planner:
         self._arrow = schema.arrow_schema()
         self._spec = PartitionSpec.of(self._arrow, schema.partitionKeys)
         self._schema_positions = schema_fields  # schema id -> column name -> stats position
+        self.stats = PlanStats()  # of the last plan()
 
     def plan(self, snapshot: Snapshot | None, dnf: predicate.DNF | None, columns: list[str] | None,
              incremental: tuple[int, int] | None = None, sizing: SplitSizing | None = None
              ) -> list[Split]:
         """The splits of ``snapshot`` (or of the APPEND snapshots in ``incremental``) that
         ``dnf`` may match; append buckets cut by ``sizing`` (default: the table's options)."""
+        manifests = read = 0
         if incremental is not None:
             entries = self._incremental_entries(*incremental)
             snap_id = incremental[1]
         elif snapshot is None:
+            self.stats = PlanStats()
             return []
         else:
             every = self._manifests.data_manifests(snapshot)
             metas = self.prune_manifests(every, dnf)
+            manifests, read = len(every), len(metas)
             # unpruned: also check the manifest lists against the snapshot's row counts
             entries, _ = merge_entries(self._manifests.data_entries(snapshot) if len(metas) == len(every)
                                        else self._manifests.entries_of(metas))
@@ -193,6 +211,7 @@ class Planner:
             for chunk, raw in self._cut(files, sizing, target):
                 splits.append(Split(snap_id, list(partition), path, bucket, chunk, raw, columns, dnf,
                                     self._schema.id, sum(f.rowCount for f in chunk)))
+        self.stats = PlanStats(manifests, read, len(entries), sum(len(s.files) for s in splits), len(splits))
         return splits
 
     def prune_manifests(self, metas: list[ManifestFileMeta], dnf: predicate.DNF | None
@@ -253,4 +272,4 @@ def resolve_snapshot(snapshots: SnapshotManager, snapshot_id: int | None, timest
     return snapshots.latest()
 
 
-__all__ = ["COMPACT", "SPLIT_OPTIONS", "Planner", "Split", "SplitSizing", "resolve_snapshot"]
+__all__ = ["COMPACT", "SPLIT_OPTIONS", "PlanStats", "Planner", "Split", "SplitSizing", "resolve_snapshot"]

@@ -12,7 +12,9 @@ t.scan(filter=[("dt", "=", "d1")], columns=["id"]).to_arrow()
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +44,7 @@ from .manifest_io import ManifestIO
 from .options import Options
 from .post_commit import AfterCommitResult, after_commit
 from .read import SchemaCache, SplitReader
-from .scan import Planner, Split, SplitSizing, resolve_snapshot
+from .scan import Planner, PlanStats, Split, SplitSizing, resolve_snapshot
 from .schema import SchemaManager, TableSchema, build_schema
 from .snapshot import Snapshot
 from .snapshot_manager import SnapshotManager
@@ -135,13 +137,17 @@ class TableScan:
         self.snapshot = snapshot
         self._incremental = incremental
         self._splits: list[Split] | None = None
+        self.stats = PlanStats()  # what plan() cost, once it ran
 
     def plan(self) -> list[Split]:
         """Picklable splits: one per (partition, bucket) of a primary-key table, append
         buckets cut by size (see ``minipaimon_core.scan``); reads metadata only."""
         if self._splits is None:
-            self._splits = self._table.planner().plan(self.snapshot, self._dnf, self._columns,
-                                                      self._incremental, self._sizing)
+            planner = self._table.planner()
+            start = time.perf_counter()
+            self._splits = planner.plan(self.snapshot, self._dnf, self._columns, self._incremental,
+                                        self._sizing)
+            self.stats = dataclasses.replace(planner.stats, seconds=time.perf_counter() - start)
         return self._splits
 
     def output_schema(self) -> pa.Schema:

@@ -121,3 +121,25 @@ def test_format_table_and_parse_time():
     assert parse_time("2024-01-01T00:00:00+00:00") == 1704067200000
     with pytest.raises(mp.InvalidArgumentError, match="cannot read time"):
         parse_time("yesterday-ish")
+
+
+def test_plan_prints_the_splits_and_what_planning_cost(table):
+    full, one, ranged, parallel, bad_column, bad_value, info = run_all(
+        ("plan", table.path),
+        ("plan", table.path, "--where", "dt = d1"),
+        ("plan", table.path, "--where", "id >= 4", "--where", "k is not null"),
+        ("plan", table.path, "--where", "dt = 'd2'", "--parallelism", "2"),
+        ("plan", table.path, "--where", "nope = 1"),
+        ("plan", table.path, "--where", "id < one"),
+        ("info", table.path),
+    )
+    assert full[0] == 0 and "4 of 4 manifests read (0 skipped), 4 entries, 4 files, 2 splits" in full[1]
+    assert_aligned(full[1].split("\n\n")[0])
+    assert one[0] == 0 and "2 of 4 manifests read (2 skipped), 2 entries, 2 files, 1 splits" in one[1]
+    assert "['d1']" in one[1] and "['d2']" not in one[1]
+    assert ranged[0] == 0 and "3 files, 2 splits" in ranged[1]  # ids 0-2 skipped by their stats
+    assert parallel[0] == 0 and "2 files, 2 splits" in parallel[1]  # 2 small files for 2 readers
+    for code, out, err in (bad_column, bad_value):
+        assert code == 1 and out == "" and "--where" in err and err.count("\n") == 1
+    assert "column of ['id', 'k', 'v', 'dt']" in bad_column[2] and "not a int64 value" in bad_value[2]
+    assert info[0] == 0 and "full plan" in info[1] and "4 of 4 manifests read" in info[1]

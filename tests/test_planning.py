@@ -66,6 +66,11 @@ def test_rewrite_lets_a_one_partition_filter_skip_most_manifest_bytes(wide_table
     assert sum(len(s.files) for s in full) == PARTITIONS * COMMITS
     assert [len(s.files) for s in one] == [COMMITS]
     assert one_io.manifest_bytes <= 0.05 * full_io.manifest_bytes, (one_io.manifest_bytes, full_io.manifest_bytes)
+    scan = mp.open_table(wide_table).scan(filter=[("p", "=", 123)])
+    scan.plan()
+    stats = scan.stats  # what `minipaimon plan` prints
+    assert stats.manifests == result.manifests_after and 1 <= stats.manifests_read <= 0.05 * stats.manifests
+    assert (stats.files, stats.splits) == (COMMITS, 1) and stats.entries < PARTITIONS * COMMITS / 10
     # the rewritten table keeps taking commits and time travel to before the rewrite works
     table.write(pa.table({"p": [123], "q": ["q0"], "v": [-1]}, schema=SCHEMA))
     assert len(files_of(table, [("p", "=", 123)])) == COMMITS + 1
