@@ -67,7 +67,8 @@ class SplitSizing:
     """How append-table buckets are cut into splits (Spark's rule for file scans).
 
     ``target(total)`` = min(target_size, max(open_file_cost, ceil(total / parallelism))),
-    or target_size without a parallelism; ``total`` is the summed weight of the plan's files.
+    or target_size without a parallelism; ``total`` is the summed weight of the plan's files,
+    a file weighing ``max(size, open_file_cost)``.
     """
 
     target_size: int
@@ -94,9 +95,6 @@ class SplitSizing:
         opts = Options(merged)
         return cls(opts[SPLIT_OPTIONS[0]], opts[SPLIT_OPTIONS[1]], parallelism)
 
-    def weight(self, file: DataFileMeta) -> int:
-        return max(file.fileSize, self.open_file_cost)
-
     def target(self, total_weight: int) -> int:
         if self.parallelism is None:
             return self.target_size
@@ -106,11 +104,14 @@ class SplitSizing:
     def pack(self, files: list[DataFileMeta], target: int) -> list[list[DataFileMeta]]:
         """``files`` in sequence order, cut before a file that would take a split past
         ``target`` (a file heavier than ``target`` is a split of its own)."""
+        if len(files) <= 1:
+            return [files] if files else []
         out: list[list[DataFileMeta]] = []
         current: list[DataFileMeta] = []
         size = 0
+        cost = self.open_file_cost
         for f in sorted(files, key=lambda f: f.minSequenceNumber):
-            w = self.weight(f)
+            w = max(f.fileSize, cost)
             if current and size + w > target:
                 out.append(current)
                 current, size = [], 0
@@ -193,17 +194,24 @@ class Planner:
         groups: dict[tuple[tuple[Any, ...], int], list[ManifestEntry]] = defaultdict(list)
         pk = self._schema.primaryKeys
         file_columns = pk if pk else None
+        partition_ok: dict[tuple[Any, ...], bool] = {}  # the filter on a partition, once per partition
         for e in entries:
-            if dnf and self._spec.keys and not predicate.might_match(
-                dnf, _partition_lookup(self._spec, e.partition), self._spec.keys
-            ):
-                continue
+            key = tuple(e.partition)
+            if dnf and self._spec.keys:
+                ok = partition_ok.get(key)
+                if ok is None:
+                    ok = partition_ok[key] = predicate.might_match(
+                        dnf, _partition_lookup(self._spec, e.partition), self._spec.keys)
+                if not ok:
+                    continue
             positions = self._schema_positions.get(e.file.schemaId, {})
             if dnf and not predicate.might_match(dnf, _file_stats_lookup(e.file, positions), file_columns):
                 continue
-            groups[(tuple(e.partition), e.bucket)].append(e)
+            groups[(key, e.bucket)].append(e)
         sizing = sizing or SplitSizing.of(self._schema.options, None, None)
-        target = sizing.target(sum(sizing.weight(e.file) for g in groups.values() for e in g))
+        cost = sizing.open_file_cost
+        target = sizing.target(0 if sizing.parallelism is None else
+                               sum(max(e.file.fileSize, cost) for g in groups.values() for e in g))
         splits: list[Split] = []
         for (partition, bucket), group in sorted(groups.items(), key=lambda kv: repr(kv[0])):
             files = [e.file for e in group]
