@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,29 @@ def test_bad_scan_sizing_is_a_typed_error(tmp_path: Path, kwargs: dict[str, Any]
     table = mp.create_table(str(tmp_path / "t"), SCHEMA)
     with pytest.raises(error, match=words):
         table.scan(**kwargs)
+
+
+class MeetingIO(LocalFileIO):
+    """The first two manifest reads must meet at a barrier: only reads made at once can."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.barrier = threading.Barrier(2, timeout=10)
+        self.slots = 2
+        self.lock = threading.Lock()
+
+    def read_bytes(self, path: str) -> bytes:
+        name = path.rsplit("/", 1)[-1]
+        if name.startswith("manifest-") and not name.startswith("manifest-list-"):
+            with self.lock:
+                wait, self.slots = self.slots > 0, self.slots - 1
+            if wait:
+                self.barrier.wait()
+        return super().read_bytes(path)
+
+
+def test_a_plan_reads_its_manifests_in_parallel(wide_table: str) -> None:
+    io = MeetingIO()
+    splits = mp.open_table(wide_table, io=io).scan().plan()
+    assert not io.barrier.broken and io.slots < 0
+    assert sum(len(s.files) for s in splits) >= PARTITIONS * COMMITS
