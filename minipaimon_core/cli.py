@@ -8,6 +8,7 @@ minipaimon schema    PATH [--id N]
 minipaimon plan      PATH [--where "COL OP VALUE"]... [--snapshot N] [--parallelism N]
 minipaimon system    PATH NAME [--snapshot N]     (any system table, e.g. manifests)
 minipaimon compact   PATH [--full]
+minipaimon rewrite-manifests PATH                 (manifests clustered by partition)
 minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME]
 minipaimon orphans   PATH [--older-than TIME] [--dry-run]
 minipaimon rollback  PATH (--snapshot N | --tag NAME)
@@ -263,6 +264,14 @@ def cmd_compact(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
     return f"compacted: snapshot {snap_id}" if snap_id is not None else "nothing to compact"
 
 
+def cmd_rewrite_manifests(t: Table, args: argparse.Namespace) -> str:
+    r = t.rewrite_manifests()
+    if r.snapshot_id is None:
+        return "nothing to rewrite: the table has no snapshot"
+    return (f"rewrote {r.manifests_before} manifests into {r.manifests_after} clustered by partition: "
+            f"snapshot {r.snapshot_id}")
+
+
 def cmd_expire(t: Table, args: argparse.Namespace) -> str:
     older = parse_time(args.older_than) if args.older_than is not None else None
     r = t.expire_snapshots(args.retain_max, args.retain_min, older)
@@ -328,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("name")
     c.add_argument("--snapshot", type=int)
     cmd("compact", "compact the table").add_argument("--full", action="store_true")
+    cmd("rewrite-manifests", "rewrite the manifests clustered by partition (filtered plans skip more)")
     c = cmd("expire", "expire old snapshots")
     c.add_argument("--retain-max", type=int)
     c.add_argument("--retain-min", type=int)
@@ -353,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _SIMPLE = {"info": cmd_info, "snapshots": cmd_snapshots, "files": cmd_files, "schema": cmd_schema,
-           "plan": cmd_plan,
+           "plan": cmd_plan, "rewrite-manifests": cmd_rewrite_manifests,
            "system": cmd_system, "expire": cmd_expire, "rollback": cmd_rollback, "tag": cmd_tag}
 _LONG = {"compact": cmd_compact, "orphans": cmd_orphans}
 

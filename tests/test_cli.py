@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
@@ -143,3 +144,20 @@ def test_plan_prints_the_splits_and_what_planning_cost(table):
         assert code == 1 and out == "" and "--where" in err and err.count("\n") == 1
     assert "column of ['id', 'k', 'v', 'dt']" in bad_column[2] and "not a int64 value" in bad_value[2]
     assert info[0] == 0 and "full plan" in info[1] and "4 of 4 manifests read" in info[1]
+
+
+def test_rewrite_manifests_then_plan_reads_fewer(tmp_path):
+    empty = mp.create_table(str(tmp_path / "empty"), SCHEMA)
+    code, out, _ = run("rewrite-manifests", empty.path)
+    assert code == 0 and "nothing to rewrite" in out
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["dt"],
+                        options={"manifest.target-file-size": "1 b"})  # one entry a manifest
+    for k in range(3):  # every commit touches both partitions
+        t.write(pa.concat_tables([rows(k * 4, 2, "d1"), rows(k * 4 + 2, 2, "d2")]))
+    before = run("plan", t.path, "--where", "dt = d1")
+    code, out, _ = run("rewrite-manifests", t.path)
+    after = run("plan", t.path, "--where", "dt = d1")
+    assert "3 of 3 manifests read (0 skipped)" in before[1]
+    assert code == 0 and out.strip() == "rewrote 3 manifests into 6 clustered by partition: snapshot 4"
+    assert "3 of 6 manifests read (3 skipped), 3 entries, 3 files" in after[1]
+    assert sorted_ids(t.refresh().to_arrow()) == list(range(12))
