@@ -217,3 +217,26 @@ def test_a_plan_reads_its_manifests_in_parallel(wide_table: str) -> None:
     splits = mp.open_table(wide_table, io=io).scan().plan()
     assert not io.barrier.broken and io.slots < 0
     assert sum(len(s.files) for s in splits) >= PARTITIONS * COMMITS
+
+
+def test_rewritten_manifests_survive_the_commits_small_manifest_merge(tmp_path: Path) -> None:
+    """A commit merges the manifests smaller than ``manifest.target-file-size`` into one;
+    every rewritten manifest but the last reaches the target, so the commits after a
+    rewrite leave the clustered manifests alone."""
+    target = 8192
+    table = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["p"], options={
+        "manifest.target-file-size": str(target), "manifest.merge-min-count": "3"})
+
+    def commit(c: int) -> None:  # 100 partitions: a delta manifest is small (~4.5 kb)
+        table.write(pa.table({"p": list(range(100)), "q": ["x"] * 100, "v": [c] * 100}, schema=SCHEMA))
+
+    for c in range(20):
+        commit(c)
+    table.rewrite_manifests()
+    rewritten = table.manifests.data_manifests(table.latest_snapshot())  # type: ignore[arg-type]
+    assert len(rewritten) > 5 and all(m.fileSize >= target for m in rewritten[:-1]), \
+        [m.fileSize for m in rewritten]
+    for c in range(20, 24):  # the small-manifest merge runs
+        commit(c)
+    now = {m.fileName for m in table.manifests.data_manifests(table.latest_snapshot())}  # type: ignore[arg-type]
+    assert {m.fileName for m in rewritten[:-1]} <= now

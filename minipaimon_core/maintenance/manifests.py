@@ -3,7 +3,7 @@
 ```
 latest snapshot N ──► its live entries (base + delta merged: ADDs only)
                   ──► sorted by (partition, bucket, level, file name)
-                  ──► cut into manifests of about ``manifest.target-file-size``
+                  ──► cut into manifests that reach ``manifest.target-file-size``
                   ──► snapshot N+1 (COMPACT): the same files, new base list, empty delta
                       (created only if absent; a lost race is retried on the new latest)
 ```
@@ -91,10 +91,23 @@ def _order(entry: ManifestEntry) -> tuple[Any, ...]:
 
 
 def _chunks(entries: list[ManifestEntry], target: int) -> list[list[ManifestEntry]]:
-    """Runs of ``entries`` whose encoded manifests are about ``target`` bytes."""
+    """Runs of ``entries`` whose encoded manifests reach ``target`` bytes (all but the last),
+    as a rolling writer closes a file once it is full. A rewritten manifest is therefore
+    never "small" to a commit's small-manifest merge, which would otherwise fold the
+    clustered manifests back into one manifest of every partition."""
     if not entries:
         return []
     sample = entries[:_SAMPLE]
     per_entry = max(1, len(manifest_codec.encode_entries(sample)) // len(sample))
-    size = max(1, target // per_entry)
-    return [entries[i:i + size] for i in range(0, len(entries), size)]
+    out: list[list[ManifestEntry]] = []
+    start = 0
+    while start < len(entries):
+        end = min(len(entries), start + max(1, -(-target // per_entry)))
+        while end < len(entries):
+            missing = target - len(manifest_codec.encode_entries(entries[start:end]))
+            if missing <= 0:
+                break
+            end = min(len(entries), end + max(1, -(-missing // per_entry)))
+        out.append(entries[start:end])
+        start = end
+    return out
