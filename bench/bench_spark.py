@@ -308,6 +308,8 @@ def start_spark() -> Any:
 def our_reads(spark: Any, reps: int, expected_sum: float, noop: bool) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
+    import minipaimon_spark
+
     def mp_load(name: str) -> Callable[[], Any]:
         path = os.path.join(TABLES, name)
         return lambda: spark.read.format("minipaimon").load(path)
@@ -320,6 +322,10 @@ def our_reads(spark: Any, reps: int, expected_sum: float, noop: bool) -> dict[st
         "mp append": mp_load("append"),
         "mp pk compacted": mp_load("pk_compacted"),
         "mp pk 3 runs": mp_load("pk_3runs"),
+        # minipaimon_spark.table: Spark's Parquet reader for every split that needs no merge
+        "mp.table append": lambda: minipaimon_spark.table(spark, os.path.join(TABLES, "append")),
+        "mp.table pk compacted": lambda: minipaimon_spark.table(spark, os.path.join(TABLES, "pk_compacted")),
+        "mp.table pk 3 runs": lambda: minipaimon_spark.table(spark, os.path.join(TABLES, "pk_3runs")),
     }
 
     def check_sum(rows: list[Any]) -> bool:
@@ -454,7 +460,10 @@ def _rows(op: str, ours: dict[str, Any], suffix: str, ceiling_name: str, ref_rec
 
 def read_rows(ours: dict[str, Any], ref: dict[str, Any] | None) -> list[list[Any]]:
     names = [("native", "native parquet"), ("mp append", "mp (a) append"),
-             ("mp pk compacted", "mp (b) pk compacted"), ("mp pk 3 runs", "mp (c) pk 3 runs")]
+             ("mp pk compacted", "mp (b) pk compacted"), ("mp pk 3 runs", "mp (c) pk 3 runs"),
+             ("mp.table append", "minipaimon_spark.table (a)"),
+             ("mp.table pk compacted", "minipaimon_spark.table (b)"),
+             ("mp.table pk 3 runs", "minipaimon_spark.table (c)")]
     rows = []
     for action in ("sum(v)", "noop"):
         if f"ceiling DS {action}" not in ours:

@@ -13,14 +13,14 @@ imports it in every new session through ``pyspark_minipaimon``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceReader
 
 from minipaimon_spark.source import SHORT_NAME, MiniPaimonDataSource
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
@@ -48,6 +48,15 @@ def register(spark: SparkSession) -> None:
     register_procedures(spark)
     if supports_filter_pushdown():
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
+
+
+def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
+    """The table at ``path`` as a DataFrame: what ``spark.read.format("minipaimon")
+    .options(**options).load(path)`` returns, with every file that needs no merge read by
+    Spark's own Parquet reader (see :mod:`minipaimon_spark.native`)."""
+    from minipaimon_spark.native import table as native_table
+
+    return native_table(spark, path, **options)
 
 
 def compact(spark: SparkSession, path: str, full: bool = False,

@@ -189,7 +189,10 @@ class MiniPaimonReader(DataSourceReader):
             columns=self._columns(table.schema()),
             **self.options.scan_kwargs(),
         )
-        return [SplitPartition(split) for split in scan.plan()]
+        splits = scan.plan()
+        if self.options.merge_splits_only:
+            splits = [s for s in splits if not s.raw_convertible]
+        return [SplitPartition(split) for split in splits]
 
     def _incremental_partitions(self, table: mp.Table) -> list[InputPartition]:
         """``incremental-between``: the changes of the snapshots in (start, end], by

@@ -1,0 +1,160 @@
+"""``minipaimon_spark.table``: a read that hands Spark's own Parquet reader every file that
+needs no merge, and reads only the rest through the Python data source.
+
+```
+ plan the snapshot (core, on the driver) ──► splits
+   raw splits (append tables; primary-key buckets whose files do not overlap)
+     └► per schema version: spark.read.parquet(files) ─► kept row kinds (+I, +U) ─►
+        columns by field id onto the read schema (renamed: old name; added: null), cast
+   splits that need a merge
+     └► spark.read.format("minipaimon") with ``scan.merge-splits-only`` at the same snapshot
+ unionByName ──► one DataFrame, same rows and schema as format("minipaimon")
+```
+
+Snapshot isolation: the native files are those of the planned snapshot, and the Python part
+reads that snapshot (pinned by id, or by the same tag or time). Object stores: Spark reads
+``s3a://`` paths when the Hadoop AWS classes are on its classpath; otherwise (and on Spark
+Connect for object stores, and for column types Spark's Parquet reader reads differently) the
+whole read goes through the Python data source, with a one-line notice for object stores.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from minipaimon_core.data_file import VALUE_KIND
+from minipaimon_core.fileio_resolve import scheme_of
+from minipaimon_core.read import INSERT, UPDATE_AFTER
+from minipaimon_spark.options import (
+    COLUMNS,
+    MERGE_SPLITS_ONLY,
+    SNAPSHOT_ID,
+    TAG_NAME,
+    TIMESTAMP_MILLIS,
+    ReadOptions,
+)
+from minipaimon_spark.reader import open_at, read_changelog
+from minipaimon_spark.source import SHORT_NAME
+from minipaimon_spark.system import split_system_path
+from minipaimon_spark.types import to_spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    import minipaimon_core as mp
+    from minipaimon_core.scan import Split
+
+S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+
+
+def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
+    """The table at ``path`` (or a catalog name with option ``warehouse``) as a DataFrame,
+    with the read options of ``format("minipaimon")`` (time travel, ``columns``, ...).
+
+    Raises what ``format("minipaimon").load`` raises for bad options or a missing table.
+    """
+    raw = {str(k): str(v) for k, v in options.items()}
+    python = spark.read.format(SHORT_NAME).options(**raw)
+    read = ReadOptions.parse({"path": path, **raw})
+    if read.incremental_between is not None or split_system_path(read.path)[1] is not None:
+        return python.load(path)
+    t = open_at(read)
+    if read_changelog(raw, t) or not _spark_reads_natively(t.schema()):
+        return python.load(path)
+    splits = t.scan(**read.scan_kwargs()).plan()
+    native = [s for s in splits if s.raw_convertible]
+    to_spark_path = _spark_paths(spark, t.path)
+    if not native or to_spark_path is None:
+        return python.load(path)
+    snapshot = t.snapshot_manager.try_get(splits[0].snapshot_id)
+    if snapshot is None or snapshot.schemaId != t.table_schema.id:
+        return python.load(path)  # the schema changed after the snapshot (or it just expired)
+    parts = [_read_files(spark, t, group, to_spark_path) for group in _by_schema(native)]
+    if len(native) < len(splits):
+        whole = {k: v for k, v in raw.items() if k.lower() != COLUMNS}  # projected after the union
+        merged = spark.read.format(SHORT_NAME).options(**whole).option(MERGE_SPLITS_ONLY, "true")
+        if not {k.lower() for k in raw} & {SNAPSHOT_ID, TAG_NAME, TIMESTAMP_MILLIS}:
+            merged = merged.option(SNAPSHOT_ID, str(snapshot.id))  # later commits must not show
+        parts.append(merged.load(path))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.unionByName(part)
+    if read.columns is not None:
+        out = out.select(*[f"`{c}`" for c in read.columns])
+    return out
+
+
+def _by_schema(splits: list[Split]) -> list[list[tuple[Split, Any]]]:
+    groups: dict[int, list[tuple[Split, Any]]] = {}
+    for s in splits:
+        for f in s.files:
+            groups.setdefault(f.schemaId, []).append((s, f))
+    return [groups[k] for k in sorted(groups)]
+
+
+def _read_files(spark: SparkSession, t: mp.Table, files: list[tuple[Split, Any]],
+                to_spark_path: Callable[[str], str]) -> DataFrame:
+    """The rows of ``files`` (one schema version) in the read schema of ``t``."""
+    from pyspark.sql import functions as F
+
+    file_schema = t.schema_by_id(files[0][1].schemaId)
+    paths = [to_spark_path(t.layout.data_file_path(s.partition_path, s.bucket, f.fileName)) for s, f in files]
+    df = spark.read.parquet(*paths)
+    if t.primary_keys():
+        df = df.where(F.col(VALUE_KIND).isin(INSERT, UPDATE_AFTER))
+    by_id = {fld.id: fld.name for fld in file_schema.fields}
+    columns = []
+    for fld, arrow_field in zip(t.table_schema.fields, t.schema()):
+        spark_type = to_spark_type(arrow_field.type)
+        old = by_id.get(fld.id)
+        column = F.col(f"`{old}`") if old is not None else F.lit(None)
+        columns.append(column.cast(spark_type).alias(fld.name))
+    return df.select(*columns)
+
+
+def _spark_paths(spark: SparkSession, table_path: str) -> Callable[[str], str] | None:
+    """How Spark's own reader names a data file of the table, or None when Spark cannot
+    read the table's storage itself (then the Python source reads everything)."""
+    if scheme_of(table_path) in (None, "file"):
+        return lambda p: "file://" + os.path.abspath(p.removeprefix("file:").removeprefix("//"))
+    if table_path.startswith(("s3://", "s3a://")) and _has_s3a(spark):
+        return lambda p: "s3a://" + p.split("://", 1)[1]
+    warnings.warn(f"minipaimon_spark.table: Spark cannot read {table_path} itself ({S3A_CLASS} "
+                  "is not on its classpath); reading through the Python data source", stacklevel=3)
+    return None
+
+
+def _has_s3a(spark: SparkSession) -> bool:
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return False
+    try:
+        jvm.java.lang.Class.forName(S3A_CLASS)
+    except Exception:
+        return False
+    return True
+
+
+def _spark_reads_natively(schema: pa.Schema) -> bool:
+    """Types Spark's Parquet reader reads as the Python source gives them (others: Python)."""
+    def ok(t: pa.DataType) -> bool:
+        if pa.types.is_timestamp(t):
+            return t.unit in ("ms", "us")
+        if pa.types.is_time(t) or pa.types.is_duration(t) or pa.types.is_unsigned_integer(t):
+            return False
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return ok(t.value_type)
+        if pa.types.is_struct(t):
+            return all(ok(t.field(i).type) for i in range(t.num_fields))
+        if pa.types.is_map(t):
+            return ok(t.key_type) and ok(t.item_type)
+        return True
+    return all(ok(f.type) for f in schema)
+
+
+__all__ = ["table"]
