@@ -1,11 +1,19 @@
 """A minipaimon -> minipaimon streaming pipeline as its own Spark driver process.
 
 Used by ``test_exactly_once.py``, which kills it with SIGKILL at random points and restarts
-it from the same checkpoints. Two queries read the source table ``src`` (id, k, v):
+it from the same checkpoints. Two queries read the append table ``src`` (id, k, v):
 
 - ``copy``: every row into the append table ``dst`` (a duplicate or a loss shows as an id);
 - ``sums``: (k, v) into ``agg``, a primary-key table with ``merge-engine=aggregation`` and
   ``fields.v.aggregate-function=sum`` (a replayed batch committed twice would double-count).
+
+Two read the changelog of ``csrc``, a primary-key table (``changelog-producer=input``,
+bucket 2; see ``changelog_source.py``) from snapshot 1 (``read.changelog=true``):
+
+- ``mirror``: into the primary-key table ``mirror`` (upserts and deletes applied: it must
+  equal ``csrc``);
+- ``audit``: every change row, its kind as the column ``kind``, into the append table
+  ``audit`` (it must hold each row written to ``csrc`` exactly once).
 
 Usage: ``python stream_pipeline.py WORKDIR forever|available-now``. ``forever`` runs until
 killed; ``available-now`` processes what is there and exits 0.
@@ -29,16 +37,21 @@ def main(workdir: Path, mode: str) -> None:
 
     spark = SparkSession.builder.master("local[2]").appName("stream-pipeline").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    reader = spark.readStream.format("minipaimon")
-    if ADMISSION_CONTROL:  # small batches: more points to be killed at
-        reader = reader.option("read.stream.maxSnapshotsPerTrigger", "2")
-    src = reader.load(str(workdir / "src"))
+    # small batches: more points to be killed at
+    limits = {"read.stream.maxSnapshotsPerTrigger": "2"} if ADMISSION_CONTROL else {}
+    src = spark.readStream.format("minipaimon").options(**limits).load(str(workdir / "src"))
+    changes = (spark.readStream.format("minipaimon").options(**limits)
+               .options(**{"read.changelog": "true", "scan.mode": "from-snapshot",
+                           "scan.snapshot-id": "1"})
+               .load(str(workdir / "csrc")))
     queries = []
-    for name, df, options in [
-        ("copy", src, {}),
-        ("sums", src.select("k", "v"), {"primary-key": "k", "bucket": "2",
-                                        "merge-engine": "aggregation",
-                                        "fields.v.aggregate-function": "sum"}),
+    for name, df, target, options in [
+        ("copy", src, "dst", {}),
+        ("sums", src.select("k", "v"), "agg", {"primary-key": "k", "bucket": "2",
+                                               "merge-engine": "aggregation",
+                                               "fields.v.aggregate-function": "sum"}),
+        ("mirror", changes, "mirror", {"primary-key": "id", "bucket": "2"}),
+        ("audit", changes.withColumnRenamed("_row_kind", "kind"), "audit", {}),
     ]:
         writer = df.writeStream.format("minipaimon").queryName(name)
         writer = writer.option("checkpointLocation", str(workdir / f"ck-{name}"))
@@ -46,8 +59,7 @@ def main(workdir: Path, mode: str) -> None:
             writer = writer.option(key, value)
         if mode == "available-now":
             writer = writer.trigger(availableNow=True)
-        target = workdir / ("dst" if name == "copy" else "agg")
-        queries.append(writer.start(str(target)))
+        queries.append(writer.start(str(workdir / target)))
     if mode == "available-now":
         for q in queries:
             q.awaitTermination()

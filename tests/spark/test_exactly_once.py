@@ -1,20 +1,31 @@
 """Exactly once end to end: a streaming pipeline killed with SIGKILL and restarted.
 
-``stream_pipeline.py`` runs as its own Spark driver process (its own local JVM) with two
-queries from the source table: a copy into an append table and sums per key into an
-aggregation table. Each round appends to the source (before the start and while the queries
-run), then kills the whole pipeline — the driver, its JVM and every Python worker, found by
-a marker in their environment — either the moment a sink commit lands (before Spark can
-write its own commit log: the replay case) or at a random point after the first new batch
-started. The next round restarts from the same checkpoints. A last run with
-``Trigger.AvailableNow`` drains the source; then the copy must equal the source (no
-duplicate, no loss) and the sums must equal the source's sums (a batch committed twice
-would double-count). ``MINIPAIMON_KILL_ROUNDS`` sets the number of kill rounds (default 4).
+``stream_pipeline.py`` runs as its own Spark driver process (its own local JVM) with four
+queries: from the append table ``src`` a copy into an append table and sums per key into an
+aggregation table; from the changelog of ``csrc`` (a primary-key table, bucket 2,
+``changelog-producer=input``, changed by the test with upserts, deletes and compactions:
+``changelog_source.py``) a mirror into a primary-key table and an audit of every change row
+into an append table. Each round changes both sources (before the start and while the
+queries run), then kills the whole pipeline — the driver, its JVM and every Python worker,
+found by a marker in their environment — either the moment a sink commit lands (of ``agg``
+or of ``mirror``, before Spark can write its own commit log: the replay case) or at a random
+point after the first new batch started. The next round restarts from the same checkpoints
+and, once the mirror has caught up, compares it with ``csrc`` (all rows, sorted). A last run
+with ``Trigger.AvailableNow`` drains the sources; then the copy must equal the source (no
+duplicate, no loss), the sums the source's sums (a batch committed twice would
+double-count), the mirror ``csrc``, and the audit every change row written to ``csrc``
+exactly once (a lost or replayed delete shows there even where the mirror cannot tell).
+``MINIPAIMON_KILL_ROUNDS`` sets the number of kill rounds (default 4).
+
+With ``test_stream_chaos.py`` (12 stops, each followed by a restart compared with the
+source) this makes 16 restarts of changelog streams with deletes and compactions, each
+compared with the source table: 4 after a kill, 12 after a stop.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import signal
@@ -31,6 +42,8 @@ import pytest
 pytest.importorskip("pyspark")
 
 import minipaimon_core as mp  # noqa: E402
+from minipaimon_core.stream import StreamOffset  # noqa: E402
+from tests.spark.changelog_source import ChangelogSource, rows  # noqa: E402
 
 PIPELINE = Path(__file__).with_name("stream_pipeline.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -115,39 +128,78 @@ def start(workdir: Path, mode: str, run_id: str, log: Path) -> subprocess.Popen[
                                 env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
 
 
-def run_round(workdir: Path, source: Source, rng: random.Random, style: str, log: Path) -> None:
-    """Start the pipeline, feed the source while it runs, kill it at a point of ``style``.
+def committed_snapshot(ck: Path) -> int:
+    """The source snapshot up to which the query's last committed batch delivered (0: none)."""
+    commits = ck / "commits"
+    done = [int(n) for n in os.listdir(commits) if n.isdigit()] if commits.is_dir() else []
+    if not done:
+        return 0
+    end = (ck / "offsets" / str(max(done))).read_text().splitlines()[-1]  # one source: last line
+    return StreamOffset.from_dict(json.loads(end)).next_snapshot - 1
+
+
+def catch_up(workdir: Path, proc: subprocess.Popen[bytes], log: Path) -> bool:
+    """Wait until ``mirror`` has delivered every ``csrc`` snapshot (the test changes none
+    meanwhile); False if the pipeline ended by itself first."""
+    target = latest_id(workdir / "csrc")
+    deadline = time.monotonic() + 120
+    while committed_snapshot(workdir / "ck-mirror") < target:
+        if proc.poll() is not None:
+            return False
+        assert time.monotonic() < deadline, f"mirror does not catch up:\n{log.read_text()[-3000:]}"
+        time.sleep(0.01)
+    return True
+
+
+def run_round(workdir: Path, source: Source, changelog: ChangelogSource, rng: random.Random,
+              style: str, log: Path) -> None:
+    """Start the pipeline, compare ``mirror`` with ``csrc`` once it caught up, change both
+    sources while it runs, kill it at a point of ``style``: ``random``, or ``after-commit``
+    of the sink ``agg`` or ``mirror``.
 
     A pipeline that fails by itself (a query error ends it) is one more crash point; a
     pipeline that is broken for good fails the final run.
     """
     source.append(50)
     source.append(50)
+    changelog.mutate(rng)
+    changelog.mutate(rng)
     run_id = uuid.uuid4().hex
-    agg_before, offsets_before = latest_id(workdir / "agg"), offsets(workdir / "ck-copy")
+    offsets_before = offsets(workdir / "ck-copy")
     proc = start(workdir, "forever", run_id, log)
     try:
+        if not catch_up(workdir, proc, log):
+            return  # it failed by itself (e.g. a worker timed out): one more crash point
+        assert rows(str(workdir / "mirror")) == changelog.rows(), "mirror != csrc after a restart"
+        sink = style.removeprefix("after-commit-")
+        sink_before = latest_id(workdir / sink)
         kill_at = None
         writes = rng.randint(3, 8)
+        changed = False  # no commit of mirror without a change of csrc's rows
         deadline = time.monotonic() + 120
         while True:
             if proc.poll() is not None:
-                return  # it failed by itself (e.g. a worker timed out): one more crash point
+                return  # it failed by itself: one more crash point
             assert time.monotonic() < deadline, f"no progress:\n{log.read_text()[-3000:]}"
             started = offsets(workdir / "ck-copy") > offsets_before
-            if style == "after-commit":
-                if latest_id(workdir / "agg") > agg_before:
+            if style != "random":
+                if latest_id(workdir / sink) > sink_before:
                     break  # a sink commit landed; Spark's commit log may not be written yet
             elif started:
                 kill_at = kill_at or time.monotonic() + rng.uniform(0.0, 2.0)
                 if time.monotonic() >= kill_at:
                     break
-            if started and writes:
+            if started and (writes or not changed):
                 source.append(rng.randint(5, 30))
-                writes -= 1
+                changed = changelog.mutate(rng) or changed
+                writes = max(writes - 1, 0)
             time.sleep(0.002)
     finally:
         kill_pipeline(run_id, proc)
+
+
+STYLES = ("after-commit-agg", "random", "after-commit-mirror", "random")
+CHECKPOINTS = {"agg": "ck-sums", "mirror": "ck-mirror"}
 
 
 @pytest.mark.timeout(420)
@@ -155,14 +207,20 @@ def test_pipeline_killed_at_random_points_neither_duplicates_nor_loses(tmp_path:
     rng = random.Random(SEED)
     log = tmp_path / "pipeline.log"
     source = Source(tmp_path / "src")
+    changelog = ChangelogSource(str(tmp_path / "csrc"))
+    while not changelog.mutate(rng):
+        pass  # until snapshot 1 has rows: the changelog queries start from it
     began = time.monotonic()
     for i in range(ROUNDS):
-        style = "after-commit" if i % 2 == 0 else "random"
-        run_round(tmp_path, source, rng, style, log)
+        style = STYLES[i % len(STYLES)]
+        run_round(tmp_path, source, changelog, rng, style, log)
+        sink = "agg" if style == "after-commit-agg" else "mirror"
         note(log, f"round {i} ({style}) killed at {time.monotonic() - began:.1f} s, "
-                  f"{offsets(tmp_path / 'ck-copy')} batches planned, "
-                  f"replay of a committed batch pending: {replay_pending(tmp_path, 'agg', 'ck-sums')}")
+                  f"{offsets(tmp_path / 'ck-copy')} batches planned, replay of a committed "
+                  f"{sink} batch pending: {replay_pending(tmp_path, sink, CHECKPOINTS[sink])}")
     source.append(40)
+    changelog.mutate(rng)
+    changelog.mutate(rng)
     for _ in range(3):  # a run that fails by itself (overloaded machine) is restarted too
         proc = start(tmp_path, "available-now", uuid.uuid4().hex, log)
         if proc.wait(timeout=240) == 0:
@@ -180,3 +238,7 @@ def test_pipeline_killed_at_random_points_neither_duplicates_nor_loses(tmp_path:
     assert dict(zip(sums.column("k").to_pylist(), sums.column("v").to_pylist())) == dict(
         zip(want_sums.column("k").to_pylist(), want_sums.column("v_sum").to_pylist()))
     assert pc.sum(sums.column("v")).as_py() == pc.sum(want.column("v")).as_py()
+
+    assert rows(str(tmp_path / "mirror")) == changelog.rows()
+    audit = mp.open_table(str(tmp_path / "audit")).to_arrow().select(["id", "k", "v", "kind"])
+    assert sorted(zip(*audit.to_pydict().values())) == sorted(changelog.changes)
