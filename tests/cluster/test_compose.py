@@ -150,3 +150,25 @@ def test_cluster_env_rest_server_off_and_read_strictly(tmp_path: Path) -> None:
         bad.write_text(f"# ok\nB=1\n{line}\n", encoding="utf-8")
         with pytest.raises(ValueError, match="bad.env:3"):
             read_env_file(bad)
+
+
+def test_the_readme_cluster_commands_are_the_ones_the_loopback_cluster_runs() -> None:
+    """README "Spark on a cluster": its shell block starts the cluster the way the loopback
+    cluster of tests/cluster does (that runs them; no cluster is started here)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n### Spark on a cluster\n", 1)[1].split("\n### ", 1)[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    lines = [line.split("#", 1)[0].strip().removesuffix("&").strip() for line in block.splitlines()]
+    commands = [line.split() for line in lines if "/bin/spark-" in line]
+    master_url = "spark://127.0.0.1:7077"
+    assert commands == [
+        ["$SPARK_HOME/bin/spark-class", *master_argv("127.0.0.1", 7077, 8080)],
+        ["$SPARK_HOME/bin/spark-class", *worker_argv(8081, master_url)],
+        demo_argv("$SPARK_HOME/bin/spark-submit", master_url, DEMO.relative_to(REPO).as_posix()),
+    ]
+    # the nodes' environment: cluster.env, plus only host-specific variables and SPARK_HOME
+    assert f"set -a; . {ENV_FILE}; set +a" in lines
+    exported = {name for line in lines if line.startswith("export ")
+                for name in re.findall(r"(\w+)=", line)}
+    assert exported - {"SPARK_HOME"} <= HOST_VARS, exported
+    assert f"SPARK_CONF_DIR=$PWD/{SPARK_CONF_DIR.relative_to(REPO).as_posix()}" in block
