@@ -20,7 +20,9 @@ from .fileio import FileIO, LocalFileIO
 from .post_commit import AfterCommitResult, after_commit
 from .scan import Split
 from .snapshot import Snapshot
-from .table import Table, TableScan, TableWrite, create_table, open_table
+from .table import Table, create_table, open_table
+from .table_scan import TableScan
+from .table_write import TableWrite
 
 __all__ = [
     "AfterCommitResult",

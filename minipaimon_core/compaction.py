@@ -11,29 +11,25 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
+from .context import HasContext, TableContext
 from .data_file import SEQUENCE, VALUE_KIND, read_data_file, write_data_file
 from .errors import CommitConflictError, CorruptMetadataError, SnapshotExpiredError
 from .kv_writer import write_sorted_run
 from .lsm import changelog
-from .lsm.compaction_picker import PickerOptions, SortedRun, pick, pick_full, pick_level0
+from .lsm.compaction_picker import AppendFile, PickerOptions, SortedRun, pick_append, pick_for
 from .lsm.merge_engines import MergeConfig, merge
 from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from .manifest_io import live_files
-from .options import Options
-from .partition import PartitionSpec
 from .read import evolve
 from .snapshot import Snapshot
-
-if TYPE_CHECKING:
-    from .table import Table
 
 BucketKey = tuple[tuple[Any, ...], int]
 _ROW_INDEX = "__row_index"
@@ -53,21 +49,23 @@ def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
     return runs
 
 
-def bucket_units(table: Table, only: set[BucketKey] | None = None,
+def bucket_units(table: HasContext, only: set[BucketKey] | None = None,
                  snapshot: Snapshot | None = None) -> list[list[ManifestEntry]]:
     """The live files of ``snapshot`` (default: the latest) grouped by (partition, bucket),
     in a stable order; only the buckets in ``only`` if given. Each unit can be compacted on
     its own (in another process: units and messages pickle)."""
+    ctx = table.context()
     buckets: dict[BucketKey, list[ManifestEntry]] = defaultdict(list)
-    base = snapshot if snapshot is not None else table.latest_snapshot()
-    for e in live_files(table.manifests, base):
+    base = snapshot if snapshot is not None else ctx.snapshots.latest()
+    for e in live_files(ctx.manifests, base):
         key = (tuple(e.partition), e.bucket)
         if only is None or key in only:
             buckets[key].append(e)
     return [entries for _, entries in sorted(buckets.items(), key=lambda kv: repr(kv[0]))]
 
 
-def commit_compaction(table: Table, messages: list[CommitMessage], raise_on_conflict: bool = False) -> int | None:
+def commit_compaction(table: HasContext, messages: list[CommitMessage],
+                      raise_on_conflict: bool = False) -> int | None:
     """Commit compaction messages as one COMPACT snapshot under a fresh commit user.
 
     On a conflict with a concurrent compaction our output files are deleted (theirs stand)
@@ -75,7 +73,8 @@ def commit_compaction(table: Table, messages: list[CommitMessage], raise_on_conf
     """
     if not messages:
         return None
-    committer = FileStoreCommit(table.io, table.layout, table.table_schema, f"compact-{uuid.uuid4()}",
+    ctx = table.context()
+    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, f"compact-{uuid.uuid4()}",
                                 fresh_user=True)
     try:
         return committer.commit(messages, 0)
@@ -86,7 +85,30 @@ def commit_compaction(table: Table, messages: list[CommitMessage], raise_on_conf
         return None
 
 
-def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None = None,
+def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = None) -> int | None:
+    """Automatic compaction after a commit of ``messages`` (all buckets if None).
+
+    Primary-key tables compact the buckets written when the picker finds work (all new
+    level-0 files with the ``lookup`` changelog producer, a full compaction with
+    ``full-compaction``); with ``write-only`` only buckets at
+    :attr:`PickerOptions.stop_trigger` sorted runs are compacted, so runs never pile up
+    unbounded. Append tables are compacted on demand only (None).
+    """
+    ctx = table.context()
+    if not ctx.schema.primaryKeys:
+        return None
+    only = None if messages is None else {(tuple(m.partition), m.bucket) for m in messages}
+    if only is not None and not only:
+        return None
+    options = ctx.options
+    if options["write-only"]:
+        stop = PickerOptions.from_options(ctx.schema.options).stop_trigger
+        return compact_table(ctx, full=False, only=only, min_runs=stop)
+    full = options["changelog-producer"] == "full-compaction"
+    return compact_table(ctx, full=full, only=only)
+
+
+def compact_table(table: HasContext, full: bool = False, only: set[BucketKey] | None = None,
                   min_runs: int | None = None,
                   progress: Callable[[int, int], None] | None = None,
                   raise_on_conflict: bool = False) -> int | None:
@@ -98,96 +120,93 @@ def compact_table(table: Table, full: bool = False, only: set[BucketKey] | None 
     compaction won (its result stands; ours is deleted; CommitConflictError with
     ``raise_on_conflict``).
     """
-    base = table.latest_snapshot()
+    ctx = table.context()
+    base = ctx.snapshots.latest()
     messages: list[CommitMessage] = []
     try:
-        units = bucket_units(table, only, base)
+        units = bucket_units(ctx, only, base)
         for i, entries in enumerate(units):
-            msg = compact_bucket(table, entries, full, min_runs)
+            msg = compact_bucket(ctx, entries, full, min_runs)
             if msg is not None:
                 messages.append(msg)
             if progress is not None:
                 progress(i + 1, len(units))
     except (CorruptMetadataError, SnapshotExpiredError) as e:
-        discard(table, messages)
-        if base is None or table.snapshot_manager.try_get(base.id) is not None:
+        discard(ctx, messages)
+        if base is None or ctx.snapshots.try_get(base.id) is not None:
             raise  # our snapshot is still there: the table is damaged
         # Expiration deletes a snapshot before its files: our base is gone, so a newer
         # compaction replaced our inputs. A lost race, like a conflict at commit.
         if raise_on_conflict:
             raise CommitConflictError(
-                f"snapshot {base.id} of {table.path} was expired while compacting it (a "
+                f"snapshot {base.id} of {ctx.path} was expired while compacting it (a "
                 f"concurrent compaction replaced its files): {e}; retry the compaction") from e
         return None
-    return commit_compaction(table, messages, raise_on_conflict)
+    return commit_compaction(ctx, messages, raise_on_conflict)
 
 
-def discard(table: Table, messages: list[CommitMessage]) -> None:
+def discard(table: HasContext, messages: list[CommitMessage]) -> None:
     """Delete the files uncommitted compaction ``messages`` wrote (compactAfter, changelog)."""
-    FileStoreCommit(table.io, table.layout, table.table_schema, "discard").abort(messages)
+    ctx = table.context()
+    FileStoreCommit(ctx.io, ctx.layout, ctx.schema, "discard").abort(messages)
 
 
-def compact_bucket(table: Table, entries: list[ManifestEntry], full: bool,
+def compact_bucket(table: HasContext, entries: list[ManifestEntry], full: bool,
                    min_runs: int | None = None) -> CommitMessage | None:
     """Pick and execute one bucket's compaction; the message is not committed yet."""
-    schema = table.table_schema
-    options = Options(schema.options)
+    ctx = table.context()
+    schema = ctx.schema
+    options = ctx.options
     first = entries[0]
     partition, bucket = list(first.partition), first.bucket
-    path = PartitionSpec.of(table.schema(), schema.partitionKeys).path(partition)
+    path = ctx.partition_spec().path(partition)
     files = [e.file for e in entries]
     if not schema.primaryKeys:
-        return _compact_append(table, partition, path, bucket, first.totalBuckets, files, full)
+        return _compact_append(ctx, partition, path, bucket, first.totalBuckets, files, full)
     runs = sorted_runs(files)
     if min_runs is not None and len(runs) < min_runs:
         return None
     opts = PickerOptions.from_options(schema.options)
-    producer = options["changelog-producer"]
-    if full:
-        unit = pick_full(runs, opts)
-    elif producer == "lookup":
-        unit = pick_level0(runs, opts)
-    else:
-        unit = pick(runs, opts)
+    unit = pick_for(runs, opts, full=full, level0=options["changelog-producer"] == "lookup")
     if unit is None:
         return None
-    names = {n for r in unit.runs for n in r.files}
+    names = set(unit.files)
     inputs = [f for f in files if f.fileName in names]
     config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
-    rows = pa.concat_tables([read_rows(table, path, bucket, f) for f in inputs])
-    bottom = unit.output_level == opts.num_levels - 1
+    rows = pa.concat_tables([read_rows(ctx, path, bucket, f) for f in inputs])
+    bottom = unit.output_level == opts.max_level
     merged = merge(rows, config, keep_deletes=not bottom or config.keeps_tombstones)
-    after = write_sorted_run(table.io, table.layout, schema, path, bucket, merged,
+    after = write_sorted_run(ctx.io, ctx.layout, schema, path, bucket, merged,
                              level=unit.output_level, target=options["target-file-size"],
                              compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
     try:
-        changelog_files = _changelog_files(table, path, bucket, files, inputs, merged, unit.output_level)
+        changelog_files = _changelog_files(ctx, path, bucket, files, inputs, merged, unit.output_level)
     except BaseException:
-        discard(table, [CommitMessage(partition, path, bucket, first.totalBuckets, compactAfter=after)])
+        discard(ctx, [CommitMessage(partition, path, bucket, first.totalBuckets, compactAfter=after)])
         raise
     return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs,
                          compactAfter=after, changelogFiles=changelog_files)
 
 
-def _changelog_files(table: Table, path: str, bucket: int, files: list[DataFileMeta],
+def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[DataFileMeta],
                      inputs: list[DataFileMeta], merged: pa.Table, level: int) -> list[DataFileMeta]:
     """The changelog file of a compaction into ``level`` by the table's producer, if any."""
-    schema = table.table_schema
-    options = Options(schema.options)
+    schema = ctx.schema
+    options = ctx.options
     opts = PickerOptions.from_options(schema.options)
     producer = options["changelog-producer"]
     config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
-    bottom = level == opts.num_levels - 1
+    bottom = level == opts.max_level
     changes = None
     if producer == "full-compaction" and bottom:
-        previous = [f for f in files if f.level == opts.num_levels - 1]
-        changes = _full_compaction_changelog(table, path, bucket, previous, merged, config)
+        previous = [f for f in files if f.level == opts.max_level]
+        changes = _full_compaction_changelog(ctx, path, bucket, previous, merged, config)
     elif producer == "lookup":
-        changes = _lookup_changelog(table, path, bucket, files, inputs, config)
+        changes = _lookup_changelog(ctx, path, bucket, files, inputs, config)
     changelog_files = []
     if changes is not None and changes.num_rows:
         changelog_files = [write_data_file(
-            table.io, table.layout, path, bucket, changes, schema_id=schema.id,
+            ctx.io, ctx.layout, path, bucket, changes, schema_id=schema.id,
             stats_columns=schema.field_names, compression=options["file.compression"],
             prefix="changelog", file_source=FILE_SOURCE_COMPACT,
             min_seq=pa.compute.min(changes.column(SEQUENCE)).as_py(),
@@ -195,28 +214,29 @@ def _changelog_files(table: Table, path: str, bucket: int, files: list[DataFileM
     return changelog_files
 
 
-def read_rows(table: Table, path: str, bucket: int, f: DataFileMeta) -> pa.Table:
+def read_rows(table: HasContext, path: str, bucket: int, f: DataFileMeta) -> pa.Table:
     """All columns of a primary-key data file in the current schema, effective sequences."""
-    schema = table.table_schema
+    ctx = table.context()
+    schema = ctx.schema
     cols = [*schema.field_names, SEQUENCE, VALUE_KIND]
-    t = read_data_file(table.io, table.layout, path, bucket, f,
-                       _physical(table, f, schema.field_names) + [SEQUENCE, VALUE_KIND])
-    t = evolve(t, table.schema_by_id(f.schemaId), schema, cols)
+    t = read_data_file(ctx.io, ctx.layout, path, bucket, f,
+                       _physical(ctx, f, schema.field_names) + [SEQUENCE, VALUE_KIND])
+    t = evolve(t, ctx.schemas.get(f.schemaId), schema, cols)
     if f.sequenceOffset:
         t = t.set_column(t.column_names.index(SEQUENCE), SEQUENCE,
                          pa.compute.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
     return t
 
 
-def _full_compaction_changelog(table: Table, path: str, bucket: int, previous: list[DataFileMeta],
+def _full_compaction_changelog(ctx: TableContext, path: str, bucket: int, previous: list[DataFileMeta],
                                merged: pa.Table, config: MergeConfig) -> pa.Table:
     """Changes from the previous full compaction's result (the bottom level) to ``merged``."""
     empty = merged.slice(0, 0)
-    before = pa.concat_tables([empty, *(read_rows(table, path, bucket, f) for f in previous)])
+    before = pa.concat_tables([empty, *(read_rows(ctx, path, bucket, f) for f in previous)])
     return changelog.diff(merge(before, config, keep_deletes=False), merged, config.key_columns)
 
 
-def _lookup_changelog(table: Table, path: str, bucket: int, files: list[DataFileMeta],
+def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[DataFileMeta],
                       inputs: list[DataFileMeta], config: MergeConfig) -> pa.Table | None:
     """Changes made by the level-0 files of a compaction, old values looked up by key.
 
@@ -227,7 +247,7 @@ def _lookup_changelog(table: Table, path: str, bucket: int, files: list[DataFile
     if not new_files:
         return None
     keys = list(config.key_columns)
-    new_rows = pa.concat_tables([read_rows(table, path, bucket, f) for f in new_files])
+    new_rows = pa.concat_tables([read_rows(ctx, path, bucket, f) for f in new_files])
     lo = min(tuple(f.minKey) for f in new_files)
     hi = max(tuple(f.maxKey) for f in new_files)
     new_keys = new_rows.select(keys).group_by(keys).aggregate([])
@@ -235,7 +255,7 @@ def _lookup_changelog(table: Table, path: str, bucket: int, files: list[DataFile
     for f in files:
         if f.level == 0 or tuple(f.maxKey) < lo or tuple(f.minKey) > hi:
             continue
-        rows = read_rows(table, path, bucket, f)
+        rows = read_rows(ctx, path, bucket, f)
         old_parts.append(rows.take(_semi_join_rows(rows, new_keys, keys)))
     old = pa.concat_tables(old_parts)
     before = merge(old, config, keep_deletes=False)
@@ -254,31 +274,33 @@ def _semi_join_rows(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa
     return pa.compute.take(found, pa.compute.sort_indices(found))
 
 
-def _physical(table: Table, f: DataFileMeta, names: list[str]) -> list[str]:
+def _physical(ctx: TableContext, f: DataFileMeta, names: list[str]) -> list[str]:
     """Names in file ``f``'s own schema of the current columns it has."""
-    by_id = {fld.id: fld.name for fld in table.schema_by_id(f.schemaId).fields}
+    by_id = {fld.id: fld.name for fld in ctx.schemas.get(f.schemaId).fields}
     out = []
     for n in names:
-        old = by_id.get(table.table_schema.field_by_name(n).id)
+        old = by_id.get(ctx.schema.field_by_name(n).id)
         if old is not None:
             out.append(old)
     return out
 
 
-def _compact_append(table: Table, partition: list[Any], path: str, bucket: int, total_buckets: int,
+def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: int, total_buckets: int,
                     files: list[DataFileMeta], full: bool) -> CommitMessage | None:
-    options = Options(table.table_schema.options)
+    options = ctx.options
     target = options["target-file-size"]
-    small = sorted((f for f in files if f.fileSize < target // 2 or full), key=lambda f: f.minSequenceNumber)
-    if len(small) < (2 if full else options["compaction.min.file-num"]):
+    picked = pick_append([AppendFile(f.fileName, f.fileSize, f.minSequenceNumber) for f in files],
+                         target, options["compaction.min.file-num"], options["compaction.max.file-num"], full)
+    if picked is None:
         return None
-    small = small[: options["compaction.max.file-num"]]
-    schema = table.table_schema
+    by_name = {f.fileName: f for f in files}
+    small = [by_name[n] for n in picked]
+    schema = ctx.schema
     names = schema.field_names
-    tables = [evolve(read_data_file(table.io, table.layout, path, bucket, f, _physical(table, f, names)),
-                     table.schema_by_id(f.schemaId), schema, names) for f in small]
+    tables = [evolve(read_data_file(ctx.io, ctx.layout, path, bucket, f, _physical(ctx, f, names)),
+                     ctx.schemas.get(f.schemaId), schema, names) for f in small]
     merged = pa.concat_tables(tables)
-    after = write_data_file(table.io, table.layout, path, bucket, merged, schema_id=schema.id,
+    after = write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema_id=schema.id,
                             stats_columns=names, file_source=FILE_SOURCE_COMPACT,
                             compression=options["file.compression"],
                             min_seq=min(f.minSequenceNumber for f in small),

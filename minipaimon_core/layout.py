@@ -12,13 +12,17 @@
 ```
 
 Partition names and values are escaped (:func:`escape_segment`) so that no value can name
-a path outside the table; tag and consumer names are checked to be plain names.
+a path outside the table; tag and consumer names are checked to be plain names. Every name
+built here is parsed here too (:func:`parse`, as leveldb's ``ParseFileName``); no other
+module slices a file name. Hidden temp files (``.<name>.<uuid>.tmp``) of interrupted
+atomic writes and store probes are named by :func:`temp_name`.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
+from typing import NamedTuple
 
 from .errors import InvalidArgumentError
 
@@ -61,11 +65,71 @@ def unescape_segment(segment: str) -> str:
 
 def check_name(kind: str, name: str) -> str:
     """Return ``name`` if it is a plain file-name-safe name, else raise InvalidArgumentError."""
-    if not _NAME.match(name) or set(name) == {"."}:
+    if not _is_plain(name):
         raise InvalidArgumentError(
             f"invalid {kind} name {name!r}: use 1-200 letters, digits, '_', '-' or '.'"
         )
     return name
+
+
+class ParsedName(NamedTuple):
+    """A file name of the table split into its kind and key.
+
+    Kinds and keys: ``schema`` / ``snapshot`` (the id, digits), ``tag`` / ``consumer`` (the
+    plain name), ``manifest`` / ``manifest-list`` (the uuid), ``data`` / ``changelog`` (the
+    ``<uuid>-<k>`` part), ``temp`` (the hidden name between ``.`` and ``.tmp``), ``hint``
+    (``LATEST`` / ``EARLIEST``).
+    """
+
+    kind: str
+    key: str
+
+
+_PARSE = [
+    ("schema", re.compile(r"schema-(\d+)")),
+    ("snapshot", re.compile(r"snapshot-(\d+)")),
+    ("tag", re.compile(r"tag-(.+)")),
+    ("consumer", re.compile(r"consumer-(.+)")),
+    ("manifest-list", re.compile(r"manifest-list-(.+)")),
+    ("manifest", re.compile(r"manifest-(.+)")),
+    ("data", re.compile(r"data-(.+)\.parquet")),
+    ("changelog", re.compile(r"changelog-(.+)\.parquet")),
+    ("temp", re.compile(r"\.(.+)\.tmp")),
+    ("hint", re.compile(r"(LATEST|EARLIEST)")),
+]
+
+
+def parse(name: str) -> ParsedName | None:
+    """The kind and key of a file name this module builds, None for any other name (tag and
+    consumer names that are not plain names, see :func:`check_name`, are other names)."""
+    for kind, pattern in _PARSE:
+        m = pattern.fullmatch(name)
+        if m is None:
+            continue
+        key = m.group(1)
+        if kind in ("tag", "consumer") and not _is_plain(key):
+            return None
+        return ParsedName(kind, key)
+    return None
+
+
+def keys_of(kind: str, names: list[str]) -> list[str]:
+    """The keys of the names of ``kind`` among ``names`` (a directory listing), sorted."""
+    return sorted(p.key for p in map(parse, names) if p is not None and p.kind == kind)
+
+
+def is_temp_name(name: str) -> bool:
+    """A hidden temp file of an interrupted atomic write or a store probe (``.<x>.tmp``)."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
+def temp_name(base: str) -> str:
+    """A fresh hidden temp name beside the file ``base`` (its atomic write goes through it)."""
+    return f".{base}.{uuid.uuid4().hex}.tmp"
+
+
+def _is_plain(name: str) -> bool:
+    return bool(_NAME.match(name)) and set(name) != {"."}
 
 
 class TableLayout:
@@ -104,9 +168,8 @@ class TableLayout:
     @staticmethod
     def snapshot_id_of(name: str) -> int | None:
         """The id of a ``snapshot-<id>`` file name, or None for any other name."""
-        if name.startswith("snapshot-") and name[9:].isdigit():
-            return int(name[9:])
-        return None
+        parsed = parse(name)
+        return int(parsed.key) if parsed is not None and parsed.kind == "snapshot" else None
 
     # manifests
     @property

@@ -17,13 +17,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .commit_message import CommitMessage
-from .maintenance.expire import ExpireResult
-
-if TYPE_CHECKING:
-    from .table import Table
+from .compaction import maybe_compact
+from .context import HasContext
+from .maintenance.expire import ExpireResult, maybe_expire
 
 log = logging.getLogger("minipaimon_core")
 
@@ -46,28 +44,29 @@ class AfterCommitResult:
         return not self.errors
 
 
-def after_commit(table: Table, messages: Sequence[CommitMessage] | None = None) -> AfterCommitResult:
+def after_commit(table: HasContext, messages: Sequence[CommitMessage] | None = None) -> AfterCommitResult:
     """Compact the buckets ``messages`` wrote (all buckets if None) when the table's
     triggers are reached, then expire snapshots by the table's options. Never raises an
     ``Exception`` (see the module's policy)."""
+    ctx = table.context()
     errors: list[Exception] = []
     compacted = None
     try:
-        compacted = table.maybe_compact(messages)
+        compacted = maybe_compact(ctx, messages)
     except Exception as e:  # noqa: BLE001 - the policy: the landed commit stands
-        _report(table, "compaction", e, errors)
+        _report(ctx.path, "compaction", e, errors)
     expired = None
     try:
-        expired = table.maybe_expire()
+        expired = maybe_expire(ctx)
     except Exception as e:  # noqa: BLE001 - the policy: the landed commit stands
-        _report(table, "snapshot expiration", e, errors)
+        _report(ctx.path, "snapshot expiration", e, errors)
     return AfterCommitResult(compacted, expired, errors)
 
 
-def _report(table: Table, what: str, error: Exception, errors: list[Exception]) -> None:
+def _report(path: str, what: str, error: Exception, errors: list[Exception]) -> None:
     errors.append(error)
     log.warning("minipaimon: %s after the commit to %s failed (the commit stands; the next "
-                "commit tries again): %s: %s", what, table.path, type(error).__name__, error)
+                "commit tries again): %s: %s", what, path, type(error).__name__, error)
 
 
 __all__ = ["AfterCommitResult", "after_commit"]

@@ -32,6 +32,10 @@ class SchemaCache:
         self._manager = manager
         self._schemas: dict[int, TableSchema] = {}
 
+    def ids(self) -> list[int]:
+        """Ids of every schema of the table, ascending (lists the schema directory)."""
+        return self._manager.schema_ids()
+
     def get(self, schema_id: int) -> TableSchema:
         if schema_id not in self._schemas:
             self._schemas[schema_id] = self._manager.get(schema_id)

@@ -12,29 +12,21 @@ t.scan(filter=[("dt", "=", "d1")], columns=["id"]).to_arrow()
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
 
+from . import compaction, predicate, schema_evolution, system_tables
 from . import diff as diff_rows
-from . import predicate, schema_evolution, system_tables
-from . import snapshot as snapshot_codec
-from .append_writer import AppendWriter
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
-from .compaction import compact_table
 from .consumer import ConsumerManager
-from .data_file import VALUE_KIND
+from .context import TableContext
 from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
 from .fileio import FileIO
 from .fileio_resolve import resolve, split_options
-from .kv_writer import KeyValueWriter
 from .layout import TableLayout
 from .maintenance import expire, orphans, rollback
 from .maintenance import manifests as manifest_rewrite
@@ -43,12 +35,15 @@ from .manifest import DataFileMeta
 from .manifest_io import ManifestIO
 from .options import Options
 from .post_commit import AfterCommitResult, after_commit
-from .read import SchemaCache, SplitReader
-from .scan import Planner, PlanStats, Split, SplitSizing, resolve_snapshot
+from .read import SchemaCache
+from .scan import Planner, Split, SplitSizing, resolve_snapshot
 from .schema import SchemaManager, TableSchema, build_schema
 from .snapshot import Snapshot
 from .snapshot_manager import SnapshotManager
+from .table_scan import TableScan, planner, read_file_rows, read_split
 from .table_stream import TableStream
+from .table_write import TableWrite, write_and_commit
+from .tags import TagManager
 
 
 def create_table(
@@ -86,106 +81,6 @@ def open_table(path: str, io: FileIO | None = None,
     return Table(path, io)
 
 
-class TableWrite:
-    """A writer: buffers data, writes files, hands out commit messages. Not thread-safe.
-
-    Ownership of files: a file belongs to this writer until ``prepare_commit`` hands out a
-    message listing it; from then on it belongs to the caller, who commits the message or,
-    if it was never committed, deletes its files with ``Table.new_commit(user).abort``.
-    ``abort`` deletes only what this writer still owns, so it never touches a committed file.
-    """
-
-    def __init__(self, table: Table, commit_user: str) -> None:
-        self.commit_user = commit_user
-        schema = table.table_schema
-        self._writer: AppendWriter | KeyValueWriter = (
-            KeyValueWriter(table.io, table.layout, schema) if schema.primaryKeys
-            else AppendWriter(table.io, table.layout, schema)
-        )
-        self._table = table
-
-    def write(self, data: Any) -> None:
-        """Write a Table / RecordBatch / RecordBatchReader / pandas DataFrame.
-
-        Raises SchemaMismatchError or InvalidArgumentError for data that does not fit.
-        """
-        self._writer.write(data)
-
-    def prepare_commit(self) -> list[CommitMessage]:
-        """Flush and return picklable commit messages for everything written since the last
-        call; the caller owns their files from now on (see the class docs)."""
-        return self._writer.prepare_commit()
-
-    def abort(self) -> None:
-        """Drop buffered data and delete the files written since the last ``prepare_commit``
-        (never handed out, so never committed). Messages already handed out are untouched."""
-        self._writer.close()
-        owned = self._writer.prepare_commit()  # after close: only files flushed, not handed out
-        self._table.new_commit(self.commit_user).abort(owned)
-
-
-class TableScan:
-    """A planned read of one snapshot (or an incremental range)."""
-
-    def __init__(self, table: Table, dnf: predicate.DNF | None, columns: list[str] | None,
-                 snapshot: Snapshot | None, incremental: tuple[int, int] | None,
-                 sizing: SplitSizing | None = None) -> None:
-        self._table = table
-        self._sizing = sizing
-        self._dnf = dnf
-        self._columns = columns
-        self.snapshot = snapshot
-        self._incremental = incremental
-        self._splits: list[Split] | None = None
-        self.stats = PlanStats()  # what plan() cost, once it ran
-
-    def plan(self) -> list[Split]:
-        """Picklable splits: one per (partition, bucket) of a primary-key table, append
-        buckets cut by size (see ``minipaimon_core.scan``); reads metadata only."""
-        if self._splits is None:
-            planner = self._table.planner()
-            start = time.perf_counter()
-            self._splits = planner.plan(self.snapshot, self._dnf, self._columns, self._incremental,
-                                        self._sizing)
-            self.stats = dataclasses.replace(planner.stats, seconds=time.perf_counter() - start)
-        return self._splits
-
-    def output_schema(self) -> pa.Schema:
-        schema = self._table.schema()
-        if self._columns is None:
-            return schema
-        return pa.schema([schema.field(c) for c in self._columns])
-
-    def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """Batches of every split, split by split (streaming, one split in memory)."""
-        for split in self.plan():
-            yield from self._table.read_split(split)
-
-    def to_arrow(self) -> pa.Table:
-        """The whole result. Splits are read in parallel threads (Parquet decoding and the
-        merge's sorts release the GIL); batches keep the plan's split order."""
-        splits = self.plan()
-        workers = min(len(splits), os.cpu_count() or 1)
-        if workers <= 1:
-            batches = list(self.to_batches())
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = pool.map(lambda s: list(self._table.read_split(s)), splits)
-                batches = [b for part in parts for b in part]
-        return pa.Table.from_batches(batches, schema=self.output_schema())
-
-    def to_pandas(self) -> Any:
-        return self.to_arrow().to_pandas()
-
-    def to_reader(self) -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(self.output_schema(), self.to_batches())
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        """The Arrow C stream protocol: ``pl.DataFrame(scan)``, ``duckdb.sql("... FROM
-        scan")``, ``pa.table(scan)`` read the planned rows split by split (one in memory)."""
-        return self.to_reader().__arrow_c_stream__(requested_schema)
-
-
 class Table:
     """A minipaimon table at a path. Cheap to open; holds no locks."""
 
@@ -201,6 +96,11 @@ class Table:
         self.manifests = ManifestIO(self.io, self.layout)
         #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
         self.last_after_commit: AfterCommitResult | None = None
+
+    def context(self) -> TableContext:
+        """The narrow view of this table (current schema) that operations take."""
+        return TableContext(self.path, self.io, self.layout, self.table_schema, self._schemas,
+                            self.snapshot_manager, self.manifests)
 
     # -- schema and options ----------------------------------------------------------------
 
@@ -228,7 +128,7 @@ class Table:
 
     def new_write(self, commit_user: str | None = None) -> TableWrite:
         """A writer whose messages are committed by ``new_commit(commit_user)``."""
-        return TableWrite(self, commit_user or str(uuid.uuid4()))
+        return TableWrite(self.context(), commit_user or str(uuid.uuid4()))
 
     def new_commit(self, commit_user: str | None = None, fresh_user: bool = False) -> FileStoreCommit:
         """A committer for ``commit_user`` (idempotent per commit identifier).
@@ -255,23 +155,7 @@ class Table:
                 committed and the files written so far are deleted.
             CommitConflictError: the commit could not be applied.
         """
-        if mode not in ("append", "overwrite"):
-            raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', got {mode!r}")
-        user = str(uuid.uuid4())
-        writer = self.new_write(user)
-        committer = FileStoreCommit(self.io, self.layout, self.table_schema, user, fresh_user=True)
-        try:
-            writer.write(data)
-            messages = writer.prepare_commit()
-        except BaseException:
-            writer.abort()
-            raise
-        try:
-            snap_id = committer.commit(messages, 0, overwrite=mode == "overwrite")
-        except BaseException:
-            if not committer.is_committed(0):
-                committer.abort(messages)
-            raise
+        snap_id, messages = write_and_commit(self.context(), data, mode)
         self.last_after_commit = self.after_commit(messages) if snap_id is not None else None
         return snap_id
 
@@ -281,7 +165,7 @@ class Table:
         the commit stands, the failure is logged and in the result's ``errors``
         (minipaimon_core.post_commit). Every writer (Python, Spark batch and streaming
         sinks) calls this after its commit."""
-        return after_commit(self, messages)
+        return after_commit(self.context(), messages)
 
     def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:
         """Automatic compaction after a commit of ``messages`` (all buckets if None).
@@ -289,37 +173,19 @@ class Table:
         Primary-key tables compact the buckets written when the picker finds work (all new
         level-0 files with the ``lookup`` changelog producer, a full compaction with
         ``full-compaction``); with ``write-only`` only buckets at
-        ``num-sorted-run.stop-trigger`` sorted runs are compacted, so runs never pile up
+        ``num-sorted-run.stop-trigger`` sorted runs (``PickerOptions.stop_trigger``) are compacted, so runs never pile up
         unbounded. Append tables are compacted on demand.
         """
-        if not self.table_schema.primaryKeys:
-            return None
-        only = None if messages is None else {(tuple(m.partition), m.bucket) for m in messages}
-        if only is not None and not only:
-            return None
-        options = self.typed_options()
-        stop = options["num-sorted-run.stop-trigger"] or options["num-sorted-run.compaction-trigger"] + 3
-        if options["write-only"]:
-            return compact_table(self, full=False, only=only, min_runs=stop)
-        full = options["changelog-producer"] == "full-compaction"
-        return compact_table(self, full=full, only=only)
+        return compaction.maybe_compact(self.context(), messages)
 
     def compact(self, full: bool = False) -> int | None:
         """Compact the table (full: every bucket to one sorted run). Returns the snapshot id."""
-        return compact_table(self, full=full)
+        return compaction.compact_table(self.context(), full=full)
 
     # -- reading -----------------------------------------------------------------------------
 
     def planner(self) -> Planner:
-        positions: dict[int, dict[str, int]] = {}
-        for sid in self._schema_manager.schema_ids():
-            s = self._schemas.get(sid)
-            positions[sid] = {}
-            by_id = {f.id: i for i, f in enumerate(s.fields)}
-            for f in self.table_schema.fields:
-                if f.id in by_id:
-                    positions[sid][f.name] = by_id[f.id]
-        return Planner(self.manifests, self.snapshot_manager, self.table_schema, positions)
+        return planner(self.context())
 
     def scan(
         self,
@@ -358,7 +224,7 @@ class Table:
         for c in cols or []:
             if c not in arrow.names:
                 raise InvalidArgumentError(f"column {c!r} is not in the table {arrow.names}")
-        return TableScan(self, dnf, cols, snap, incremental, sizing)
+        return TableScan(self.context(), dnf, cols, snap, incremental, sizing)
 
     def to_arrow(self) -> pa.Table:
         return self.scan().to_arrow()
@@ -383,13 +249,12 @@ class Table:
 
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
         """Arrow batches of one split (projected and filtered as planned)."""
-        return SplitReader(self.io, self.layout, self._schemas, self.table_schema).read(split)
+        return read_split(self.context(), split)
 
     def read_file_rows(self, split: Split, file: DataFileMeta, with_kind: bool = False) -> pa.Table:
         """One data or changelog file of ``split`` as is (no merge), in the current schema,
         with ``_VALUE_KIND`` if ``with_kind``."""
-        names = self.schema().names + ([VALUE_KIND] if with_kind else [])
-        return SplitReader(self.io, self.layout, self._schemas, self.table_schema).read_file(split, file, names)
+        return read_file_rows(self.context(), split, file, with_kind)
 
     # -- snapshots and tags ----------------------------------------------------------------------
 
@@ -410,25 +275,23 @@ class Table:
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
         if snap is None:
             raise SnapshotNotFoundError("cannot tag an empty table: it has no snapshot")
-        if not self.io.write_if_absent(self.layout.tag_path(name), snapshot_codec.encode(snap)):
-            raise InvalidArgumentError(f"tag {name!r} already exists")
+        self._tags().create(name, snap)
 
     def tag_snapshot(self, name: str) -> Snapshot:
-        path = self.layout.tag_path(name)
-        try:
-            data = self.io.read_bytes(path)
-        except FileNotFoundError:
-            raise SnapshotNotFoundError(f"no tag {name!r} in {self.path}") from None
-        return snapshot_codec.decode(data, path)
+        """The snapshot tag ``name`` pins. Raises SnapshotNotFoundError, InvalidArgumentError."""
+        return self._tags().get(name)
 
     def tags(self) -> dict[str, int]:
         """Tag name -> snapshot id."""
-        names = sorted(n[4:] for n in self.io.list_names(self.layout.tag_dir) if n.startswith("tag-"))
-        return {n: self.tag_snapshot(n).id for n in names}
+        tags = self._tags()
+        return {n: tags.get(n).id for n in tags.names()}
+
+    def _tags(self) -> TagManager:
+        return TagManager(self.io, self.layout)
 
     def delete_tag(self, name: str) -> None:
-        if not self.io.delete(self.layout.tag_path(name)):
-            raise SnapshotNotFoundError(f"no tag {name!r} in {self.path}")
+        """Delete tag ``name``. Raises SnapshotNotFoundError if there is none."""
+        self._tags().delete(name)
 
     # -- maintenance (see minipaimon_core/maintenance) --
 
@@ -438,11 +301,11 @@ class Table:
         return self
 
     def _files(self) -> TableFiles:
-        return TableFiles.of(self)
+        return TableFiles.of(self.context())
 
     def maybe_expire(self) -> expire.ExpireResult | None:
         """Automatic snapshot expiration by the table options, for after a commit."""
-        return expire.maybe_expire(self)
+        return expire.maybe_expire(self.context())
 
     def expire_snapshots(self, retain_max: int | None = None, retain_min: int | None = None,
                          older_than_ms: int | None = None) -> expire.ExpireResult:
@@ -464,7 +327,7 @@ class Table:
         """Rewrite the latest snapshot's manifests clustered by partition (a new COMPACT
         snapshot with the same files), so filtered plans skip most manifests unread.
         Raises CommitConflictError if other writers keep winning the snapshot race."""
-        return manifest_rewrite.rewrite_manifests(self)
+        return manifest_rewrite.rewrite_manifests(self.context())
 
     def rollback_to(self, snapshot_id: int | None = None, tag: str | None = None) -> rollback.RollbackResult:
         """Make snapshot ``snapshot_id`` (or tag ``tag``) the latest again; newer snapshots,

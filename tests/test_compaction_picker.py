@@ -6,11 +6,15 @@ import pytest
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 from minipaimon_core.lsm.compaction_picker import (
+    AppendFile,
     CompactUnit,
     PickerOptions,
     SortedRun,
     pick,
+    pick_append,
+    pick_for,
     pick_full,
+    pick_level0,
     should_stop_writes,
 )
 
@@ -141,3 +145,42 @@ def test_malformed_runs() -> None:
         pick(runs((2, 1), (2, 1)), opts())
     with pytest.raises(InvalidArgumentError, match="negative"):
         pick_full(runs((0, -1)), opts())
+
+
+@pytest.mark.parametrize("spec, full, level0, expected", [
+    # full wins over the producer: everything into the max level
+    ([(0, 1), (4, 100)], True, True, "full"),
+    # lookup producer: every level-0 run goes down although universal picks nothing
+    ([(0, 1), (4, 100)], False, True, "level0"),
+    # otherwise the universal pick (nothing for two small runs over a big one)
+    ([(0, 1), (4, 100)], False, False, None),
+    ([(0, 1), (0, 1), (0, 1), (0, 1), (0, 1)], False, False, "universal"),
+])
+def test_pick_for_chooses_the_strategy(spec: list[tuple[int, int]], full: bool, level0: bool,
+                                       expected: str | None) -> None:
+    r, o = runs(*spec), opts()
+    by_name = {"full": pick_full(r, o), "level0": pick_level0(r, o), "universal": pick(r, o)}
+    got = pick_for(r, o, full=full, level0=level0)
+    assert got == (by_name[expected] if expected else None)
+    assert expected is None or got is not None
+
+
+def files(*spec: tuple[int, int]) -> list[AppendFile]:
+    """``(size, min_sequence)`` pairs; names are ``a<position>``."""
+    return [AppendFile(f"a{i}", size, seq) for i, (size, seq) in enumerate(spec)]
+
+
+@pytest.mark.parametrize("spec, min_num, max_num, full, expected", [
+    # fewer small files than compaction.min.file-num: nothing
+    ([(10, 1), (10, 2)], 3, 50, False, None),
+    # enough small files: oldest first by sequence; a big file (>= target / 2) stays
+    ([(10, 3), (60, 1), (10, 2), (10, 1)], 3, 50, False, ("a3", "a2", "a0")),
+    # compaction.max.file-num caps the unit at the oldest files
+    ([(10, 3), (10, 2), (10, 1)], 2, 2, False, ("a2", "a1")),
+    # full: every file (big ones too), two are enough
+    ([(60, 2), (70, 1)], 5, 50, True, ("a1", "a0")),
+    ([(60, 2)], 5, 50, True, None),
+])
+def test_pick_append(spec: list[tuple[int, int]], min_num: int, max_num: int, full: bool,
+                     expected: tuple[str, ...] | None) -> None:
+    assert pick_append(files(*spec), 100, min_num, max_num, full) == expected

@@ -21,6 +21,10 @@ and outputs to that run's level (to the max level if that takes in every run).
 
 Writes stall (``num-sorted-run.stop-trigger``, default trigger + 3) while a bucket has more
 sorted runs than the stop trigger: see :func:`should_stop_writes`.
+
+:func:`pick_for` chooses the strategy (a full compaction, every level-0 run for the
+``lookup`` changelog producer, else :func:`pick`). Append tables have no sorted runs:
+:func:`pick_append` picks their small files.
 """
 
 from __future__ import annotations
@@ -31,7 +35,10 @@ from dataclasses import dataclass
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 from minipaimon_core.options import Options
 
-__all__ = ["CompactUnit", "PickerOptions", "SortedRun", "pick", "pick_full", "should_stop_writes"]
+__all__ = [
+    "AppendFile", "CompactUnit", "PickerOptions", "SortedRun", "pick", "pick_append", "pick_for",
+    "pick_full", "pick_level0", "should_stop_writes",
+]
 
 
 @dataclass(frozen=True)
@@ -142,6 +149,43 @@ def pick_full(runs: Sequence[SortedRun], opts: PickerOptions) -> CompactUnit | N
     if not runs or (len(runs) == 1 and runs[0].level == opts.max_level):
         return None
     return CompactUnit(opts.max_level, tuple(runs))
+
+
+def pick_for(runs: Sequence[SortedRun], opts: PickerOptions, *, full: bool,
+             level0: bool) -> CompactUnit | None:
+    """The unit of one bucket by the table's strategy: :func:`pick_full` if ``full``, else
+    :func:`pick_level0` if ``level0`` (the ``lookup`` changelog producer), else :func:`pick`.
+
+    Raises:
+        InvalidArgumentError: as :func:`pick`.
+    """
+    if full:
+        return pick_full(runs, opts)
+    return pick_level0(runs, opts) if level0 else pick(runs, opts)
+
+
+@dataclass(frozen=True)
+class AppendFile:
+    """One data file of an append-table bucket, as :func:`pick_append` sees it."""
+
+    name: str
+    size: int
+    min_sequence: int
+
+
+def pick_append(files: Sequence[AppendFile], target_file_size: int, min_file_num: int,
+                max_file_num: int, full: bool) -> tuple[str, ...] | None:
+    """Names of the files of an append bucket to merge into one, oldest first, or None.
+
+    Candidates are the files smaller than half of ``target_file_size`` (every file if
+    ``full``), ordered by their first sequence number; at least ``min_file_num`` of them
+    (two if ``full``) are needed, and at most the ``max_file_num`` oldest are taken.
+    """
+    small = sorted((f for f in files if full or f.size < target_file_size // 2),
+                   key=lambda f: f.min_sequence)
+    if len(small) < (2 if full else min_file_num):
+        return None
+    return tuple(f.name for f in small[:max_file_num])
 
 
 def should_stop_writes(num_runs: int, stop_trigger: int) -> bool:

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..consumer import ConsumerManager
+from ..context import HasContext
 from ..errors import (
     CorruptMetadataError,
     InvalidArgumentError,
@@ -46,9 +46,6 @@ from ..options import Options
 from ..snapshot import Snapshot
 from ..snapshot_manager import TOMBSTONE_RETAINED_MS
 from .files import TableFiles
-
-if TYPE_CHECKING:
-    from ..table import Table
 
 
 @dataclass(frozen=True)
@@ -196,12 +193,13 @@ def _plan(files: TableFiles, begin: int, end: int
     return expiring, keep, data, changelog, manifests
 
 
-def maybe_expire(table: Table) -> ExpireResult | None:
+def maybe_expire(table: HasContext) -> ExpireResult | None:
     """Automatic expiration after a commit, by the table's options (off with write-only).
 
     Cheap when there is nothing to expire: it reads the consumers and the snapshots at the
     old end of the table only.
     """
-    if Options(table.table_schema.options)["write-only"]:
+    ctx = table.context()
+    if ctx.options["write-only"]:
         return None
-    return expire_snapshots(TableFiles.of(table))
+    return expire_snapshots(TableFiles.of(ctx))

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .. import snapshot as snapshot_codec
-from ..errors import InvalidArgumentError
+from ..context import HasContext
 from ..fileio import FileIO
 from ..layout import TableLayout
 from ..manifest import ManifestEntry
@@ -29,11 +28,7 @@ from ..partition import PartitionSpec
 from ..schema import TableSchema
 from ..snapshot import Snapshot
 from ..snapshot_manager import SnapshotManager
-
-if TYPE_CHECKING:
-    from ..table import Table
-
-_TAG_PREFIX = "tag-"
+from ..tags import TagManager
 
 
 @dataclass
@@ -48,8 +43,10 @@ class TableFiles:
     _paths: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def of(cls, table: Table) -> TableFiles:
-        return cls(table.io, table.layout, table.snapshot_manager, table.manifests, table.table_schema)
+    def of(cls, table: HasContext) -> TableFiles:
+        """The files view of a table handle or context (its current schema)."""
+        ctx = table.context()
+        return cls(ctx.io, ctx.layout, ctx.snapshots, ctx.manifests, ctx.schema)
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -106,18 +103,7 @@ class TableFiles:
 
     def tags(self) -> dict[str, Snapshot]:
         """Tag name -> the snapshot it pins (tags deleted meanwhile are skipped)."""
-        out: dict[str, Snapshot] = {}
-        for name in sorted(self.io.list_names(self.layout.tag_dir)):
-            if not name.startswith(_TAG_PREFIX):
-                continue
-            tag = name[len(_TAG_PREFIX):]
-            try:
-                path = self.layout.tag_path(tag)
-                data = self.io.read_bytes(path)
-            except (FileNotFoundError, InvalidArgumentError):
-                continue
-            out[tag] = snapshot_codec.decode(data, path)
-        return out
+        return TagManager(self.io, self.layout).snapshots()
 
 
 class PathCollector:

@@ -19,19 +19,16 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from .. import manifest as manifest_codec
 from .. import snapshot as snapshot_codec
+from ..context import HasContext
 from ..errors import CommitConflictError
 from ..manifest import ManifestEntry
 from ..manifest_io import merge_entries
-from ..options import Options
-
-if TYPE_CHECKING:
-    from ..table import Table
 
 _SAMPLE = 512  # entries encoded to estimate the bytes of one entry in a manifest
 
@@ -45,14 +42,15 @@ class RewriteResult:
     manifests_after: int
 
 
-def rewrite_manifests(table: Table) -> RewriteResult:
+def rewrite_manifests(table: HasContext) -> RewriteResult:
     """Rewrite the latest snapshot's manifests clustered by partition, in a new snapshot.
 
     Raises CommitConflictError when other writers won the race for the next snapshot id
     more than ``commit.max-retries`` times.
     """
-    options = Options(table.table_schema.options)
-    mio, snapshots, layout = table.manifests, table.snapshot_manager, table.layout
+    ctx = table.context()
+    options = ctx.options
+    mio, snapshots, layout = ctx.manifests, ctx.snapshots, ctx.layout
     for _attempt in range(options["commit.max-retries"] + 1):
         latest = snapshots.latest()
         if latest is None:
@@ -62,9 +60,9 @@ def rewrite_manifests(table: Table) -> RewriteResult:
         adds.sort(key=_order)
         written: list[str] = []
         metas = []
-        width = len(table.table_schema.partitionKeys)
+        width = len(ctx.schema.partitionKeys)
         for chunk in _chunks(adds, options["manifest.target-file-size"]):
-            meta = mio.write_entries(chunk, table.table_schema.id, width)
+            meta = mio.write_entries(chunk, ctx.schema.id, width)
             written.append(meta.fileName)
             metas.append(meta)
         base = mio.write_list(metas)
@@ -75,13 +73,13 @@ def rewrite_manifests(table: Table) -> RewriteResult:
             commitUser=f"rewrite-manifests-{uuid.uuid4()}", commitIdentifier=0,
             commitKind="COMPACT", timeMillis=int(time.time() * 1000), deltaRecordCount=0,
             changelogManifestList=None, changelogRecordCount=None)
-        if table.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)):
+        if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)):
             snapshots.commit_latest_hint(snap.id)
             return RewriteResult(snap.id, len(before), len(metas))
         for name in written:  # lost the race: ours is garbage, theirs stands
-            table.io.delete(layout.manifest_path(name))
+            ctx.io.delete(layout.manifest_path(name))
     raise CommitConflictError(
-        f"gave up rewriting the manifests of {table.path}: other writers kept committing; "
+        f"gave up rewriting the manifests of {ctx.path}: other writers kept committing; "
         "retry when the table is quieter or raise 'commit.max-retries'")
 
 
