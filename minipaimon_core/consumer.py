@@ -19,9 +19,7 @@ import msgspec
 from . import codec
 from .errors import InvalidArgumentError
 from .fileio import FileIO
-from .layout import TableLayout, check_name
-
-_PREFIX = "consumer-"
+from .layout import TableLayout, keys_of
 
 
 class Consumer(msgspec.Struct, frozen=True):
@@ -75,7 +73,7 @@ class ConsumerManager:
     def ids(self) -> list[str]:
         """Ids of every consumer file, sorted."""
         names = self._io.list_names(self._layout.consumer_dir)
-        return sorted(n[len(_PREFIX):] for n in names if n.startswith(_PREFIX) and _plain(n[len(_PREFIX):]))
+        return keys_of("consumer", names)
 
     def consumers(self) -> dict[str, int]:
         """Consumer id -> nextSnapshot, for every consumer (skipping ones deleted meanwhile)."""
@@ -109,11 +107,3 @@ class ConsumerManager:
             return []
         now = int(time.time() * 1000) if now_ms is None else now_ms
         return self.expire(now - expiration_ms)
-
-
-def _plain(name: str) -> bool:
-    try:
-        check_name("consumer", name)
-    except InvalidArgumentError:
-        return False
-    return True

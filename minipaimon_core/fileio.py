@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import uuid
 from typing import BinaryIO, NamedTuple, Protocol
 
 import pyarrow as pa
+
+from .layout import is_temp_name, temp_name
 
 
 class FileStatus(NamedTuple):
@@ -24,11 +25,6 @@ class FileStatus(NamedTuple):
     name: str
     size: int
     modified_ms: int
-
-
-def is_temp_name(name: str) -> bool:
-    """A hidden temp file of an interrupted atomic write or a store probe (``.<x>.tmp``)."""
-    return name.startswith(".") and name.endswith(".tmp")
 
 
 class FileIO(Protocol):
@@ -116,7 +112,7 @@ class LocalFileIO:
     def _write_temp(self, path: str, data: bytes, durable: bool = True) -> str:
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+        tmp = os.path.join(directory, temp_name(os.path.basename(path)))
         with open(tmp, "wb") as f:
             f.write(data)
             if self._fsync and durable:

@@ -32,7 +32,6 @@ its modification time. Settings (endpoint, credentials) come from an
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol, TypeVar
 
@@ -46,7 +45,8 @@ from obstore.exceptions import (
 )
 
 from .errors import InvalidArgumentError, StorageError
-from .fileio import FileStatus, is_temp_name
+from .fileio import FileStatus
+from .layout import is_temp_name, temp_name
 
 T = TypeVar("T")
 _UNKNOWN_OUTCOME_ATTEMPTS = 4
@@ -184,7 +184,7 @@ class ObjectStoreFileIO:
     def _check_conditional_create(self, bucket: str, key: str) -> None:
         """Once per process and bucket: a second create of one key must be refused.
 
-        The probe object is a hidden temp name beside ``key`` (``.probe-<uuid>.tmp``), deleted
+        The probe object is a hidden temp name beside ``key`` (``layout.temp_name``), deleted
         right after; orphan cleanup removes it should this process die in between.
         Raises StorageError if the store accepted the second create.
         """
@@ -194,7 +194,7 @@ class ObjectStoreFileIO:
                 return
             store = self._store(bucket)
             parent = key.rsplit("/", 1)[0] + "/" if "/" in key else ""
-            probe = f"{parent}.probe-{uuid.uuid4().hex}.tmp"
+            probe = parent + temp_name("probe")
             where = f"{self.settings.schemes[0]}://{bucket}/{probe}"
             self._call("probing conditional create with", where,
                        lambda: obstore.put(store, probe, b"1", mode="create"))

@@ -29,6 +29,7 @@ from .errors import InvalidArgumentError
 NULL_PARTITION = "__DEFAULT_PARTITION__"
 _SAFE = re.compile(r"[A-Za-z0-9_\-.]")
 _NAME = re.compile(r"^[A-Za-z0-9_\-.]{1,200}$")
+_TEMP_SUFFIX = ".tmp"
 
 
 def escape_segment(value: str) -> str:
@@ -77,8 +78,9 @@ class ParsedName(NamedTuple):
 
     Kinds and keys: ``schema`` / ``snapshot`` (the id, digits), ``tag`` / ``consumer`` (the
     plain name), ``manifest`` / ``manifest-list`` (the uuid), ``data`` / ``changelog`` (the
-    ``<uuid>-<k>`` part), ``temp`` (the hidden name between ``.`` and ``.tmp``), ``hint``
-    (``LATEST`` / ``EARLIEST``).
+    ``<uuid>-<k>`` part), ``bucket`` (the bucket number of a ``bucket-<n>`` directory),
+    ``temp`` (the hidden name between ``.`` and ``.tmp``), ``hint`` (``LATEST`` /
+    ``EARLIEST``).
     """
 
     kind: str
@@ -94,7 +96,7 @@ _PARSE = [
     ("manifest", re.compile(r"manifest-(.+)")),
     ("data", re.compile(r"data-(.+)\.parquet")),
     ("changelog", re.compile(r"changelog-(.+)\.parquet")),
-    ("temp", re.compile(r"\.(.+)\.tmp")),
+    ("bucket", re.compile(r"bucket-(-?\d+)")),
     ("hint", re.compile(r"(LATEST|EARLIEST)")),
 ]
 
@@ -102,6 +104,8 @@ _PARSE = [
 def parse(name: str) -> ParsedName | None:
     """The kind and key of a file name this module builds, None for any other name (tag and
     consumer names that are not plain names, see :func:`check_name`, are other names)."""
+    if is_temp_name(name):
+        return ParsedName("temp", name[1:-len(_TEMP_SUFFIX)])
     for kind, pattern in _PARSE:
         m = pattern.fullmatch(name)
         if m is None:
@@ -120,12 +124,17 @@ def keys_of(kind: str, names: list[str]) -> list[str]:
 
 def is_temp_name(name: str) -> bool:
     """A hidden temp file of an interrupted atomic write or a store probe (``.<x>.tmp``)."""
-    return name.startswith(".") and name.endswith(".tmp")
+    return name.startswith(".") and name.endswith(_TEMP_SUFFIX)
 
 
 def temp_name(base: str) -> str:
     """A fresh hidden temp name beside the file ``base`` (its atomic write goes through it)."""
-    return f".{base}.{uuid.uuid4().hex}.tmp"
+    return f".{base}.{uuid.uuid4().hex}{_TEMP_SUFFIX}"
+
+
+def partition_prefix(key: str) -> str:
+    """The start of every directory name of partition key ``key`` (``<escaped key>=``)."""
+    return escape_segment(key) + "="
 
 
 def _is_plain(name: str) -> bool:

@@ -21,7 +21,7 @@ from .errors import (
     TableNotFoundError,
 )
 from .fileio import FileIO
-from .layout import TableLayout
+from .layout import TableLayout, keys_of
 from .table_options import check as check_options
 from .table_options import names_in
 
@@ -147,8 +147,7 @@ class SchemaManager:
     def schema_ids(self) -> list[int]:
         """Ids of the schema files ([] where there is no table, or a file)."""
         names = self._io.list_names(self._layout.schema_dir)
-        ids = [int(n[7:]) for n in names if n.startswith("schema-") and n[7:].isdigit()]
-        return sorted(ids)
+        return sorted(int(k) for k in keys_of("schema", names))
 
     def latest(self) -> TableSchema:
         """The current schema. Raises TableNotFoundError if there is none."""

@@ -25,18 +25,16 @@ not name are never touched; empty directories are left in place.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import CorruptMetadataError, InvalidArgumentError
-from ..fileio import FileStatus, is_temp_name
-from ..layout import TableLayout, escape_segment
+from ..fileio import FileStatus
+from ..layout import TableLayout, is_temp_name, parse, partition_prefix
 from .files import TableFiles
 
 DEFAULT_SAFE_AGE_MS = 86_400_000
-_BUCKET = re.compile(r"^bucket-(-?\d+)$")
 
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``; total 0 means unknown."""
@@ -96,9 +94,9 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
 
     for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir):
         collect(directory, is_temp_name)
-    collect(layout.manifest_dir, lambda n: n.startswith("manifest-") or is_temp_name(n))
+    collect(layout.manifest_dir, lambda n: _kind(n) in ("manifest", "manifest-list", "temp"))
     progress("listing", len(found), 0)
-    keys = [escape_segment(k) + "=" for k in files.schema.partitionKeys]
+    keys = [partition_prefix(k) for k in files.schema.partitionKeys]
     pending = [""]
     for depth in range(len(keys)):
         pending = [
@@ -109,10 +107,10 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
         ]
     for rel in pending:
         for n in sorted(io.list_names(layout.partition_dir(rel))):
-            m = _BUCKET.match(n)
-            if m is None:
+            parsed = parse(n)
+            if parsed is None or parsed.kind != "bucket":
                 continue
-            collect(layout.bucket_dir(rel, int(m.group(1))), _is_data)
+            collect(layout.bucket_dir(rel, int(parsed.key)), _is_data)
             progress("listing", len(found), 0)
     return {path: f.size for path, f in found if f.modified_ms < older_than_ms}
 
@@ -141,4 +139,9 @@ def used_paths(files: TableFiles, progress: Progress) -> set[str]:
 
 
 def _is_data(name: str) -> bool:
-    return (name.startswith(("data-", "changelog-")) and name.endswith(".parquet")) or is_temp_name(name)
+    return _kind(name) in ("data", "changelog", "temp")
+
+
+def _kind(name: str) -> str | None:
+    parsed = parse(name)
+    return None if parsed is None else parsed.kind
