@@ -17,12 +17,10 @@ import pyarrow.parquet as pq
 
 from .errors import CorruptDataFileError, InvalidArgumentError, SnapshotExpiredError
 from .fileio import FileIO
+from .kinds import SEQUENCE, VALUE_KIND
 from .layout import TableLayout
 from .manifest import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from .stats import merge_stats, table_stats, to_stat
-
-SEQUENCE = "_SEQUENCE_NUMBER"
-VALUE_KIND = "_VALUE_KIND"
 
 
 def write_data_file(

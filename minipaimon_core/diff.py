@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError
+from .kinds import ROW_KIND_COLUMN, RowKind
 from .read import SchemaCache, SplitReader
 from .scan import Split
 from .schema import SchemaManager
@@ -32,7 +33,7 @@ from .schema import SchemaManager
 if TYPE_CHECKING:
     from .table import Table
 
-ROW_KIND = "_row_kind"
+ROW_KIND = ROW_KIND_COLUMN
 Endpoint = int | str | datetime.datetime
 """A snapshot id, a tag name, or a time (the latest snapshot at or before it)."""
 
@@ -98,20 +99,20 @@ def row_diff(old: pa.Table, new: pa.Table, keys: list[str]) -> pa.Table:
     removed = _surplus(codes_old, codes_new)
     added = _surplus(codes_new, codes_old)
     out_old, out_new = old.take(pa.array(removed, pa.int64())), new.take(pa.array(added, pa.int64()))
-    kind_old = np.full(len(removed), "-D", dtype=object)
-    kind_new = np.full(len(added), "+I", dtype=object)
+    kind_old = np.full(len(removed), RowKind.DELETE.short, dtype=object)
+    kind_new = np.full(len(added), RowKind.INSERT.short, dtype=object)
     if keys and len(removed) and len(added):
         key_old, key_new = _row_codes(out_old.select(keys), out_new.select(keys))
-        kind_old[np.isin(_as_void(key_old), _as_void(key_new))] = "-U"
-        kind_new[np.isin(_as_void(key_new), _as_void(key_old))] = "+U"
+        kind_old[np.isin(_as_void(key_old), _as_void(key_new))] = RowKind.UPDATE_BEFORE.short
+        kind_new[np.isin(_as_void(key_new), _as_void(key_old))] = RowKind.UPDATE_AFTER.short
     both = pa.concat_tables([
         out_old.append_column(ROW_KIND, pa.array(kind_old, pa.string())),
         out_new.append_column(ROW_KIND, pa.array(kind_new, pa.string())),
     ])
     if not keys or not both.num_rows:
         return both
-    order = {"-D": 0, "-U": 1, "+U": 2, "+I": 3}
-    rank = pc.index_in(both.column(ROW_KIND), pa.array(list(order)))
+    order = [RowKind.DELETE, RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER, RowKind.INSERT]
+    rank = pc.index_in(both.column(ROW_KIND), pa.array([k.short for k in order]))
     return both.append_column("__rank", rank).sort_by(
         [(k, "ascending") for k in keys] + [("__rank", "ascending")]).drop_columns(["__rank"])
 

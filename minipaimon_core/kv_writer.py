@@ -28,16 +28,16 @@ from .conform import conform, to_batches
 from .data_file import SEQUENCE, VALUE_KIND, write_data_file, write_data_file_parts
 from .errors import InvalidArgumentError
 from .fileio import FileIO
+from .kinds import ROW_KIND_COLUMN, ROW_KIND_NAMES, row_kind_names
 from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig, merge, prepare_input
 from .manifest import DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
-from .schema import ROW_KIND_COLUMN, TableSchema
+from .schema import TableSchema
 from .spill import SpillDirectory, SpilledRun, merge_runs
 from .write_buffer import BucketKey, WriteBuffer
 
-ROW_KINDS = pa.array(["+I", "-U", "+U", "-D"])
 FLUSH_OVERHEAD = 4
 
 
@@ -45,10 +45,11 @@ def value_kinds(table: pa.Table) -> pa.Array:
     """``_VALUE_KIND`` (int8) from an optional ``_row_kind`` column; +I if absent."""
     if ROW_KIND_COLUMN not in table.column_names:
         return pa.array(np.zeros(table.num_rows, dtype=np.int8))
-    idx = pc.index_in(table.column(ROW_KIND_COLUMN), value_set=ROW_KINDS)
+    idx = pc.index_in(table.column(ROW_KIND_COLUMN), value_set=row_kind_names())
     if idx.null_count:
         bad = pc.filter(table.column(ROW_KIND_COLUMN), pc.is_null(idx)).unique().to_pylist()[:5]
-        raise InvalidArgumentError(f"_row_kind must be one of +I, -U, +U, -D; got {bad}")
+        raise InvalidArgumentError(
+            f"{ROW_KIND_COLUMN} must be one of {', '.join(ROW_KIND_NAMES)}; got {bad}")
     return pc.cast(idx, pa.int8()).combine_chunks()
 
 

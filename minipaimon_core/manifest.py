@@ -16,9 +16,9 @@ from typing import Any
 import msgspec
 
 from . import codec
+from .kinds import EntryKind
 
-ADD = 0
-DELETE = 1
+ADD, DELETE = EntryKind.ADD, EntryKind.DELETE  # the kinds of ManifestEntry.kind
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
 

@@ -14,15 +14,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import predicate
-from .data_file import SEQUENCE, VALUE_KIND, read_data_file
+from .data_file import read_data_file
 from .fileio import FileIO
+from .kinds import SEQUENCE, VALUE_KIND, RowKind
 from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig, merge
 from .manifest import DataFileMeta
 from .scan import Split
 from .schema import SchemaManager, TableSchema
-
-INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
 
 
 class SchemaCache:
@@ -83,7 +82,7 @@ def newest_wins(runs: list[pa.Table], key: str, ignore_delete: bool) -> pa.Table
     newer: list[pa.ChunkedArray] = []
     for run in runs:
         kinds = run.column(VALUE_KIND)
-        live = pc.or_(pc.equal(kinds, INSERT), pc.equal(kinds, UPDATE_AFTER))
+        live = pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
         keys = run.column(key)
         if ignore_delete:  # deletes are ignored: they neither show nor shadow
             keys = keys.filter(live)
@@ -120,7 +119,7 @@ class SplitReader:
             for f in split.files:
                 t = self.read_file(split, f, [*needed, VALUE_KIND])
                 kinds = t.column(VALUE_KIND)
-                t = t.filter(pc.or_(pc.equal(kinds, INSERT), pc.equal(kinds, UPDATE_AFTER)))
+                t = t.filter(pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER)))
                 yield from self._finish(t, expr, out_schema)
             return
         yield from self._finish(self._merged(split, needed), expr, out_schema)

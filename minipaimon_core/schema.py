@@ -21,12 +21,10 @@ from .errors import (
     TableNotFoundError,
 )
 from .fileio import FileIO
+from .kinds import ROW_KIND_COLUMN, SYSTEM_COLUMNS
 from .layout import TableLayout, keys_of
 from .table_options import check as check_options
 from .table_options import names_in
-
-SYSTEM_COLUMNS = ("_SEQUENCE_NUMBER", "_VALUE_KIND")
-ROW_KIND_COLUMN = "_row_kind"
 
 
 class DataField(msgspec.Struct, frozen=True):

@@ -31,20 +31,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import options
-from .data_file import VALUE_KIND
 from .errors import InvalidArgumentError, SnapshotNotFoundError
+from .kinds import ROW_KIND_COLUMN, VALUE_KIND, RowKind, row_kind_names
 from .manifest import ADD, DataFileMeta, ManifestEntry
 from .options import Options
 from .partition import PartitionSpec
-from .read import DELETE, UPDATE_BEFORE
 from .scan import Split
 from .snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 
 if TYPE_CHECKING:
     from .table import Table
 
-ROW_KIND = "_row_kind"
-_KIND_NAMES = pa.array(["+I", "-U", "+U", "-D"])
+ROW_KIND = ROW_KIND_COLUMN
 SCAN_MODES = options.SCAN_MODES
 _READ_OPTIONS = ("scan.mode", "scan.snapshot-id", "scan.timestamp-millis", "read.changelog",
                  "streaming-read-overwrite")
@@ -243,12 +241,12 @@ class StreamScanner:
 
     def _finish(self, t: pa.Table, kinds: Any, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         if kinds is not None and not self.read_changelog:
-            keep = pc.invert(pc.or_(pc.equal(kinds, UPDATE_BEFORE), pc.equal(kinds, DELETE)))
+            keep = pc.invert(pc.or_(pc.equal(kinds, RowKind.UPDATE_BEFORE), pc.equal(kinds, RowKind.DELETE)))
             t = t.filter(keep)
             kinds = None
         if self.read_changelog:
-            names = pc.take(_KIND_NAMES, kinds) if kinds is not None else \
-                pa.array(np.full(t.num_rows, "+I", dtype=object), pa.string())
+            names = pc.take(row_kind_names(), kinds) if kinds is not None else \
+                pa.array(np.full(t.num_rows, RowKind.INSERT.short, dtype=object), pa.string())
             t = t.select(schema.names[:-1]).append_column(ROW_KIND, names)
         t = t.select(schema.names)
         if not t.schema.equals(schema):

@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from .consumer import ConsumerManager
 from .errors import InvalidArgumentError
+from .kinds import RowKind
 from .manifest import FILE_SOURCE_COMPACT, ManifestEntry
 from .manifest_io import live_files
 from .partition import PartitionSpec
@@ -224,7 +225,7 @@ def consumers(table: Table, _: int | None = None) -> pa.Table:
 
 def audit_log(table: Table, snapshot_id: int | None = None) -> pa.Table:
     data = table.scan(snapshot_id=snapshot_id).to_arrow()
-    kinds = pa.repeat(pa.scalar("+I", pa.string()), data.num_rows)
+    kinds = pa.repeat(pa.scalar(RowKind.INSERT.short, pa.string()), data.num_rows)
     return data.add_column(0, pa.field("rowkind", pa.string(), nullable=False), kinds)
 
 

@@ -185,10 +185,11 @@ class Diff:
         from pyspark.sql.types import StringType, StructField
         from pyspark.sql.udtf import AnalyzeResult
 
+        from minipaimon_core.kinds import ROW_KIND_COLUMN
         from minipaimon_spark.types import to_spark_schema
 
         schema = to_spark_schema(_table(path.value).schema())
-        return AnalyzeResult(schema=schema.add(StructField("_row_kind", StringType(), False)))
+        return AnalyzeResult(schema=schema.add(StructField(ROW_KIND_COLUMN, StringType(), False)))
 
     def eval(self, path: str, start: Any, end: Any) -> Iterator[tuple[Any, ...]]:
         changes = _table(path).diff(_endpoint("from", start), _endpoint("to", end))

@@ -28,7 +28,8 @@ from pyspark.sql.types import StructType
 import minipaimon_core as mp
 from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
-from minipaimon_core.stream import ROW_KIND, StreamOffset, StreamScanner, check_between
+from minipaimon_core.kinds import ROW_KIND_COLUMN, RowKind
+from minipaimon_core.stream import StreamOffset, StreamScanner, check_between
 from minipaimon_spark.filters import Term, column_types, split_filters
 from minipaimon_spark.options import ReadOptions
 from minipaimon_spark.stream_support import StreamPartition
@@ -36,6 +37,7 @@ from minipaimon_spark.system import SystemTableReader, split_system_path, system
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema, to_spark_type
 
 PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
+ROW_KIND = ROW_KIND_COLUMN
 READ_CHANGELOG = "read.changelog"
 
 
@@ -230,7 +232,7 @@ class MiniPaimonReader(DataSourceReader):
         for batch in table.read_split(partition.split):
             if batch.num_rows:
                 if row_kind:
-                    batch = batch.append_column(ROW_KIND, pa.repeat("+I", batch.num_rows))
+                    batch = batch.append_column(ROW_KIND, pa.repeat(RowKind.INSERT.short, batch.num_rows))
                 yield conform(batch)
 
 
@@ -238,7 +240,8 @@ class MiniPaimonReader(DataSourceReader):
         """The diff's rows; without ``_row_kind`` in the schema only the new values (+I, +U)."""
         data = open_at(self.options).diff(partition.start, partition.end)
         if ROW_KIND not in self.schema.fieldNames():
-            data = data.filter(pc.is_in(data.column(ROW_KIND), pa.array(["+I", "+U"])))
+            upserts = pa.array([RowKind.INSERT.short, RowKind.UPDATE_AFTER.short])
+            data = data.filter(pc.is_in(data.column(ROW_KIND), upserts))
         conform = BatchConformer(to_arrow_schema(self.schema))
         for batch in data.to_batches():
             if batch.num_rows:

@@ -102,7 +102,6 @@ except ImportError:  # pyspark 4.0/4.1: stand-ins that Spark never sees
 
 CONSUMER_ID = "consumer-id"
 INITIAL = "initial"  # key of the symbolic start offset
-ROW_KIND_COLUMN = "_row_kind"
 SYMBOLIC_MODES = ("latest-full", "latest")
 _EXPIRED_PREFIX = "the stream of"
 

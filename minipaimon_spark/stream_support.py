@@ -13,7 +13,7 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.errors import MiniPaimonError, SchemaMismatchError
-from minipaimon_core.stream import ROW_KIND as ROW_KIND_COLUMN
+from minipaimon_core.kinds import ROW_KIND_COLUMN
 from minipaimon_core.stream import StreamSplit
 from minipaimon_spark.types import to_spark_schema
 

@@ -33,12 +33,12 @@ from pyspark.sql.types import StructType
 import minipaimon_core as mp
 from minipaimon_core.conform import conform
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
+from minipaimon_core.kinds import ROW_KIND_COLUMN
 from minipaimon_core.options import Options, validate
 from minipaimon_core.schema import SchemaManager, build_schema
 from minipaimon_spark.options import WriteOptions
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 
-ROW_KIND_COLUMN = "_row_kind"
 # One job = one fresh commit user, so one identifier suffices.
 COMMIT_IDENTIFIER = 1
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import msgspec
 import pyarrow as pa
 import pytest
 
 from minipaimon_core import codec, manifest
 from minipaimon_core import snapshot as snapshot_codec
 from minipaimon_core.errors import CorruptMetadataError
+from minipaimon_core.kinds import CommitKind, EntryKind, RowKind
 from minipaimon_core.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats
 from minipaimon_core.schema import TableSchema, build_schema
 from minipaimon_core.snapshot import Snapshot
@@ -74,3 +76,20 @@ def test_decoded_values_are_the_originals():
     assert snapshot_codec.decode(snapshot_codec.encode(SNAPSHOT), "p") == SNAPSHOT
     assert manifest.decode_entries(manifest.encode_entries([ENTRY]), "p") == [ENTRY]
     assert codec.decode_json(codec.encode_json(SCHEMA), TableSchema, "p").arrow_schema() == SCHEMA.arrow_schema()
+
+
+def test_named_kinds_keep_their_on_disk_encodings():
+    """Issue 14 item 7: the enums encode exactly as the plain values files already hold."""
+    assert [int(k) for k in RowKind] == [0, 1, 2, 3]
+    assert [k.short for k in RowKind] == ["+I", "-U", "+U", "-D"]
+    assert (int(EntryKind.ADD), int(EntryKind.DELETE)) == (0, 1)
+    assert [k.value for k in CommitKind] == ["APPEND", "COMPACT", "OVERWRITE"]
+    assert f"{CommitKind.COMPACT}" == str(CommitKind.COMPACT) == "COMPACT"
+    plain = msgspec.structs.replace(ENTRY, kind=0)
+    assert manifest.encode_entries([msgspec.structs.replace(ENTRY, kind=EntryKind.ADD)]) == \
+        manifest.encode_entries([plain])
+    for kind in CommitKind:
+        named = msgspec.structs.replace(SNAPSHOT, commitKind=kind)
+        stored = msgspec.structs.replace(SNAPSHOT, commitKind=kind.value)
+        assert snapshot_codec.encode(named) == snapshot_codec.encode(stored)
+        assert snapshot_codec.decode(snapshot_codec.encode(named), "p").commitKind == kind

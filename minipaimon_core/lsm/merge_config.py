@@ -12,10 +12,9 @@ import pyarrow.compute as pc
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
 from .. import options as option_values
+from ..kinds import SEQUENCE, VALUE_KIND, RowKind
 
-SEQUENCE = "_SEQUENCE_NUMBER"
-VALUE_KIND = "_VALUE_KIND"
-INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = RowKind  # short names of the merge code
 ENGINES = option_values.MERGE_ENGINES
 AGGREGATE_FUNCTIONS = frozenset(option_values.AGGREGATE_FUNCTIONS)
 _IGNORE_DELETE_KEYS = ("ignore-delete", "partial-update.ignore-delete",

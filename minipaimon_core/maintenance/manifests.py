@@ -27,6 +27,7 @@ from .. import manifest as manifest_codec
 from .. import snapshot as snapshot_codec
 from ..context import HasContext
 from ..errors import CommitConflictError
+from ..kinds import CommitKind
 from ..manifest import ManifestEntry
 from ..manifest_io import merge_entries
 
@@ -71,7 +72,7 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
         snap = msgspec.structs.replace(
             latest, id=latest.id + 1, baseManifestList=base, deltaManifestList=delta,
             commitUser=f"rewrite-manifests-{uuid.uuid4()}", commitIdentifier=0,
-            commitKind="COMPACT", timeMillis=int(time.time() * 1000), deltaRecordCount=0,
+            commitKind=CommitKind.COMPACT, timeMillis=int(time.time() * 1000), deltaRecordCount=0,
             changelogManifestList=None, changelogRecordCount=None)
         if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)):
             snapshots.commit_latest_hint(snap.id)
