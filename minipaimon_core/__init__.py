@@ -4,6 +4,7 @@ from .catalog import Catalog, catalog
 from .commit_message import CommitMessage
 from .errors import (
     CommitConflictError,
+    ConflictReason,
     CorruptDataFileError,
     CorruptMetadataError,
     InvalidArgumentError,
@@ -29,6 +30,7 @@ __all__ = [
     "Catalog",
     "CommitConflictError",
     "CommitMessage",
+    "ConflictReason",
     "CorruptDataFileError",
     "CorruptMetadataError",
     "FileIO",

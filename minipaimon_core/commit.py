@@ -30,12 +30,13 @@ import time
 from collections.abc import Sequence
 
 from . import snapshot as snapshot_codec
-from .commit_message import CommitMessage, conflict_check, shift_sequence, split_kinds
-from .errors import CommitConflictError, CorruptMetadataError
+from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
+from .conflicts import check_compaction
+from .errors import CommitConflictError, ConflictReason, CorruptMetadataError
 from .fileio import FileIO
 from .layout import TableLayout
-from .manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta
-from .manifest_io import ManifestIO, live_files, merge_entries
+from .manifest import DataFileMeta, ManifestEntry, ManifestFileMeta
+from .manifest_io import ManifestIO, live_files, merge_entries, record_delta
 from .options import Options
 from .schema import TableSchema
 from .snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
@@ -181,7 +182,8 @@ class FileStoreCommit:
                 raise CommitConflictError(
                     f"gave up committing to {self._layout.root} after {attempt} attempts: other "
                     "writers kept winning the race for the next snapshot id; raise "
-                    "'commit.max-retries' / 'commit.timeout' or reduce concurrent writers"
+                    "'commit.max-retries' / 'commit.timeout' or reduce concurrent writers",
+                    ConflictReason.RETRIES_EXHAUSTED,
                 )
             wait_ms = min(self._options["commit.max-retry-wait"],
                           self._options["commit.min-retry-wait"] * 2 ** min(attempt, 20))
@@ -217,26 +219,33 @@ class FileStoreCommit:
         read_at: float,
         written: list[str],
     ) -> int | None:
-        next_seq = latest.nextSequenceNumber if latest else 0
-        entries: list[ManifestEntry] = []
-        changelog: list[ManifestEntry] = []
+        overwritten: list[ManifestEntry] = []
         if kind == COMPACT:
-            conflict_check(self._manifests, latest, messages, self._schema)
-        for m in messages:
-            if kind == COMPACT:
-                entries += [m.entry(DELETE, f) for f in m.compactBefore]
-                entries += [m.entry(ADD, f) for f in m.compactAfter]
-                changelog += [m.entry(ADD, f) for f in m.changelogFiles]
-                continue
-            files, cl_files, next_seq = shift_sequence(m.newFiles, m.changelogFiles, next_seq)
-            entries += [m.entry(ADD, f) for f in files]
-            changelog += [m.entry(ADD, f) for f in cl_files]
-        if kind == OVERWRITE:
-            entries = self._overwrite_deletes(latest, messages, dynamic) + entries
-        if kind == COMPACT:
-            # compaction output and changelog carry effective numbers: never shifted again
-            next_seq = max([next_seq] + [f.maxSequenceNumber + 1 for m in messages
-                                         for f in (*m.compactAfter, *m.changelogFiles)])
+            conflict = check_compaction(live_files(self._manifests, latest), messages,
+                                        bool(self._schema.primaryKeys))
+            if conflict is not None:
+                raise conflict.error()
+        elif kind == OVERWRITE:
+            overwritten = self._overwritten(latest, messages, dynamic)
+        change = entries_for(kind, messages, latest.nextSequenceNumber if latest else 0, overwritten)
+        snap = self._write_metadata(kind, change, identifier, properties, latest, written)
+        # If base N expired meanwhile, snapshot-(N+1) was committed before it and its file
+        # (or its expiration tombstone) is there: the create below fails and we retry. That
+        # holds while the tombstone lives; an attempt this old starts again instead
+        # (docs/format.md, "Expiration and in-flight commits").
+        if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS:
+            return None
+        path = self._layout.snapshot_path(snap.id)
+        if self._io.write_if_absent(path, snapshot_codec.encode(snap)):
+            return snap.id
+        return None
+
+    def _write_metadata(self, kind: str, change: CommitEntries, identifier: int,
+                        properties: dict[str, str] | None, latest: Snapshot | None,
+                        written: list[str]) -> Snapshot:
+        """Write the manifests and manifest lists of ``change`` (names appended to
+        ``written``) and return the snapshot that would reference them (not written)."""
+        entries, changelog = change.entries, change.changelog
         width = len(self._schema.partitionKeys)
         delta_meta = self._manifests.write_entries(entries, self._schema.id, width)
         written.append(delta_meta.fileName)
@@ -251,8 +260,8 @@ class FileStoreCommit:
             written.append(cl_meta.fileName)
             changelog_list = self._manifests.write_list([cl_meta])
             written.append(changelog_list)
-        delta_rows = _rows(entries)
-        snap = Snapshot(
+        delta_rows = record_delta(entries)
+        return Snapshot(
             version=1,
             id=(latest.id + 1) if latest else 1,
             schemaId=self._schema.id,
@@ -264,30 +273,22 @@ class FileStoreCommit:
             timeMillis=int(time.time() * 1000),
             totalRecordCount=(latest.totalRecordCount if latest else 0) + delta_rows,
             deltaRecordCount=delta_rows,
-            nextSequenceNumber=next_seq,
+            nextSequenceNumber=change.next_sequence,
             changelogManifestList=changelog_list,
             changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
             properties=properties,
         )
-        # If base N expired meanwhile, snapshot-(N+1) was committed before it and its file
-        # (or its expiration tombstone) is there: the create below fails and we retry. That
-        # holds while the tombstone lives; an attempt this old starts again instead
-        # (docs/format.md, "Expiration and in-flight commits").
-        if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS:
-            return None
-        path = self._layout.snapshot_path(snap.id)
-        if self._io.write_if_absent(path, snapshot_codec.encode(snap)):
-            return snap.id
-        return None
 
-    def _overwrite_deletes(
+    def _overwritten(
         self, latest: Snapshot | None, messages: Sequence[CommitMessage], dynamic: bool
     ) -> list[ManifestEntry]:
+        """The live entries an overwrite replaces: all, or with dynamic partition overwrite
+        those of the partitions ``messages`` write."""
         live = live_files(self._manifests, latest)
         if dynamic and self._schema.partitionKeys:
             written = {tuple(m.partition) for m in messages if m.newFiles}
             live = [e for e in live if tuple(e.partition) in written]
-        return [ManifestEntry(DELETE, e.partition, e.bucket, e.totalBuckets, e.file) for e in live]
+        return live
 
     def _new_base(self, latest: Snapshot | None, written: list[str]) -> list[ManifestFileMeta]:
         """Base list of the new snapshot: base(N) + delta(N), small manifests merged."""
@@ -308,10 +309,6 @@ class FileStoreCommit:
         merged = self._manifests.write_entries(adds + deletes, self._schema.id, len(self._schema.partitionKeys))
         written.append(merged.fileName)
         return big + [merged]
-
-
-def _rows(entries: list[ManifestEntry]) -> int:
-    return sum(e.file.rowCount if e.kind == ADD else -e.file.rowCount for e in entries)
 
 
 __all__ = ["CommitMessage", "DataFileMeta", "FileStoreCommit"]

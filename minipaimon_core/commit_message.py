@@ -1,4 +1,5 @@
-"""Commit messages and the pure rules the committer applies to them.
+"""Commit messages and the pure steps the committer applies to them (the conflict rules
+are in :mod:`minipaimon_core.conflicts`).
 
 A :class:`CommitMessage` is what one writer hands the committer for one (partition, bucket):
 new files, compaction before/after, changelog files. It is picklable and small.
@@ -6,17 +7,13 @@ new files, compaction before/after, changelog files. It is picklable and small.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from .errors import CommitConflictError
+from .kinds import CommitKind, EntryKind
 from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
-from .manifest_io import ManifestIO, live_files
-from .schema import TableSchema
-from .snapshot import Snapshot
 
 
 class CommitMessage(msgspec.Struct, frozen=True):
@@ -81,58 +78,43 @@ def shift_sequence(
     return [shift(f) for f in files], [shift(f) for f in changelog], next_seq + top + 1
 
 
-def conflict_check(
-    mio: ManifestIO, latest: Snapshot | None, messages: Sequence[CommitMessage], schema: TableSchema
-) -> None:
-    """Raise CommitConflictError if compaction ``messages`` cannot apply on ``latest``.
+class CommitEntries(msgspec.Struct, frozen=True):
+    """The manifest entries of one snapshot and the sequence number after it."""
 
-    Rules: every file a message deletes must still be live; after the change, the files of
-    one level >= 1 of a bucket must not overlap in key range.
+    entries: list[ManifestEntry]
+    changelog: list[ManifestEntry]
+    next_sequence: int
+
+
+def entries_for(kind: str, messages: Sequence[CommitMessage], next_seq: int,
+                overwritten: Sequence[ManifestEntry] = ()) -> CommitEntries:
+    """The entries of a snapshot of ``kind`` for ``messages`` on a base whose
+    ``nextSequenceNumber`` is ``next_seq`` (pure; the committer writes them).
+
+    APPEND / OVERWRITE: the new files and writer changelog files ADDed with their sequence
+    shifted (:func:`shift_sequence`), after DELETEs of ``overwritten`` (the live files an
+    overwrite replaces). COMPACT: ``compactBefore`` DELETEd, ``compactAfter`` and changelog
+    ADDed as they are (compaction writes effective sequence numbers, never shifted again).
     """
-    touched = {(tuple(m.partition), m.bucket) for m in messages}
-    live = [e for e in live_files(mio, latest) if (tuple(e.partition), e.bucket) in touched]
-    live_names = {(tuple(e.partition), e.bucket, e.file.level, e.file.fileName) for e in live}
-    missing = [
-        f.fileName
-        for m in messages
-        for f in m.compactBefore
-        if (tuple(m.partition), m.bucket, f.level, f.fileName) not in live_names
-    ]
-    if missing:
-        raise CommitConflictError(
-            f"files to delete are no longer in the table {sorted(missing)[:10]}: another "
-            "compaction or an overwrite removed them first; retry the compaction on the new "
-            "snapshot"
-        )
-    if not schema.primaryKeys:
-        return
-    levels: dict[tuple, list[DataFileMeta]] = defaultdict(list)
-    removed = {(tuple(m.partition), m.bucket, f.fileName) for m in messages for f in m.compactBefore}
-    for e in live:
-        if e.file.level >= 1 and (tuple(e.partition), e.bucket, e.file.fileName) not in removed:
-            levels[(tuple(e.partition), e.bucket, e.file.level)].append(e.file)
+    if kind == CommitKind.COMPACT:
+        return _compaction_entries(messages, next_seq)
+    entries = [ManifestEntry(EntryKind.DELETE, e.partition, e.bucket, e.totalBuckets, e.file)
+               for e in overwritten]
+    changelog: list[ManifestEntry] = []
     for m in messages:
-        for f in m.compactAfter:
-            if f.level >= 1:
-                levels[(tuple(m.partition), m.bucket, f.level)].append(f)
-    for (partition, bucket, level), files in levels.items():
-        overlap = find_overlap(files)
-        if overlap:
-            raise CommitConflictError(
-                f"files {overlap[0]} and {overlap[1]} overlap in key range in level {level} of "
-                f"bucket {bucket} of partition {list(partition)}: two compactions ran on the "
-                "same bucket at once; retry the compaction"
-            )
+        files, cl_files, next_seq = shift_sequence(m.newFiles, m.changelogFiles, next_seq)
+        entries += [m.entry(EntryKind.ADD, f) for f in files]
+        changelog += [m.entry(EntryKind.ADD, f) for f in cl_files]
+    return CommitEntries(entries, changelog, next_seq)
 
 
-def find_overlap(files: list[DataFileMeta]) -> tuple[str, str] | None:
-    """Names of two files whose [minKey, maxKey] ranges overlap, or None."""
-    ordered = sorted(files, key=lambda f: _key(f.minKey))
-    for a, b in zip(ordered, ordered[1:]):
-        if _key(a.maxKey) >= _key(b.minKey):
-            return a.fileName, b.fileName
-    return None
-
-
-def _key(values: list[Any]) -> tuple:
-    return tuple((v is not None, v) for v in values)
+def _compaction_entries(messages: Sequence[CommitMessage], next_seq: int) -> CommitEntries:
+    entries: list[ManifestEntry] = []
+    changelog: list[ManifestEntry] = []
+    for m in messages:
+        entries += [m.entry(EntryKind.DELETE, f) for f in m.compactBefore]
+        entries += [m.entry(EntryKind.ADD, f) for f in m.compactAfter]
+        changelog += [m.entry(EntryKind.ADD, f) for f in m.changelogFiles]
+    top = max([next_seq] + [f.maxSequenceNumber + 1 for m in messages
+                            for f in (*m.compactAfter, *m.changelogFiles)])
+    return CommitEntries(entries, changelog, top)

@@ -21,7 +21,8 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import HasContext, TableContext
 from .data_file import SEQUENCE, VALUE_KIND, read_data_file, write_data_file
-from .errors import CommitConflictError, CorruptMetadataError, SnapshotExpiredError
+from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
+from .key_range import key_order, overlaps
 from .kv_writer import write_sorted_run
 from .lsm import changelog
 from .lsm.compaction_picker import AppendFile, PickerOptions, SortedRun, pick_append, pick_for
@@ -140,7 +141,8 @@ def compact_table(table: HasContext, full: bool = False, only: set[BucketKey] | 
         if raise_on_conflict:
             raise CommitConflictError(
                 f"snapshot {base.id} of {ctx.path} was expired while compacting it (a "
-                f"concurrent compaction replaced its files): {e}; retry the compaction") from e
+                f"concurrent compaction replaced its files): {e}; retry the compaction",
+                ConflictReason.BASE_EXPIRED) from e
         return None
     return commit_compaction(ctx, messages, raise_on_conflict)
 
@@ -248,12 +250,12 @@ def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[Dat
         return None
     keys = list(config.key_columns)
     new_rows = pa.concat_tables([read_rows(ctx, path, bucket, f) for f in new_files])
-    lo = min(tuple(f.minKey) for f in new_files)
-    hi = max(tuple(f.maxKey) for f in new_files)
+    lo = min(key_order(f.minKey) for f in new_files)
+    hi = max(key_order(f.maxKey) for f in new_files)
     new_keys = new_rows.select(keys).group_by(keys).aggregate([])
     old_parts = [new_rows.slice(0, 0)]
     for f in files:
-        if f.level == 0 or tuple(f.maxKey) < lo or tuple(f.minKey) > hi:
+        if f.level == 0 or not overlaps(f, lo, hi):
             continue
         rows = read_rows(ctx, path, bucket, f)
         old_parts.append(rows.take(_semi_join_rows(rows, new_keys, keys)))

@@ -6,6 +6,9 @@ says what was wrong, with which file, option or column, and what to do about it.
 
 from __future__ import annotations
 
+from enum import Enum
+from typing import Any
+
 
 class MiniPaimonError(Exception):
     """Base of every error minipaimon raises on purpose."""
@@ -23,8 +26,35 @@ class SchemaMismatchError(MiniPaimonError):
     """Written data does not fit the table schema (missing, extra or mistyped columns)."""
 
 
+class ConflictReason(str, Enum):
+    """Why a commit did not apply (:attr:`CommitConflictError.reason`)."""
+
+    #: a file the change deletes is no longer live (a concurrent compaction or overwrite)
+    FILES_GONE = "files-gone"
+    #: the change would leave overlapping key ranges in a level >= 1 of a bucket
+    LEVEL_OVERLAP = "level-overlap"
+    #: the snapshot a compaction read was expired meanwhile (a newer compaction replaced it)
+    BASE_EXPIRED = "base-expired"
+    #: other writers won the race for the next snapshot (or schema) id too often
+    RETRIES_EXHAUSTED = "retries-exhausted"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 class CommitConflictError(MiniPaimonError):
-    """A commit cannot be applied on top of what other writers committed meanwhile."""
+    """A commit cannot be applied on top of what other writers committed meanwhile.
+
+    ``reason`` tells a lost race (:attr:`ConflictReason.RETRIES_EXHAUSTED`: retrying later
+    may succeed) from each logical conflict of the change itself.
+    """
+
+    def __init__(self, message: str, reason: ConflictReason) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles with its reason (Spark tasks)
+        return type(self), (str(self), self.reason)
 
 
 class CorruptMetadataError(MiniPaimonError):

@@ -143,7 +143,7 @@ class ManifestIO:
         ``totalRecordCount``): a manifest list was replaced by another one."""
         base = self.entries_of(self.read_list(snapshot.baseManifestList))
         delta = self.delta_entries(snapshot)
-        self._check_rows(snapshot.baseManifestList, _rows(base),
+        self._check_rows(snapshot.baseManifestList, record_delta(base),
                          snapshot.totalRecordCount - snapshot.deltaRecordCount, snapshot)
         return base + delta
 
@@ -151,7 +151,7 @@ class ManifestIO:
         """The entries the snapshot committed (its delta manifests), checked as in
         :meth:`data_entries`."""
         delta = self.entries_of(self.read_list(snapshot.deltaManifestList))
-        self._check_rows(snapshot.deltaManifestList, _rows(delta), snapshot.deltaRecordCount, snapshot)
+        self._check_rows(snapshot.deltaManifestList, record_delta(delta), snapshot.deltaRecordCount, snapshot)
         return delta
 
     def changelog_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
@@ -162,7 +162,7 @@ class ManifestIO:
             return []
         entries = self.entries_of(self.read_list(snapshot.changelogManifestList))
         if snapshot.changelogRecordCount is not None:
-            self._check_rows(snapshot.changelogManifestList, _rows(entries), snapshot.changelogRecordCount, snapshot)
+            self._check_rows(snapshot.changelogManifestList, record_delta(entries), snapshot.changelogRecordCount, snapshot)
         return entries
 
     def _check_rows(self, list_name: str, rows: int, expected: int, snapshot: Snapshot) -> None:
@@ -172,7 +172,8 @@ class ManifestIO:
                 f"{snapshot.id} recorded {expected}: the file was replaced; restore it or roll the table back")
 
 
-def _rows(entries: list[ManifestEntry]) -> int:
+def record_delta(entries: Iterable[ManifestEntry]) -> int:
+    """Rows the ``entries`` add to the table: ADDed files' rows minus DELETEd files' rows."""
     return sum(e.file.rowCount if e.kind == ADD else -e.file.rowCount for e in entries)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import predicate
 from .errors import InvalidArgumentError, SnapshotNotFoundError
+from .key_range import find_overlap
 from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta
 from .manifest_io import ManifestIO, merge_entries
 from .options import Options, parse
@@ -237,7 +238,7 @@ class Planner:
     def _cut(self, files: list[DataFileMeta], sizing: SplitSizing, target: int
              ) -> list[tuple[list[DataFileMeta], bool]]:
         if self._schema.primaryKeys:
-            return [(files, _non_overlapping(files))]
+            return [(files, find_overlap(files) is None)]
         return [(chunk, True) for chunk in sizing.pack(files, target)]
 
     def _incremental_entries(self, start: int, end: int) -> list[ManifestEntry]:
@@ -252,17 +253,6 @@ class Planner:
             delta = self._manifests.delta_entries(snap)
             entries.extend(e for e in delta if e.kind == ADD)
         return entries
-
-
-def _non_overlapping(files: list[DataFileMeta]) -> bool:
-    """True if the files' key ranges are disjoint (the split can be read without merging)."""
-    if len(files) <= 1:
-        return True
-    ordered = sorted(files, key=lambda f: tuple((v is not None, v) for v in f.minKey))
-    for a, b in zip(ordered, ordered[1:]):
-        if tuple((v is not None, v) for v in a.maxKey) >= tuple((v is not None, v) for v in b.minKey):
-            return False
-    return True
 
 
 def resolve_snapshot(snapshots: SnapshotManager, snapshot_id: int | None, timestamp_ms: int | None,

@@ -27,10 +27,11 @@ import msgspec
 import pyarrow as pa
 
 from . import datatypes, options, table_options
-from .errors import CommitConflictError, InvalidArgumentError, SchemaMismatchError
+from .errors import CommitConflictError, ConflictReason, InvalidArgumentError, SchemaMismatchError
 from .fileio import FileIO
+from .kinds import ROW_KIND_COLUMN, SYSTEM_COLUMNS
 from .layout import TableLayout
-from .schema import ROW_KIND_COLUMN, SYSTEM_COLUMNS, DataField, SchemaManager, TableSchema
+from .schema import DataField, SchemaManager, TableSchema
 from .table_options import names_in
 
 MAX_ATTEMPTS = 50
@@ -63,7 +64,7 @@ def commit_change(io: FileIO, layout: TableLayout, change: Change) -> TableSchem
             return new
     raise CommitConflictError(
         f"gave up changing the schema of {layout.root}: schema-<id> was taken by other "
-        f"processes {MAX_ATTEMPTS} times in a row"
+        f"processes {MAX_ATTEMPTS} times in a row", ConflictReason.RETRIES_EXHAUSTED
     )
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import msgspec
 
 from . import codec
+from .kinds import CommitKind
 
-APPEND = "APPEND"
-COMPACT = "COMPACT"
-OVERWRITE = "OVERWRITE"
+APPEND, COMPACT, OVERWRITE = CommitKind  # the values of Snapshot.commitKind
 
 # What expiration leaves in ``snapshot-<id>`` instead of deleting it: the id stays taken, so
 # a commit that read snapshot id-1 before it expired can no longer create this id again

@@ -184,6 +184,7 @@ def test_two_compactions_with_overlapping_outputs_in_one_level_conflict(tmp_path
         return CommitMessage([], "", 0, 1, compactBefore=[f], compactAfter=after)
 
     t.new_commit("c1").commit([rewrite(first)], 1)
-    with pytest.raises(mp.CommitConflictError, match="overlap in key range"):
+    with pytest.raises(mp.CommitConflictError) as raised:
         t.new_commit("c2").commit([rewrite(second)], 1)
+    assert raised.value.reason == mp.ConflictReason.LEVEL_OVERLAP
     assert as_dict(t) == {1: (1.0, None), 3: (3.0, None), 5: (5.0, None), 8: (8.0, None)}

@@ -26,7 +26,7 @@ import msgspec
 from .. import manifest as manifest_codec
 from .. import snapshot as snapshot_codec
 from ..context import HasContext
-from ..errors import CommitConflictError
+from ..errors import CommitConflictError, ConflictReason
 from ..kinds import CommitKind
 from ..manifest import ManifestEntry
 from ..manifest_io import merge_entries
@@ -81,7 +81,8 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
             ctx.io.delete(layout.manifest_path(name))
     raise CommitConflictError(
         f"gave up rewriting the manifests of {ctx.path}: other writers kept committing; "
-        "retry when the table is quieter or raise 'commit.max-retries'")
+        "retry when the table is quieter or raise 'commit.max-retries'",
+        ConflictReason.RETRIES_EXHAUSTED)
 
 
 def _order(entry: ManifestEntry) -> tuple[Any, ...]:
