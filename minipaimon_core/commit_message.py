@@ -29,10 +29,6 @@ class CommitMessage(msgspec.Struct, frozen=True):
     def entry(self, kind: int, file: DataFileMeta) -> ManifestEntry:
         return ManifestEntry(kind, list(self.partition), self.bucket, self.totalBuckets, file)
 
-    @property
-    def is_empty(self) -> bool:
-        return not (self.newFiles or self.compactBefore or self.compactAfter or self.changelogFiles)
-
 
 def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage], list[CommitMessage]]:
     """(new-file parts, compaction parts) of ``messages``, each part only where non-empty.

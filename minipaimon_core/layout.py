@@ -38,8 +38,8 @@ def escape_segment(value: str) -> str:
     Kept as is: ASCII letters, digits, ``_``, ``-`` and ``.``; everything else (``/``,
     ``\\``, ``%``, ``=``, NUL, control characters, non-ASCII) becomes ``%XX`` of its UTF-8
     bytes. A value made only of dots (``.``, ``..``) has its dots encoded, and so does a
-    leading ``_`` of the literal text ``__DEFAULT_PARTITION__``. :func:`unescape_segment`
-    inverts it exactly.
+    leading ``_`` of the literal text ``__DEFAULT_PARTITION__``. The encoding is injective
+    (tests/test_layout.py inverts it); paths are derived, never parsed back.
     """
     if value and set(value) == {"."}:
         return "%2E" * len(value)
@@ -48,20 +48,6 @@ def escape_segment(value: str) -> str:
     if escaped == NULL_PARTITION:
         escaped = "%5F" + escaped[1:]
     return escaped
-
-
-def unescape_segment(segment: str) -> str:
-    """Invert :func:`escape_segment`."""
-    raw = bytearray()
-    i = 0
-    while i < len(segment):
-        if segment[i] == "%":
-            raw.append(int(segment[i + 1 : i + 3], 16))
-            i += 3
-        else:
-            raw.extend(segment[i].encode())
-            i += 1
-    return raw.decode()
 
 
 def check_name(kind: str, name: str) -> str:

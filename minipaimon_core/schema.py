@@ -64,10 +64,6 @@ class TableSchema(msgspec.Struct, frozen=True):
         raise SchemaMismatchError(f"no column {name!r} in the table (columns: {self.field_names})")
 
     @property
-    def is_primary_key_table(self) -> bool:
-        return bool(self.primaryKeys)
-
-    @property
     def bucket_keys(self) -> list[str]:
         """Columns hashed to pick a bucket: ``bucket-key``, else the primary key minus the
         partition keys (the whole key if that leaves nothing)."""

@@ -43,10 +43,6 @@ class Snapshot(msgspec.Struct, frozen=True):
         return self.commitKind
 
     @property
-    def time_millis(self) -> int:
-        return self.timeMillis
-
-    @property
     def schema_id(self) -> int:
         return self.schemaId
 

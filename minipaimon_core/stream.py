@@ -20,7 +20,6 @@ column (+I, -U, +U, -D) is added; without it, -U and -D rows are dropped.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -56,9 +55,6 @@ class StreamOffset:
 
     def to_dict(self) -> dict[str, Any]:
         return {"snapshot": self.snapshot, "full": self.full, "splitIndex": self.split_index}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> StreamOffset:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -174,8 +174,3 @@ def split_filters(
 def column_types(schema: pa.Schema) -> dict[str, pa.DataType]:
     """Column name -> Arrow type, for :func:`split_filters`."""
     return {f.name: f.type for f in schema}
-
-
-def describe(terms: Iterable[Term]) -> str:
-    """A short human-readable form of accepted terms (for logs and errors)."""
-    return " AND ".join(f"{c} {op}" + ("" if v is None else f" {v!r}") for c, op, v in terms)

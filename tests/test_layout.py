@@ -20,8 +20,21 @@ from minipaimon_core.layout import (
     keys_of,
     parse,
     temp_name,
-    unescape_segment,
 )
+
+
+def unescape_segment(segment: str) -> str:
+    """Invert :func:`escape_segment` (test-only: the product never parses a path)."""
+    raw = bytearray()
+    i = 0
+    while i < len(segment):
+        if segment[i] == "%":
+            raw.append(int(segment[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            raw.extend(segment[i].encode())
+            i += 1
+    return raw.decode()
 
 
 @given(st.text())

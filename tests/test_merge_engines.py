@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
@@ -22,7 +23,6 @@ from minipaimon_core.lsm.merge_engines import (
     UPDATE_BEFORE,
     VALUE_KIND,
     MergeConfig,
-    is_single_run_sorted_unique,
     merge,
     prepare_input,
     sort_by_key,
@@ -170,6 +170,24 @@ def test_string_and_composite_keys_sort_ascending() -> None:
     out = merge(t, MergeConfig(("p", "id")), keep_deletes=False)
     assert user_rows(out) == [("", 0, 5, I), ("a", 9, 4, I), ("b", 1, 3, I), ("b", 2, 1, I)]
     assert out.schema == t.schema
+
+
+def is_single_run_sorted_unique(table: pa.Table, key_columns: Sequence[str]) -> bool:
+    """True if the keys are strictly ascending: ``table`` is one sorted run with one row per
+    key, so a merge has nothing to combine (only deletes to drop)."""
+    n = table.num_rows
+    if n < 2:
+        return True
+    ascending = np.zeros(n - 1, bool)  # decided: this pair is in strictly ascending order
+    undecided = np.ones(n - 1, bool)  # all key columns so far are equal
+    for name in key_columns:
+        col = table.column(name)
+        a, b = col.slice(0, n - 1), col.slice(1)
+        lt = pc.fill_null(pc.less(a, b), False).to_numpy(zero_copy_only=False)
+        eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+        ascending |= undecided & lt
+        undecided &= eq
+    return bool(ascending.all())
 
 
 def test_helpers_and_empty_input() -> None:

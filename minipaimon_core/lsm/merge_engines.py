@@ -64,7 +64,7 @@ from .merge_groups import Groups, finish, replace_column, sort_order, value_colu
 
 __all__ = [
     "AGGREGATE_FUNCTIONS", "DELETE", "ENGINES", "INSERT", "SEQUENCE", "UPDATE_AFTER",
-    "UPDATE_BEFORE", "VALUE_KIND", "MergeConfig", "is_single_run_sorted_unique", "merge",
+    "UPDATE_BEFORE", "VALUE_KIND", "MergeConfig", "merge",
     "prepare_input", "sort_by_key",
 ]
 
@@ -73,24 +73,6 @@ def sort_by_key(table: pa.Table, key_columns: Sequence[str]) -> pa.Table:
     """``table`` sorted by key ascending, then ``_SEQUENCE_NUMBER`` (if present) ascending."""
     cols = [*key_columns, *([SEQUENCE] if SEQUENCE in table.column_names else [])]
     return table.take(sort_order(table, cols))
-
-
-def is_single_run_sorted_unique(table: pa.Table, key_columns: Sequence[str]) -> bool:
-    """True if the keys are strictly ascending: ``table`` is one sorted run with one row per
-    key, so a merge has nothing to combine (only deletes to drop)."""
-    n = table.num_rows
-    if n < 2:
-        return True
-    ascending = np.zeros(n - 1, bool)  # decided: this pair is in strictly ascending order
-    undecided = np.ones(n - 1, bool)  # all key columns so far are equal
-    for name in key_columns:
-        col = table.column(name)
-        a, b = col.slice(0, n - 1), col.slice(1)
-        lt = pc.fill_null(pc.less(a, b), False).to_numpy(zero_copy_only=False)
-        eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
-        ascending |= undecided & lt
-        undecided &= eq
-    return bool(ascending.all())
 
 
 def merge(table: pa.Table, config: MergeConfig, *, keep_deletes: bool) -> pa.Table:
