@@ -20,16 +20,17 @@ import pyarrow as pa
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import HasContext, TableContext
-from .data_file import SEQUENCE, VALUE_KIND, read_data_file, write_data_file
+from .data_file import write_changelog_file, write_data_file
 from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
 from .key_range import key_order, overlaps
+from .kinds import SEQUENCE, VALUE_KIND
 from .kv_writer import write_sorted_run
 from .lsm import changelog
 from .lsm.compaction_picker import AppendFile, PickerOptions, SortedRun, pick_append, pick_for
 from .lsm.merge_engines import MergeConfig, merge
 from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from .manifest_io import live_files
-from .read import evolve
+from .read import read_file_as, sorted_runs_newest_first
 from .snapshot import Snapshot
 
 BucketKey = tuple[tuple[Any, ...], int]
@@ -37,17 +38,9 @@ _ROW_INDEX = "__row_index"
 
 
 def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
-    """Runs of one bucket, newest first: level-0 files by sequence, then levels ascending."""
-    level0 = sorted((f for f in files if f.level == 0), key=lambda f: -f.maxSequenceNumber)
-    runs = [SortedRun(0, f.fileSize, (f.fileName,)) for f in level0]
-    by_level: dict[int, list[DataFileMeta]] = defaultdict(list)
-    for f in files:
-        if f.level > 0:
-            by_level[f.level].append(f)
-    for level in sorted(by_level):
-        fs = by_level[level]
-        runs.append(SortedRun(level, sum(f.fileSize for f in fs), tuple(f.fileName for f in fs)))
-    return runs
+    """The picker's view of :func:`~minipaimon_core.read.sorted_runs_newest_first`."""
+    return [SortedRun(run[0].level, sum(f.fileSize for f in run), tuple(f.fileName for f in run))
+            for run in sorted_runs_newest_first(files)]
 
 
 def bucket_units(table: HasContext, only: set[BucketKey] | None = None,
@@ -207,27 +200,18 @@ def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[Data
         changes = _lookup_changelog(ctx, path, bucket, files, inputs, config)
     changelog_files = []
     if changes is not None and changes.num_rows:
-        changelog_files = [write_data_file(
+        changelog_files = [write_changelog_file(
             ctx.io, ctx.layout, path, bucket, changes, schema_id=schema.id,
             stats_columns=schema.field_names, compression=options["file.compression"],
-            prefix="changelog", file_source=FILE_SOURCE_COMPACT,
-            min_seq=pa.compute.min(changes.column(SEQUENCE)).as_py(),
-            max_seq=pa.compute.max(changes.column(SEQUENCE)).as_py())]
+            file_source=FILE_SOURCE_COMPACT)]
     return changelog_files
 
 
 def read_rows(table: HasContext, path: str, bucket: int, f: DataFileMeta) -> pa.Table:
     """All columns of a primary-key data file in the current schema, effective sequences."""
     ctx = table.context()
-    schema = ctx.schema
-    cols = [*schema.field_names, SEQUENCE, VALUE_KIND]
-    t = read_data_file(ctx.io, ctx.layout, path, bucket, f,
-                       _physical(ctx, f, schema.field_names) + [SEQUENCE, VALUE_KIND])
-    t = evolve(t, ctx.schemas.get(f.schemaId), schema, cols)
-    if f.sequenceOffset:
-        t = t.set_column(t.column_names.index(SEQUENCE), SEQUENCE,
-                         pa.compute.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
-    return t
+    names = [*ctx.schema.field_names, SEQUENCE, VALUE_KIND]
+    return read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, names)
 
 
 def _full_compaction_changelog(ctx: TableContext, path: str, bucket: int, previous: list[DataFileMeta],
@@ -276,17 +260,6 @@ def _semi_join_rows(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa
     return pa.compute.take(found, pa.compute.sort_indices(found))
 
 
-def _physical(ctx: TableContext, f: DataFileMeta, names: list[str]) -> list[str]:
-    """Names in file ``f``'s own schema of the current columns it has."""
-    by_id = {fld.id: fld.name for fld in ctx.schemas.get(f.schemaId).fields}
-    out = []
-    for n in names:
-        old = by_id.get(ctx.schema.field_by_name(n).id)
-        if old is not None:
-            out.append(old)
-    return out
-
-
 def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: int, total_buckets: int,
                     files: list[DataFileMeta], full: bool) -> CommitMessage | None:
     options = ctx.options
@@ -299,8 +272,8 @@ def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: 
     small = [by_name[n] for n in picked]
     schema = ctx.schema
     names = schema.field_names
-    tables = [evolve(read_data_file(ctx.io, ctx.layout, path, bucket, f, _physical(ctx, f, names)),
-                     ctx.schemas.get(f.schemaId), schema, names) for f in small]
+    tables = [read_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names)
+              for f in small]
     merged = pa.concat_tables(tables)
     after = write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema_id=schema.id,
                             stats_columns=names, file_source=FILE_SOURCE_COMPACT,

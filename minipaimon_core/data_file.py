@@ -52,6 +52,28 @@ def write_data_file(
     return msgspec.structs.replace(meta, minSequenceNumber=min_seq, maxSequenceNumber=max_seq)
 
 
+def write_changelog_file(
+    io: FileIO,
+    layout: TableLayout,
+    partition_path: str,
+    bucket: int,
+    changes: pa.Table,
+    *,
+    schema_id: int,
+    stats_columns: Sequence[str],
+    compression: str,
+    file_source: int,
+) -> DataFileMeta:
+    """Write ``changes`` (user columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``) as one
+    ``changelog-*`` file; its sequence range is that of the rows. The one changelog writer of
+    the ``input`` producer (``FILE_SOURCE_APPEND``) and of compaction (``FILE_SOURCE_COMPACT``)."""
+    seq = changes.column(SEQUENCE)
+    return write_data_file(
+        io, layout, partition_path, bucket, changes, schema_id=schema_id,
+        stats_columns=stats_columns, compression=compression, prefix="changelog",
+        file_source=file_source, min_seq=pc.min(seq).as_py(), max_seq=pc.max(seq).as_py())
+
+
 def write_data_file_parts(
     io: FileIO,
     layout: TableLayout,

@@ -25,13 +25,13 @@ import pyarrow.compute as pc
 from .bucket import bucket_ids
 from .commit_message import CommitMessage
 from .conform import conform, to_batches
-from .data_file import SEQUENCE, VALUE_KIND, write_data_file, write_data_file_parts
+from .data_file import write_changelog_file, write_data_file, write_data_file_parts
 from .errors import InvalidArgumentError
 from .fileio import FileIO
-from .kinds import ROW_KIND_COLUMN, ROW_KIND_NAMES, row_kind_names
+from .kinds import ROW_KIND_COLUMN, ROW_KIND_NAMES, SEQUENCE, VALUE_KIND, row_kind_names
 from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig, merge, prepare_input
-from .manifest import DataFileMeta
+from .manifest import FILE_SOURCE_APPEND, DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
 from .schema import TableSchema
@@ -129,11 +129,10 @@ class KeyValueWriter:
         path = self._spec.path(list(values))
         changelog = []
         if self._input_changelog:
-            changelog.append(write_data_file(
+            changelog.append(write_changelog_file(
                 self._io, self._layout, path, bucket, rows,
                 schema_id=self._schema.id, stats_columns=self._schema.field_names,
-                compression=self._options["file.compression"], prefix="changelog",
-                min_seq=pc.min(rows.column(SEQUENCE)).as_py(), max_seq=pc.max(rows.column(SEQUENCE)).as_py(),
+                compression=self._options["file.compression"], file_source=FILE_SOURCE_APPEND,
             ))
         return merge(prepare_input(rows, self._merge), self._merge, keep_deletes=True), changelog
 

@@ -95,6 +95,34 @@ def newest_wins(runs: list[pa.Table], key: str, ignore_delete: bool) -> pa.Table
     return pa.concat_tables(kept)
 
 
+def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
+                 partition_path: str, bucket: int, f: DataFileMeta, names: list[str]) -> pa.Table:
+    """Columns ``names`` of data or changelog file ``f`` in the reader's ``schema``: the one
+    file reader of scans and compaction.
+
+    Columns are found by field id in the schema ``f`` was written with (renamed columns
+    follow their id, added ones read as null, widened types are cast); ``_SEQUENCE_NUMBER``
+    (if asked for) is the effective number, the file's ``sequenceOffset`` added.
+    Raises CorruptDataFileError for a damaged file.
+    """
+    file_schema = schemas.get(f.schemaId)
+    by_id = {fld.id: fld.name for fld in file_schema.fields}
+    physical = []
+    for n in names:
+        if n in (SEQUENCE, VALUE_KIND):
+            physical.append(n)
+        else:
+            old = by_id.get(schema.field_by_name(n).id)
+            if old is not None:
+                physical.append(old)
+    t = read_data_file(io, layout, partition_path, bucket, f, physical)
+    t = evolve(t, file_schema, schema, names)
+    if SEQUENCE in names and f.sequenceOffset:
+        i = t.column_names.index(SEQUENCE)
+        t = t.set_column(i, SEQUENCE, pc.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
+    return t
+
+
 class SplitReader:
     def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema) -> None:
         self._io = io
@@ -161,22 +189,8 @@ class SplitReader:
         return merged.select(self._arrow.names).cast(self._arrow)
 
     def read_file(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
-        file_schema = self._schemas.get(f.schemaId)
-        by_id = {fld.id: fld.name for fld in file_schema.fields}
-        physical = []
-        for n in names:
-            if n in (SEQUENCE, VALUE_KIND):
-                physical.append(n)
-            else:
-                old = by_id.get(self._schema.field_by_name(n).id)
-                if old is not None:
-                    physical.append(old)
-        t = read_data_file(self._io, self._layout, split.partition_path, split.bucket, f, physical)
-        t = evolve(t, file_schema, self._schema, names)
-        if SEQUENCE in names and f.sequenceOffset:
-            i = t.column_names.index(SEQUENCE)
-            t = t.set_column(i, SEQUENCE, pc.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
-        return t
+        return read_file_as(self._io, self._layout, self._schemas, self._schema,
+                            split.partition_path, split.bucket, f, names)
 
     @staticmethod
     def _finish(t: pa.Table, expr: pc.Expression | None, out_schema: pa.Schema) -> Iterator[pa.RecordBatch]:
