@@ -146,3 +146,14 @@ def test_the_graph_reader_sees_relative_and_typing_imports() -> None:
     assert f"{PACKAGE}.table" in full[f"{PACKAGE}.diff"]
     assert f"{PACKAGE}.table" not in runtime[f"{PACKAGE}.diff"]
     assert f"{PACKAGE}.snapshot" in runtime[f"{PACKAGE}.tags"]
+
+
+def test_no_source_module_is_over_400_lines() -> None:
+    """STYLE.md: modules of 100-400 lines; split along their seams before they grow past."""
+    long = {}
+    for package in (PACKAGE, "minipaimon_spark"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            lines = len(path.read_text().splitlines())
+            if lines > 400:
+                long[str(path.relative_to(ROOT))] = lines
+    assert long == {}
