@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from minipaimon_core.data_file import VALUE_KIND
 from minipaimon_core.fileio_resolve import scheme_of
-from minipaimon_core.read import INSERT, UPDATE_AFTER
+from minipaimon_core.kinds import VALUE_KIND, RowKind
 from minipaimon_spark.options import (
     COLUMNS,
     MERGE_SPLITS_ONLY,
@@ -106,7 +105,7 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[tuple[Split, Any]]
     paths = [to_spark_path(t.layout.data_file_path(s.partition_path, s.bucket, f.fileName)) for s, f in files]
     df = spark.read.parquet(*paths)
     if t.primary_keys():
-        df = df.where(F.col(VALUE_KIND).isin(INSERT, UPDATE_AFTER))
+        df = df.where(F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)))
     by_id = {fld.id: fld.name for fld in file_schema.fields}
     columns = []
     for fld, arrow_field in zip(t.table_schema.fields, t.schema()):
