@@ -5,7 +5,11 @@
                      ▲                        │ yes: done          │ no
                      │                        ▼                    ▼
                      │               conflict check against N (deleted files still live,
-                     │               no overlapping key ranges in a level >= 1)
+                     │               no overlapping key ranges in a level >= 1): the pure
+                     │               rules of conflicts.py over N's live files
+                     │                        │
+                     │                        ▼
+                     │               entries of the kind: entries_for (pure, commit_message.py)
                      │                        │
                      │                        ▼
                      │               write delta manifest, base list = base(N) + delta(N)
