@@ -16,7 +16,7 @@ import pyarrow as pa
 from .bucket import bucket_ids
 from .commit_message import CommitMessage
 from .conform import conform, to_batches
-from .data_file import write_data_file
+from .data_file import roll_table, write_data_file
 from .fileio import FileIO
 from .layout import TableLayout
 from .manifest import DataFileMeta
@@ -56,12 +56,9 @@ class AppendWriter:
 
     def _flush(self, key: BucketKey, pieces: list[pa.Table]) -> None:
         table = pa.concat_tables(pieces)
-        bytes_per_row = max(1, table.nbytes // max(1, table.num_rows))
-        rows_per_file = max(1, self._target // bytes_per_row)
         values, bucket = key
         path = self._spec.path(list(values))
-        for start in range(0, table.num_rows, rows_per_file):
-            chunk = table.slice(start, rows_per_file)
+        for chunk in roll_table(table, self._target):
             meta = write_data_file(
                 self._io, self._layout, path, bucket, chunk,
                 schema_id=self._schema.id,

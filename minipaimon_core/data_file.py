@@ -8,7 +8,7 @@ Arrow Table of the requested columns.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
 import pyarrow as pa
@@ -203,3 +203,33 @@ def read_data_file(
             f"data file {path} holds {t.num_rows} rows, its manifest says {file.rowCount}: the file "
             "was replaced; restore it or roll the table back to a snapshot without it")
     return t
+
+
+# -- rolling: where one data file ends and the next begins ------------------------------
+
+def roll(chunks: Iterator[pa.Table], target: int) -> Iterator[Iterator[pa.Table]]:
+    """Cut a stream of chunks into consecutive parts of about ``target`` bytes (one file
+    each), as iterators, so no more than one chunk is held at a time. Each part must be
+    consumed before the next is taken."""
+    stream = (c for c in chunks if c.num_rows)
+    head = next(stream, None)
+    while head is not None:
+        size = 0
+
+        def part() -> Iterator[pa.Table]:
+            nonlocal head, size
+            while head is not None and size < target:
+                chunk, head = head, None
+                size += chunk.nbytes
+                yield chunk
+                head = next(stream, None)
+
+        yield part()
+
+
+def roll_table(table: pa.Table, target: int) -> Iterator[pa.Table]:
+    """``table`` (in memory) as consecutive slices of about ``target`` bytes, one file each,
+    sized by its average row width (the in-memory counterpart of :func:`roll`)."""
+    rows_per_file = max(1, target // max(1, table.nbytes // max(1, table.num_rows)))
+    for start in range(0, table.num_rows, rows_per_file):
+        yield table.slice(start, rows_per_file)

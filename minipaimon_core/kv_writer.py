@@ -25,7 +25,13 @@ import pyarrow.compute as pc
 from .bucket import bucket_ids
 from .commit_message import CommitMessage
 from .conform import conform, to_batches
-from .data_file import write_changelog_file, write_data_file, write_data_file_parts
+from .data_file import (
+    roll,
+    roll_table,
+    write_changelog_file,
+    write_data_file,
+    write_data_file_parts,
+)
 from .errors import InvalidArgumentError
 from .fileio import FileIO
 from .kinds import ROW_KIND_COLUMN, ROW_KIND_NAMES, SEQUENCE, VALUE_KIND, row_kind_names
@@ -208,36 +214,13 @@ class KeyValueWriter:
             self._spill_dir = None
 
 
-def roll(chunks: Iterator[pa.Table], target: int) -> Iterator[Iterator[pa.Table]]:
-    """Cut a stream of chunks into consecutive parts of about ``target`` bytes (one file
-    each), as iterators, so no more than one chunk is held at a time. Each part must be
-    consumed before the next is taken."""
-    stream = (c for c in chunks if c.num_rows)
-    head = next(stream, None)
-    while head is not None:
-        size = 0
-
-        def part() -> Iterator[pa.Table]:
-            nonlocal head, size
-            while head is not None and size < target:
-                chunk, head = head, None
-                size += chunk.nbytes
-                yield chunk
-                head = next(stream, None)
-
-        yield part()
-
-
 def write_sorted_run(
     io: FileIO, layout: TableLayout, schema: TableSchema, partition_path: str, bucket: int,
     table: pa.Table, *, level: int, target: int, compression: str, file_source: int = 0,
 ) -> list[DataFileMeta]:
     """Write a key-sorted table (with system columns) as files of one sorted run."""
-    bytes_per_row = max(1, table.nbytes // max(1, table.num_rows))
-    rows_per_file = max(1, target // bytes_per_row)
     files = []
-    for start in range(0, table.num_rows, rows_per_file):
-        chunk = table.slice(start, rows_per_file)
+    for chunk in roll_table(table, target):
         seq = chunk.column(SEQUENCE)
         mm = pc.min_max(seq)
         files.append(write_data_file(
