@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import snapshot as snapshot_codec
-from ..errors import InvalidArgumentError, SnapshotNotFoundError
-from ..snapshot import Snapshot
+from ..errors import InvalidArgumentError
+from ..tags import TagManager
 from .files import TableFiles
 
 
@@ -57,7 +56,7 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
     earliest, latest = snapshots.earliest_id(), snapshots.latest_id()
     restore = False
     if tag is not None:
-        target = _read_tag(files, tag)
+        target = TagManager(files.io, files.layout).get(tag)
         if earliest is None or latest is None or target.id < earliest:
             restore = True
         elif target.id > latest:
@@ -116,11 +115,3 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
         io.delete(path)
     return RollbackResult(target.id, removing, doomed_tags, doomed_files)
 
-
-def _read_tag(files: TableFiles, name: str) -> Snapshot:
-    path = files.layout.tag_path(name)
-    try:
-        data = files.io.read_bytes(path)
-    except FileNotFoundError:
-        raise SnapshotNotFoundError(f"no tag {name!r} in {files.layout.root}") from None
-    return snapshot_codec.decode(data, path)
