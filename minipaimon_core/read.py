@@ -8,7 +8,10 @@ table's merge engine over whole Arrow tables; others are read raw.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +22,7 @@ from .fileio import FileIO
 from .kinds import SEQUENCE, VALUE_KIND, RowKind
 from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig, merge
+from .lsm.newest_wins import newest_wins
 from .manifest import DataFileMeta
 from .scan import Split
 from .schema import SchemaManager, TableSchema
@@ -74,27 +78,6 @@ def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMet
     return [[f] for f in level0] + [[f for f in files if f.level == lv] for lv in levels]
 
 
-def newest_wins(runs: list[pa.Table], key: str, ignore_delete: bool) -> pa.Table:
-    """Deduplicate merge of sorted runs (newest first, one row per key in each) by hash
-    probing instead of sorting: a row survives if no newer run has its key; then deleted
-    keys are dropped. Rows are not sorted by key (a read needs no order)."""
-    kept: list[pa.Table] = []
-    newer: list[pa.ChunkedArray] = []
-    for run in runs:
-        kinds = run.column(VALUE_KIND)
-        live = pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER))
-        keys = run.column(key)
-        if ignore_delete:  # deletes are ignored: they neither show nor shadow
-            keys = keys.filter(live)
-        keep = live
-        if newer:
-            seen = pa.chunked_array([c for k in newer for c in k.chunks], keys.type)
-            keep = pc.and_(live, pc.invert(pc.is_in(run.column(key), value_set=seen)))
-        kept.append(run.filter(keep))  # one copy per run: shadowed and deleted rows go together
-        newer.append(keys)
-    return pa.concat_tables(kept)
-
-
 def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
                  partition_path: str, bucket: int, f: DataFileMeta, names: list[str]) -> pa.Table:
     """Columns ``names`` of data or changelog file ``f`` in the reader's ``schema``: the one
@@ -121,6 +104,22 @@ def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: 
         i = t.column_names.index(SEQUENCE)
         t = t.set_column(i, SEQUENCE, pc.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
     return t
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def file_pool() -> ThreadPoolExecutor:
+    """The threads that read the files of one split concurrently (one per core, shared by
+    every reader of the process; made anew in a forked child, whose copy has no threads).
+    Its tasks never wait on other tasks, so callers on any thread may block on them."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                                     thread_name_prefix="minipaimon-read"))
+        return _POOL[1]
 
 
 class SplitReader:
@@ -157,11 +156,11 @@ class SplitReader:
         cols = list(dict.fromkeys([*self._schema.primaryKeys, *needed]))
         m = self._merge
         if m.engine == "deduplicate" and m.sequence_field is None and len(m.key_columns) == 1:
-            runs = [pa.concat_tables([self.read_file(split, f, [*cols, VALUE_KIND]) for f in run])
-                    for run in sorted_runs_newest_first(split.files)]
-            return newest_wins(runs, m.key_columns[0], m.ignore_delete)
-        cols = self._merge_input(cols)
-        tables = [self.read_file(split, f, cols) for f in split.files]
+            runs = sorted_runs_newest_first(split.files)
+            read = iter(self.read_files(split, [f for run in runs for f in run], [*cols, VALUE_KIND]))
+            return newest_wins([[next(read) for _ in run] for run in runs], m.key_columns[0],
+                               m.ignore_delete)
+        tables = self.read_files(split, split.files, self._merge_input(cols))
         return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
 
     def _merge_input(self, cols: list[str]) -> list[str]:
@@ -191,6 +190,13 @@ class SplitReader:
     def read_file(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
         return read_file_as(self._io, self._layout, self._schemas, self._schema,
                             split.partition_path, split.bucket, f, names)
+
+    def read_files(self, split: Split, files: list[DataFileMeta], names: list[str]) -> list[pa.Table]:
+        """:meth:`read_file` of each of ``files``, concurrently (Parquet decoding releases
+        the GIL), results in the order of ``files``; the first failure is raised."""
+        if len(files) <= 1:
+            return [self.read_file(split, f, names) for f in files]
+        return list(file_pool().map(lambda f: self.read_file(split, f, names), files))
 
     @staticmethod
     def _finish(t: pa.Table, expr: pc.Expression | None, out_schema: pa.Schema) -> Iterator[pa.RecordBatch]:

@@ -64,7 +64,7 @@ def sort_order(table: pa.Table, columns: Sequence[str]) -> np.ndarray:
     arrays = [table.column(c) for c in columns]
     if all(a.null_count == 0 and (pa.types.is_integer(a.type) or pa.types.is_temporal(a.type))
            for a in arrays):
-        return np.lexsort([_ints(a) for a in reversed(arrays)])
+        return np.lexsort([int_values(a) for a in reversed(arrays)])
     keys = [(c, "ascending", "at_start") for c in columns]
     try:
         options = pc.SortOptions(sort_keys=keys)
@@ -73,7 +73,7 @@ def sort_order(table: pa.Table, columns: Sequence[str]) -> np.ndarray:
     return pc.sort_indices(table.select(list(columns)), options=options).to_numpy().astype(np.int64)
 
 
-def _ints(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def int_values(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if pa.types.is_temporal(arr.type):
         arr = arr.view(pa.int32() if arr.type.bit_width == 32 else pa.int64())
@@ -86,7 +86,7 @@ def differs(col: pa.Array | pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
     if len(order) < 2:
         return out
     if col.null_count == 0 and (pa.types.is_integer(col.type) or pa.types.is_temporal(col.type)):
-        v = _ints(col)[order]
+        v = int_values(col)[order]
         out[1:] = v[1:] != v[:-1]
         return out
     s = pc.take(col, pa.array(order))

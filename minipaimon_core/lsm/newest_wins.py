@@ -1,0 +1,111 @@
+"""Deduplicate merge-on-read by probing keys instead of sorting rows: :func:`newest_wins`.
+
+For the ``deduplicate`` engine with one key column and no ``sequence.field``, the version
+of a key that wins is the one in the newest sorted run that holds it (LSM invariant: a
+newer run holds newer versions). So a row survives iff it is live (+I/+U) and no newer run
+holds its key; a -U/-D row shadows older ones but never shows (with ``ignore_delete`` it
+neither shows nor shadows).
+
+REQUIRES: ``runs`` newest first, each a list of file tables (same schema, user columns plus
+``_VALUE_KIND``) with at most one row per key in each run — what every writer produces.
+
+Probing, per file, so no run is re-sorted and nothing is concatenated before filtering:
+
+* integer or temporal keys without nulls, every file's keys strictly ascending (checked,
+  O(n)): binary search of the smaller side into the larger, only between files whose key
+  ranges overlap — O(m log n) for m newer keys;
+* any other key (or a file that is not sorted): Arrow's hash ``is_in`` against the keys of
+  every newer run.
+
+The output is the kept rows of each file, files in input order (not in key order: a read
+needs none). Pure; no IO.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .merge_config import INSERT, UPDATE_AFTER, VALUE_KIND
+from .merge_groups import int_values
+
+
+class _File:
+    """One file's rows, live mask, and the keys it shadows older runs with."""
+
+    def __init__(self, table: pa.Table, key: str, ignore_delete: bool) -> None:
+        self.table = table
+        kinds = table.column(VALUE_KIND).to_numpy()
+        self.live: np.ndarray = (kinds == INSERT) | (kinds == UPDATE_AFTER)
+        self.keys = table.column(key)
+        self.sorted_keys = _strictly_ascending(self.keys)
+        self.ignore_delete = ignore_delete
+
+    def probe(self) -> pa.ChunkedArray:
+        """The keys that shadow older runs (deletes ignored: live keys only)."""
+        return self.keys.filter(pa.array(self.live)) if self.ignore_delete else self.keys
+
+    @functools.cached_property
+    def sorted_probe(self) -> np.ndarray:
+        """:meth:`probe` as ascending integers (REQUIRES sorted_keys)."""
+        assert self.sorted_keys is not None
+        return self.sorted_keys[self.live] if self.ignore_delete else self.sorted_keys
+
+
+def _strictly_ascending(col: pa.ChunkedArray) -> np.ndarray | None:
+    """The key values as integers if they are integer/temporal, not null and strictly
+    ascending (sorted, one row per key); else None."""
+    if col.null_count or not (pa.types.is_integer(col.type) or pa.types.is_temporal(col.type)):
+        return None
+    v = int_values(col)
+    return v if len(v) < 2 or bool((v[1:] > v[:-1]).all()) else None
+
+
+def newest_wins(runs: list[list[pa.Table]], key: str, ignore_delete: bool) -> pa.Table:
+    """The winning row of every live key of ``runs`` (see module doc), rows unsorted."""
+    files = [[_File(t, key, ignore_delete) for t in run] for run in runs]
+    by_search = all(f.sorted_keys is not None for run in files for f in run)
+    kept: list[pa.Table] = []
+    newer: list[_File] = []
+    for run in files:
+        seen = None
+        if newer and not by_search:
+            seen = pa.chunked_array([c for n in newer for c in n.probe().chunks], newer[0].keys.type)
+        for f in run:
+            if not newer:
+                shadow = None
+            elif seen is not None:
+                shadow = pc.is_in(f.keys, value_set=seen).to_numpy(zero_copy_only=False)
+            else:
+                shadow = _shadowed(f, newer)
+            keep = f.live if shadow is None else f.live & ~shadow
+            kept.append(f.table if keep.all() else f.table.filter(pa.array(keep)))
+        newer.extend(run)
+    return pa.concat_tables(kept)
+
+
+def _shadowed(f: _File, newer: list[_File]) -> np.ndarray | None:
+    """Which rows of ``f`` (sorted keys) a newer file's key shadows; None if none can."""
+    keys = f.sorted_keys
+    assert keys is not None
+    if not len(keys):
+        return None
+    shadow: np.ndarray | None = None
+    for n in newer:
+        probe = n.sorted_probe
+        lo, hi = np.searchsorted(probe, keys[0]), np.searchsorted(probe, keys[-1], "right")
+        if lo == hi:
+            continue  # no newer key within this file's key range
+        sub = probe[lo:hi]
+        if shadow is None:
+            shadow = np.zeros(len(keys), bool)
+        if len(sub) <= len(keys):  # search the fewer values into the more
+            pos = np.searchsorted(keys, sub)  # < len(keys): sub <= keys[-1]
+            shadow[pos[keys[pos] == sub]] = True
+        else:
+            pos = np.minimum(np.searchsorted(sub, keys), len(sub) - 1)
+            shadow |= sub[pos] == keys
+    return shadow
