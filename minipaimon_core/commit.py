@@ -22,8 +22,9 @@
 ```
 
 Append-only changes never conflict and cost O(files added): the base list grows by the
-previous delta's manifest metas and small manifests are merged past
-``manifest.merge-min-count``. Sequencing: each message's new files get a sequence offset
+previous delta's manifest metas; small manifests are merged past
+``manifest.merge-min-count`` and, rarely (amortised), the base is rewritten clustered by
+partition (:mod:`manifest_merge`). Sequencing: each message's new files get a sequence offset
 from the snapshot's ``nextSequenceNumber``, so a later commit always wins.
 """
 
@@ -40,7 +41,8 @@ from .errors import CommitConflictError, ConflictReason, CorruptMetadataError
 from .fileio import FileIO
 from .layout import TableLayout
 from .manifest import DataFileMeta, ManifestEntry, ManifestFileMeta
-from .manifest_io import ManifestIO, live_files, merge_entries, record_delta
+from .manifest_io import ManifestIO, live_files, record_delta
+from .manifest_merge import MergeLimits, new_base
 from .options import Options
 from .schema import TableSchema
 from .snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
@@ -295,24 +297,14 @@ class FileStoreCommit:
         return live
 
     def _new_base(self, latest: Snapshot | None, written: list[str]) -> list[ManifestFileMeta]:
-        """Base list of the new snapshot: base(N) + delta(N), small manifests merged."""
+        """Base list of the new snapshot: base(N) + delta(N), merged or rewritten clustered by
+        partition as :mod:`manifest_merge` decides (its names appended to ``written``)."""
         if latest is None:
             return []
-        metas = self._manifests.data_manifests(latest)
-        metas = [m for m in metas if m.numAddedFiles or m.numDeletedFiles]
-        if len(metas) < self._options["manifest.merge-min-count"]:
-            return metas
-        target = self._options["manifest.target-file-size"]
-        small = [m for m in metas if m.fileSize < target]
-        if len(small) < self._options["manifest.merge-min-count"]:
-            return metas
-        big = [m for m in metas if m.fileSize >= target]
-        adds, deletes = merge_entries(self._manifests.entries_of(small))
-        if not adds and not deletes:
-            return big
-        merged = self._manifests.write_entries(adds + deletes, self._schema.id, len(self._schema.partitionKeys))
-        written.append(merged.fileName)
-        return big + [merged]
-
+        limits = MergeLimits(self._options["manifest.target-file-size"],
+                             self._options["manifest.full-compaction-threshold-size"],
+                             self._options["manifest.merge-min-count"])
+        return new_base(self._manifests, self._manifests.data_manifests(latest), limits, self._schema.id,
+                        len(self._schema.partitionKeys), written)
 
 __all__ = ["CommitMessage", "DataFileMeta", "FileStoreCommit"]

@@ -89,6 +89,10 @@ class ManifestFileMeta(msgspec.Struct, frozen=True):
     # xxhash64 of the whole manifest file; None in lists written before it existed. A reader
     # compares it with the file it reads: another valid manifest under this name is refused.
     fileDigest: int | None = None
+    # Written by a full manifest rewrite (:mod:`minipaimon_core.manifest_merge`): its entries
+    # are sorted by partition and, with the list's other clustered manifests, form one run
+    # cut at ``manifest.target-file-size``. False in lists written before it existed.
+    clustered: bool = False
 
 
 def encode_entries(entries: list[ManifestEntry]) -> bytes:

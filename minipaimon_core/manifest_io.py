@@ -70,8 +70,9 @@ class ManifestIO:
             self._remember(self._entries, name, entries)
         return entries
 
-    def write_entries(self, entries: list[ManifestEntry], schema_id: int, partition_width: int) -> ManifestFileMeta:
-        """Write a manifest file and return its summary."""
+    def write_entries(self, entries: list[ManifestEntry], schema_id: int, partition_width: int,
+                      clustered: bool = False) -> ManifestFileMeta:
+        """Write a manifest file and return its summary (``clustered``: see ManifestFileMeta)."""
         name = TableLayout.new_manifest_name()
         data = manifest.encode_entries(entries)
         self._io.write_bytes(self._layout.manifest_path(name), data)
@@ -88,6 +89,7 @@ class ManifestIO:
             minLevel=min((e.file.level for e in entries), default=0),
             maxLevel=max((e.file.level for e in entries), default=0),
             schemaId=schema_id,
+            clustered=clustered,
         )
 
     def write_list(self, metas: list[ManifestFileMeta]) -> str:

@@ -142,18 +142,17 @@ def merge_stats(parts: Sequence[tuple[SimpleStats, int]]) -> SimpleStats:
 
 
 def values_stats(rows: list[list[Any]], width: int) -> SimpleStats:
-    """Stats over small lists of stats-domain values (partition values of manifest entries).
-
-    A None value (null partition) makes that column's min/max unknown.
+    """Stats over small lists of stats-domain values (partition values of manifest entries):
+    min and max of the non-null values (None if there are none) and the null count, as for
+    file stats. (Lists written before this kept min/max None whenever a value was null; a
+    reader treats that as unknown.)
     """
     mins: list[Any] = []
     maxs: list[Any] = []
     nulls: list[int] = []
     for i in range(width):
-        col = [r[i] for r in rows]
-        n = sum(v is None for v in col)
-        known = n == 0 and bool(col)
-        mins.append(min(col) if known else None)
-        maxs.append(max(col) if known else None)
-        nulls.append(n)
+        col = [r[i] for r in rows if r[i] is not None]
+        mins.append(min(col) if col else None)
+        maxs.append(max(col) if col else None)
+        nulls.append(len(rows) - len(col))
     return SimpleStats(mins, maxs, nulls)

@@ -9,9 +9,10 @@ latest snapshot N ──► its live entries (base + delta merged: ADDs only)
 ```
 
 Each manifest then covers a narrow partition range, and its ``partitionStats`` let a
-filtered plan skip it unread (:meth:`Planner.prune_manifests`). Commits stay O(their own
-changes): they append delta manifests to this base, and the rewrite is run when planning has
-slowed (``t.rewrite_manifests()``, the ``minipaimon_rewrite_manifests`` SQL procedure).
+filtered plan skip it unread (:meth:`Planner.prune_manifests`). Commits do the same to the
+base on their own, rarely (:mod:`minipaimon_core.manifest_merge`, which owns the sorting and
+cutting); this explicit rewrite clusters everything now (``t.rewrite_manifests()``, CLI
+``rewrite-manifests``, the ``minipaimon_rewrite_manifests`` SQL procedure).
 """
 
 from __future__ import annotations
@@ -19,19 +20,15 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
-from .. import manifest as manifest_codec
 from .. import snapshot as snapshot_codec
-from ..context import HasContext
+from ..context import HasContext, TableContext
 from ..errors import CommitConflictError, ConflictReason
 from ..kinds import CommitKind
-from ..manifest import ManifestEntry
 from ..manifest_io import merge_entries
-
-_SAMPLE = 512  # entries encoded to estimate the bytes of one entry in a manifest
+from ..manifest_merge import write_sorted
 
 
 @dataclass(frozen=True)
@@ -58,17 +55,17 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
             return RewriteResult(None, 0, 0)
         before = mio.data_manifests(latest)
         adds, _ = merge_entries(mio.entries_of(before))
-        adds.sort(key=_order)
         written: list[str] = []
-        metas = []
-        width = len(ctx.schema.partitionKeys)
-        for chunk in _chunks(adds, options["manifest.target-file-size"]):
-            meta = mio.write_entries(chunk, ctx.schema.id, width)
-            written.append(meta.fileName)
-            metas.append(meta)
-        base = mio.write_list(metas)
-        delta = mio.write_list([])
-        written += [base, delta]
+        try:
+            metas = write_sorted(mio, adds, options["manifest.target-file-size"], ctx.schema.id,
+                                 len(ctx.schema.partitionKeys), True, written)
+            base = mio.write_list(metas)
+            written.append(base)
+            delta = mio.write_list([])
+            written.append(delta)
+        except BaseException:  # a failed write: delete what this attempt wrote, nothing else
+            _delete(ctx, written)
+            raise
         snap = msgspec.structs.replace(
             latest, id=latest.id + 1, baseManifestList=base, deltaManifestList=delta,
             commitUser=f"rewrite-manifests-{uuid.uuid4()}", commitIdentifier=0,
@@ -77,37 +74,14 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
         if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)):
             snapshots.commit_latest_hint(snap.id)
             return RewriteResult(snap.id, len(before), len(metas))
-        for name in written:  # lost the race: ours is garbage, theirs stands
-            ctx.io.delete(layout.manifest_path(name))
+        _delete(ctx, written)  # lost the race: ours is garbage, theirs stands
     raise CommitConflictError(
         f"gave up rewriting the manifests of {ctx.path}: other writers kept committing; "
         "retry when the table is quieter or raise 'commit.max-retries'",
         ConflictReason.RETRIES_EXHAUSTED)
 
 
-def _order(entry: ManifestEntry) -> tuple[Any, ...]:
-    partition = tuple((v is not None, v) for v in entry.partition)
-    return partition, entry.bucket, entry.file.level, entry.file.fileName
 
-
-def _chunks(entries: list[ManifestEntry], target: int) -> list[list[ManifestEntry]]:
-    """Runs of ``entries`` whose encoded manifests reach ``target`` bytes (all but the last),
-    as a rolling writer closes a file once it is full. A rewritten manifest is therefore
-    never "small" to a commit's small-manifest merge, which would otherwise fold the
-    clustered manifests back into one manifest of every partition."""
-    if not entries:
-        return []
-    sample = entries[:_SAMPLE]
-    per_entry = max(1, len(manifest_codec.encode_entries(sample)) // len(sample))
-    out: list[list[ManifestEntry]] = []
-    start = 0
-    while start < len(entries):
-        end = min(len(entries), start + max(1, -(-target // per_entry)))
-        while end < len(entries):
-            missing = target - len(manifest_codec.encode_entries(entries[start:end]))
-            if missing <= 0:
-                break
-            end = min(len(entries), end + max(1, -(-missing // per_entry)))
-        out.append(entries[start:end])
-        start = end
-    return out
+def _delete(ctx: TableContext, names: list[str]) -> None:
+    for name in names:
+        ctx.io.delete(ctx.layout.manifest_path(name))
