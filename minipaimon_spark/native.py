@@ -67,8 +67,10 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
         return python.load(path)
     splits = t.scan(**read.scan_kwargs()).plan()
     native = [s for s in splits if s.raw_convertible]
+    if not native:  # every split needs a merge: the plain Python-source DataFrame, no union
+        return python.load(path)
     to_spark_path = _spark_paths(spark, t.path)
-    if not native or to_spark_path is None:
+    if to_spark_path is None:
         return python.load(path)
     snapshot = t.snapshot_manager.try_get(splits[0].snapshot_id)
     if snapshot is None or snapshot.schemaId != t.table_schema.id:

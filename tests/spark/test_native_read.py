@@ -76,6 +76,18 @@ def test_primary_key_buckets_merged_where_needed(spark: Any, tmp_path: Path) -> 
     same(spark, path, **{"scan.tag-name": "compacted"})
 
 
+def test_no_native_split_gives_the_plain_python_source(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "2"})
+    t.write(rows(list(range(40))))
+    t.write(rows(list(range(0, 40, 3)), v=4.0))  # overlapping runs in every bucket
+    t.write(rows([4, 7], kind="-D"))
+    assert not any(s.raw_convertible for s in mp.open_table(path).scan().plan())
+    for df in (same(spark, path), same(spark, path, where="v > 20", columns="v,id")):
+        plan = plan_of(df)
+        assert PYTHON_SCAN in plan and "FileScan parquet" not in plan and "Union" not in plan
+
+
 def test_a_delete_in_a_bucket_of_one_file_is_dropped_natively(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "1"})
