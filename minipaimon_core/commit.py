@@ -13,7 +13,9 @@
                      │                        │
                      │                        ▼
                      │               write delta manifest, base list = base(N) + delta(N)
-                     │               (small manifests merged), delta list
+                     │               (small manifests merged), delta list; with deletion
+                     │               vectors, the changed buckets' vectors recomputed
+                     │               against N (dv_maintainer.py)
                      │                        │
                      │                        ▼
        lost the race │◄── snapshot-(N+1) exists ── create snapshot-(N+1) if absent ──► LATEST hint
@@ -37,6 +39,8 @@ from collections.abc import Sequence
 from . import snapshot as snapshot_codec
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
 from .conflicts import check_compaction
+from .deletion_vectors import DeletionVectorIO
+from .dv_maintainer import VectorMaintainer
 from .errors import CommitConflictError, ConflictReason, CorruptMetadataError
 from .fileio import FileIO
 from .layout import TableLayout
@@ -72,6 +76,8 @@ class FileStoreCommit:
         self._snapshots = SnapshotManager(io, layout)
         self._manifests = ManifestIO(io, layout)
         self._options = Options(schema.options)
+        self._vectors = VectorMaintainer(io, layout, schema, self._manifests, DeletionVectorIO(io, layout)) \
+            if schema.primaryKeys and self._options["deletion-vectors.enabled"] else None
 
     # -- public ----------------------------------------------------------------------------
 
@@ -212,7 +218,7 @@ class FileStoreCommit:
 
     def _clean(self, names: list[str]) -> None:
         for name in names:
-            self._io.delete(self._layout.manifest_path(name))
+            self._io.delete(self._layout.metadata_path(name))
 
     def _try_commit(
         self,
@@ -267,6 +273,9 @@ class FileStoreCommit:
             changelog_list = self._manifests.write_list([cl_meta])
             written.append(changelog_list)
         delta_rows = record_delta(entries)
+        index_manifest = latest.indexManifest if latest is not None else None
+        if self._vectors is not None:
+            index_manifest = self._vectors.update(latest, entries, written)
         return Snapshot(
             version=1,
             id=(latest.id + 1) if latest else 1,
@@ -283,6 +292,7 @@ class FileStoreCommit:
             changelogManifestList=changelog_list,
             changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
             properties=properties,
+            indexManifest=index_manifest,
         )
 
     def _overwritten(

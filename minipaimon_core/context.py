@@ -2,7 +2,7 @@
 
 Writing, scanning, compaction, the post-commit follow-ups and maintenance take a
 :class:`TableContext` (file IO, layout, the current schema, schema/snapshot/manifest
-readers), so none of them imports :mod:`minipaimon_core.table` and the facade only
+readers, deletion vectors), so none of them imports :mod:`minipaimon_core.table` and the facade only
 delegates. Anything with a ``context()`` method (a ``Table``, a context itself) is a
 :class:`HasContext` and is accepted wherever a context is.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from .deletion_vectors import DeletionVectorIO
 from .fileio import FileIO
 from .layout import TableLayout
 from .manifest_io import ManifestIO
@@ -37,6 +38,7 @@ class TableContext:
     schemas: SchemaCache
     snapshots: SnapshotManager
     manifests: ManifestIO
+    vectors: DeletionVectorIO
 
     def context(self) -> TableContext:
         return self

@@ -4,7 +4,8 @@
 <table>/
   schema/schema-<id>
   snapshot/snapshot-<id>, snapshot/LATEST, snapshot/EARLIEST
-  manifest/manifest-<uuid>, manifest/manifest-list-<uuid>
+  manifest/manifest-<uuid>, manifest/manifest-list-<uuid>, manifest/index-manifest-<uuid>
+  index/index-<uuid>                       (deletion vectors of one bucket)
   tag/tag-<name>
   consumer/consumer-<id>
   <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet
@@ -63,10 +64,10 @@ class ParsedName(NamedTuple):
     """A file name of the table split into its kind and key.
 
     Kinds and keys: ``schema`` / ``snapshot`` (the id, digits), ``tag`` / ``consumer`` (the
-    plain name), ``manifest`` / ``manifest-list`` (the uuid), ``data`` / ``changelog`` (the
-    ``<uuid>-<k>`` part), ``bucket`` (the bucket number of a ``bucket-<n>`` directory),
-    ``temp`` (the hidden name between ``.`` and ``.tmp``), ``hint`` (``LATEST`` /
-    ``EARLIEST``).
+    plain name), ``manifest`` / ``manifest-list`` / ``index-manifest`` / ``index`` (the
+    uuid), ``data`` / ``changelog`` (the ``<uuid>-<k>`` part), ``bucket`` (the bucket
+    number of a ``bucket-<n>`` directory), ``temp`` (the hidden name between ``.`` and
+    ``.tmp``), ``hint`` (``LATEST`` / ``EARLIEST``).
     """
 
     kind: str
@@ -79,6 +80,8 @@ _PARSE = [
     ("tag", re.compile(r"tag-(.+)")),
     ("consumer", re.compile(r"consumer-(.+)")),
     ("manifest-list", re.compile(r"manifest-list-(.+)")),
+    ("index-manifest", re.compile(r"index-manifest-(.+)")),
+    ("index", re.compile(r"index-(.+)")),
     ("manifest", re.compile(r"manifest-(.+)")),
     ("data", re.compile(r"data-(.+)\.parquet")),
     ("changelog", re.compile(r"changelog-(.+)\.parquet")),
@@ -181,6 +184,28 @@ class TableLayout:
     @staticmethod
     def new_manifest_list_name() -> str:
         return f"manifest-list-{uuid.uuid4().hex}"
+
+    def metadata_path(self, name: str) -> str:
+        """Path of a manifest, manifest list, index manifest or index file by its name."""
+        parsed = parse(name)
+        return self.index_path(name) if parsed is not None and parsed.kind == "index" \
+            else self.manifest_path(name)
+
+    # deletion-vector index files
+    @property
+    def index_dir(self) -> str:
+        return self._join("index")
+
+    def index_path(self, name: str) -> str:
+        return self._join("index", name)
+
+    @staticmethod
+    def new_index_name() -> str:
+        return f"index-{uuid.uuid4().hex}"
+
+    @staticmethod
+    def new_index_manifest_name() -> str:
+        return f"index-manifest-{uuid.uuid4().hex}"
 
     # tags and consumers
     @property

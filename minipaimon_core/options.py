@@ -106,6 +106,7 @@ KNOWN: dict[str, Spec] = {
     "partial-update.remove-record-on-delete": Spec("bool", "false"),
     "fields.default-aggregate-function": Spec("str", "last_non_null_value", choices=AGGREGATE_FUNCTIONS),
     "changelog-producer": Spec("str", "none", choices=CHANGELOG_PRODUCERS),
+    "deletion-vectors.enabled": Spec("bool", "false"),
     "num-levels": Spec("int", "5", 2),
     "num-sorted-run.compaction-trigger": Spec("int", "5", 1),
     "num-sorted-run.stop-trigger": Spec("int", None, 1),

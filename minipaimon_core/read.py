@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from . import predicate
 from .data_file import read_data_file
+from .deletion_vectors import DeletionVectorIO, live_mask
 from .fileio import FileIO
 from .kinds import SEQUENCE, VALUE_KIND, RowKind
 from .layout import TableLayout
@@ -123,8 +124,11 @@ def file_pool() -> ThreadPoolExecutor:
 
 
 class SplitReader:
-    def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema) -> None:
+    def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
+                 vectors: DeletionVectorIO | None = None) -> None:
+        """``vectors``: the table's deletion-vector reader (its cache is shared), else a new one."""
         self._io = io
+        self._vectors = vectors or DeletionVectorIO(io, layout)
         self._layout = layout
         self._schemas = schemas
         self._schema = schema
@@ -144,12 +148,23 @@ class SplitReader:
             return
         if split.raw_convertible:
             for f in split.files:
-                t = self.read_file(split, f, [*needed, VALUE_KIND])
-                kinds = t.column(VALUE_KIND)
-                t = t.filter(pc.or_(pc.equal(kinds, RowKind.INSERT), pc.equal(kinds, RowKind.UPDATE_AFTER)))
-                yield from self._finish(t, expr, out_schema)
+                yield from self._finish(self._live_rows(split, f, needed), expr, out_schema)
             return
         yield from self._finish(self._merged(split, needed), expr, out_schema)
+
+    def _live_rows(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
+        """Columns ``names`` of the rows of ``f`` that are final as they are: of kind +I/+U
+        and not marked by the split's deletion vectors (a raw-convertible split)."""
+        t = self.read_file(split, f, [*names, VALUE_KIND])
+        kinds = t.column(VALUE_KIND).to_numpy()
+        live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
+        if split.deletion_file is not None:
+            positions = self._vectors.vectors(split.deletion_file).get(f.fileName)
+            mask = live_mask(t.num_rows, positions, self._layout.data_file_path(
+                split.partition_path, split.bucket, f.fileName))
+            if mask is not None:
+                live &= mask
+        return t.filter(pa.array(live)).select(names)
 
     def _merged(self, split: Split, needed: list[str]) -> pa.Table:
         assert self._merge is not None
@@ -176,8 +191,17 @@ class SplitReader:
         depend on the key columns only (so every version of a kept key is merged).
         ``kept_rows`` caches each file's kept rows by file name across calls with one ``keep``."""
         assert self._merge is not None
-        cols = self._merge_input(list(dict.fromkeys([*self._schema.primaryKeys, *self._arrow.names])))
         kept_rows = {} if kept_rows is None else kept_rows
+        if split.raw_convertible:  # rows are final as read: nothing to merge
+            parts = []
+            for f in split.files:
+                name = f"{split.deletion_file}/{f.fileName}"  # a file's live rows differ by vectors
+                if name not in kept_rows:
+                    t = self._live_rows(split, f, self._arrow.names)
+                    kept_rows[name] = t.filter(keep(t))
+                parts.append(kept_rows[name])
+            return pa.concat_tables(parts).cast(self._arrow)
+        cols = self._merge_input(list(dict.fromkeys([*self._schema.primaryKeys, *self._arrow.names])))
         parts = []
         for f in split.files:
             if f.fileName not in kept_rows:

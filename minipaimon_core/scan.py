@@ -1,14 +1,15 @@
 """Scan planning: from a snapshot's manifests to picklable splits (metadata only).
 
 One split per (partition, bucket) for primary-key tables (a bucket is merged whole). Append
-tables cut each bucket into splits as Spark cuts file scans (:class:`SplitSizing`): files in
+tables, and primary-key tables with deletion vectors (whose files are read one by one, the
+split naming the bucket's index file), cut each bucket into splits as Spark cuts file scans (:class:`SplitSizing`): files in
 sequence order, each weighing ``max(size, source.split.open-file-cost)``, packed into splits
 of at most the target size, where the target is ``source.split.target-size`` lowered to the
 plan's total weight / ``parallelism`` (not below the open-file cost) when the reader says how
 many tasks it runs, so a small table still makes one split per core. Partitions are pruned with the
-filter on partition columns, files with min/max stats: any column for append tables, only
-primary-key columns for primary-key tables (a non-key value in an old file says nothing
-about the merged row).
+filter on partition columns, files with min/max stats: any column for append tables and
+tables with deletion vectors, only primary-key columns for other primary-key tables (a
+non-key value in an old file says nothing about the merged row).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import predicate
+from .deletion_vectors import DeletionVectorIO
 from .errors import InvalidArgumentError, SnapshotNotFoundError
 from .key_range import find_overlap
 from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta
@@ -44,6 +46,9 @@ class Split:
     filter: predicate.DNF | None = None
     schema_id: int = 0
     row_count: int = field(default=0)
+    # The bucket's deletion-vector index file (tables with deletion vectors): rows of
+    # ``files`` it marks are not read. None: no row of these files is marked.
+    deletion_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -163,8 +168,11 @@ class Planner:
     """Turns (snapshot, filter, columns) into splits for one table schema."""
 
     def __init__(self, manifests: ManifestIO, snapshots: SnapshotManager, schema: TableSchema,
-                 schema_fields: dict[int, dict[str, int]]) -> None:
+                 schema_fields: dict[int, dict[str, int]], vectors: DeletionVectorIO | None = None
+                 ) -> None:
+        """``vectors``: the table's deletion vectors, given when the table has them."""
         self._manifests = manifests
+        self._vectors = vectors
         self._snapshots = snapshots
         self._schema = schema
         self._arrow = schema.arrow_schema()
@@ -194,7 +202,10 @@ class Planner:
             snap_id = snapshot.id
         groups: dict[tuple[tuple[Any, ...], int], list[ManifestEntry]] = defaultdict(list)
         pk = self._schema.primaryKeys
-        file_columns = pk if pk else None
+        # with deletion vectors a snapshot's files are read one by one, never merged
+        dv = self._vectors is not None and incremental is None and snapshot is not None
+        index = self._vectors.by_bucket(snapshot) if dv and self._vectors is not None else {}
+        file_columns = pk if pk and not dv else None
         partition_ok: dict[tuple[Any, ...], bool] = {}  # the filter on a partition, once per partition
         for e in entries:
             key = tuple(e.partition)
@@ -217,9 +228,10 @@ class Planner:
         for (partition, bucket), group in sorted(groups.items(), key=lambda kv: repr(kv[0])):
             files = [e.file for e in group]
             path = self._spec.path(list(partition))
-            for chunk, raw in self._cut(files, sizing, target):
+            deletion_file = index[(partition, bucket)].fileName if (partition, bucket) in index else None
+            for chunk, raw in self._cut(files, sizing, target, dv):
                 splits.append(Split(snap_id, list(partition), path, bucket, chunk, raw, columns, dnf,
-                                    self._schema.id, sum(f.rowCount for f in chunk)))
+                                    self._schema.id, sum(f.rowCount for f in chunk), deletion_file))
         self.stats = PlanStats(manifests, read, len(entries), sum(len(s.files) for s in splits), len(splits))
         return splits
 
@@ -235,9 +247,9 @@ class Planner:
         keys = self._spec.keys
         return [m for m in metas if predicate.might_match(dnf, _manifest_lookup(keys, m), keys)]
 
-    def _cut(self, files: list[DataFileMeta], sizing: SplitSizing, target: int
+    def _cut(self, files: list[DataFileMeta], sizing: SplitSizing, target: int, dv: bool
              ) -> list[tuple[list[DataFileMeta], bool]]:
-        if self._schema.primaryKeys:
+        if self._schema.primaryKeys and not dv:
             return [(files, find_overlap(files) is None)]
         return [(chunk, True) for chunk in sizing.pack(files, target)]
 

@@ -35,7 +35,8 @@ from .schema import DataField, SchemaManager, TableSchema
 from .table_options import names_in
 
 MAX_ATTEMPTS = 50
-IMMUTABLE_OPTIONS = ("bucket", "bucket-key", "merge-engine", "sequence.field", "ignore-delete")
+IMMUTABLE_OPTIONS = ("bucket", "bucket-key", "merge-engine", "sequence.field", "ignore-delete",
+                     "deletion-vectors.enabled")
 _LIST_OPTIONS = ("sequence.field", "bucket-key")  # comma-separated column names
 
 Change = Callable[[TableSchema], TableSchema | None]

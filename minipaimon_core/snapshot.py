@@ -36,6 +36,9 @@ class Snapshot(msgspec.Struct, frozen=True):
     changelogRecordCount: int | None = None
     watermark: int | None = None
     properties: dict[str, str] | None = None
+    # The snapshot's deletion vectors: an index manifest listing one index file per bucket
+    # that has any (tables with 'deletion-vectors.enabled'); None when there are none.
+    indexManifest: str | None = None
 
     # snake_case aliases for Python users
     @property

@@ -24,6 +24,7 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .consumer import ConsumerManager
 from .context import TableContext
+from .deletion_vectors import DeletionVectorIO
 from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
 from .fileio import FileIO
 from .fileio_resolve import resolve, split_options
@@ -94,13 +95,14 @@ class Table:
         self._schemas = SchemaCache(self._schema_manager)
         self.snapshot_manager = SnapshotManager(self.io, self.layout)
         self.manifests = ManifestIO(self.io, self.layout)
+        self.vectors = DeletionVectorIO(self.io, self.layout)
         #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
         self.last_after_commit: AfterCommitResult | None = None
 
     def context(self) -> TableContext:
         """The narrow view of this table (current schema) that operations take."""
         return TableContext(self.path, self.io, self.layout, self.table_schema, self._schemas,
-                            self.snapshot_manager, self.manifests)
+                            self.snapshot_manager, self.manifests, self.vectors)
 
     # -- schema and options ----------------------------------------------------------------
 

@@ -9,7 +9,9 @@ with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
 * ``bucket-key``: distinct, non-nested columns; in a primary-key table a subset of the
   primary key (an update must land in the bucket of its key).
 * ``merge-engine``, ``sequence.field``, ``changelog-producer``, ``ignore-delete``,
-  ``partial-update.*`` and the aggregation options belong to primary-key tables only.
+  ``partial-update.*``, ``deletion-vectors.enabled`` and the aggregation options belong to
+  primary-key tables only.
+* ``deletion-vectors.enabled`` needs the ``deduplicate`` or ``first-row`` engine.
 * ``sequence.field``: one existing, non-key column of an orderable type (numeric, decimal,
   date, time, timestamp); several sequence fields are refused.
 * ``fields.<f>.*``: ``f`` is a non-key column; aggregation options need
@@ -29,7 +31,9 @@ from .options import Options, field_option
 
 PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delete",
            "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-           "partial-update.remove-record-on-delete", "fields.default-aggregate-function")
+           "partial-update.remove-record-on-delete", "fields.default-aggregate-function",
+           "deletion-vectors.enabled")
+DELETION_VECTOR_ENGINES = ("deduplicate", "first-row")
 
 
 def names_in(value: str | None) -> list[str]:
@@ -58,6 +62,11 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
                     "primary key (remove the option, or create the table with primary_key=...)")
         return
     _check_sequence_field(options, schema, pk)
+    if typed["deletion-vectors.enabled"] and typed["merge-engine"] not in DELETION_VECTOR_ENGINES:
+        raise UnsupportedOptionError(
+            f"option 'deletion-vectors.enabled' needs 'merge-engine' deduplicate or first-row "
+            f"(this table's is {typed['merge-engine']!r}): a {typed['merge-engine']} row merges "
+            "values of several versions, which marking old rows as deleted cannot express")
     _check_field_options(typed, options, schema, pk)
     MergeConfig.from_options(tuple(pk), options)
 

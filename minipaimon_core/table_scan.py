@@ -37,12 +37,13 @@ def planner(ctx: TableContext) -> Planner:
         for f in ctx.schema.fields:
             if f.id in by_id:
                 positions[sid][f.name] = by_id[f.id]
-    return Planner(ctx.manifests, ctx.snapshots, ctx.schema, positions)
+    vectors = ctx.vectors if ctx.options["deletion-vectors.enabled"] else None
+    return Planner(ctx.manifests, ctx.snapshots, ctx.schema, positions, vectors)
 
 
 def read_split(ctx: TableContext, split: Split) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one split (projected and filtered as planned)."""
-    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema).read(split)
+    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split)
 
 
 def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kind: bool = False) -> pa.Table:

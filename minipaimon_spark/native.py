@@ -3,8 +3,11 @@ needs no merge, and reads only the rest through the Python data source.
 
 ```
  plan the snapshot (core, on the driver) ──► splits
-   raw splits (append tables; primary-key buckets whose files do not overlap)
+   raw splits (append tables; primary-key buckets whose files do not overlap; every file
+   of a table with deletion vectors)
      └► per schema version: spark.read.parquet(files) ─► kept row kinds (+I, +U) ─►
+        rows marked by deletion vectors dropped (anti-join on _metadata file name and
+        row index with the broadcast marks) ─►
         columns by field id onto the read schema (renamed: old name; added: null), cast
    splits that need a merge
      └► spark.read.format("minipaimon") with ``scan.merge-splits-only`` at the same snapshot
@@ -25,6 +28,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from minipaimon_core.fileio_resolve import scheme_of
@@ -49,6 +53,7 @@ if TYPE_CHECKING:
     from minipaimon_core.scan import Split
 
 S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+_FILE, _ROW = "__mp_file", "__mp_row"  # the join columns of deletion-vector marks
 
 
 def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
@@ -108,6 +113,12 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[tuple[Split, Any]]
     df = spark.read.parquet(*paths)
     if t.primary_keys():
         df = df.where(F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)))
+        deleted = _deleted_rows(t, files)
+        if deleted is not None:  # rows marked by deletion vectors, by file name and row index
+            marks = spark.createDataFrame(deleted)
+            df = df.withColumn(_FILE, F.col("_metadata.file_name")) \
+                   .withColumn(_ROW, F.col("_metadata.row_index")) \
+                   .join(F.broadcast(marks), [_FILE, _ROW], "left_anti")
     by_id = {fld.id: fld.name for fld in file_schema.fields}
     columns = []
     for fld, arrow_field in zip(t.table_schema.fields, t.schema()):
@@ -116,6 +127,27 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[tuple[Split, Any]]
         column = F.col(f"`{old}`") if old is not None else F.lit(None)
         columns.append(column.cast(spark_type).alias(fld.name))
     return df.select(*columns)
+
+
+def _deleted_rows(t: mp.Table, files: list[tuple[Split, Any]]) -> pa.Table | None:
+    """(file name, row index) of every row the deletion vectors of ``files`` mark, or None."""
+    names: list[str] = []
+    positions: list[np.ndarray] = []
+    for s, f in files:
+        if s.deletion_file is None:
+            continue
+        marked = t.vectors.vectors(s.deletion_file).get(f.fileName)
+        if marked is not None and len(marked):
+            names.append(f.fileName)
+            positions.append(marked)
+    if not names:
+        return None
+    return pa.table({
+        _FILE: pa.DictionaryArray.from_arrays(
+            np.repeat(np.arange(len(names), dtype=np.int32), [len(p) for p in positions]),
+            pa.array(names)).cast(pa.string()),
+        _ROW: pa.array(np.concatenate(positions).astype(np.int64)),
+    })
 
 
 def _spark_paths(spark: SparkSession, table_path: str) -> Callable[[str], str] | None:

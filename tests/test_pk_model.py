@@ -79,6 +79,19 @@ CONFIGS = {
         ("-U", "-D")),
     "first-row": Config("first-row", {"bucket": "2", "ignore-delete": "true",
                                       "changelog-producer": "lookup"}, ("-D",)),
+    # deletion vectors: reads take each file alone, dropping the rows the vectors mark
+    "dv-dedup-expire": Config("deduplicate", {
+        "bucket": "3", "deletion-vectors.enabled": "true", "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "5", "num-sorted-run.compaction-trigger": "3"},
+        ("-D", "-U")),
+    "dv-dedup-seq-lookup-float": Config("deduplicate", {
+        "bucket": "2", "deletion-vectors.enabled": "true", "sequence.field": "ts",
+        "changelog-producer": "lookup"}, ("-D",), float_keys=True, replay_changelog=True),
+    "dv-dedup-ignore-delete": Config("deduplicate", {
+        "bucket": "2", "deletion-vectors.enabled": "true", "ignore-delete": "true",
+        "write-only": "true"}, ("-D",)),
+    "dv-first-row": Config("first-row", {"bucket": "2", "ignore-delete": "true",
+                                         "deletion-vectors.enabled": "true"}, ("-D",)),
 }
 
 
@@ -96,6 +109,10 @@ def expected(events: list[Event], config: Config) -> tuple[Any, Any] | None:
     if config.sequence_field:
         events = sorted(events, key=lambda e: (e[1] is not None, e[1] or 0, e[2]))
     engine = config.engine
+    if config.options.get("ignore-delete") == "true":  # retractions neither show nor shadow
+        events = [e for e in events if e[0] in ("+I", "+U")]
+        if not events:
+            return None
     if engine == "deduplicate":
         kind, _, _, v, s = events[-1]
         return None if kind in ("-D", "-U") else (v, s)

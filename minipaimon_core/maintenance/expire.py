@@ -17,8 +17,9 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
               commit still based on E-1.. cannot create it again), EARLIEST := end; delete
               tombstones older than TOMBSTONE_RETAINED_MS (1 h)
  3. tags      read the tags now, so a tag created before step 2 is seen
- 4. files     delete data files, changelog files, then manifests and manifest lists,
-              keeping every file of snapshot ``end`` and of every tag
+ 4. files     delete data files, changelog files, then manifests and manifest lists, then
+              index manifests and deletion-vector index files, keeping every file of
+              snapshot ``end`` and of every tag
 ```
 
 A crash after step 2 only leaks unreferenced files, which orphan cleanup removes. Several
@@ -57,10 +58,11 @@ class ExpireResult:
     changelog_files: list[str] = field(default_factory=list)
     manifests: list[str] = field(default_factory=list)
     consumers: list[str] = field(default_factory=list)
+    index_files: list[str] = field(default_factory=list)  # index manifests, index files
 
     @property
     def files(self) -> list[str]:
-        return [*self.data_files, *self.changelog_files, *self.manifests]
+        return [*self.data_files, *self.changelog_files, *self.manifests, *self.index_files]
 
 
 def expire_snapshots(
@@ -100,7 +102,7 @@ def expire_snapshots(
         return ExpireResult(consumers=gone_consumers)
     result = expire_range(files, earliest, end, now)
     return ExpireResult(result.snapshots, result.data_files, result.changelog_files,
-                        result.manifests, gone_consumers)
+                        result.manifests, gone_consumers, result.index_files)
 
 
 def expire_until(files: TableFiles, earliest: int, latest: int, retain_min: int, retain_max: int,
@@ -128,7 +130,7 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         raise
     if plan is None:
         return ExpireResult()
-    expiring, keep, data, changelog, manifests = plan
+    expiring, keep, data, changelog, manifests, indexes = plan
     io = files.io
     for snap in expiring:
         files.snapshots.mark_expired(snap.id)
@@ -144,12 +146,13 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         # to orphan cleanup (unreferenced, never a retained snapshot's file)
         return ExpireResult([s.id for s in expiring])
     removed: list[list[str]] = []
-    for group in (data, changelog, files.manifest_paths(manifests)):
+    for group in (data, changelog, files.manifest_paths(manifests), indexes):
         doomed = sorted(group - pinned)
         for path in doomed:
             io.delete(path)
         removed.append(doomed)
-    return ExpireResult([s.id for s in expiring], removed[0], removed[1], removed[2])
+    return ExpireResult([s.id for s in expiring], removed[0], removed[1], removed[2],
+                        index_files=removed[3])
 
 
 def _pinned(files: TableFiles, keep: Snapshot, end: int) -> set[str]:
@@ -164,11 +167,12 @@ def _pinned(files: TableFiles, keep: Snapshot, end: int) -> set[str]:
     # before the one-COMPACT-snapshot-per-compaction fix list a compaction's changelog in
     # an APPEND snapshot and again in the COMPACT one right after it, so a changelog file of
     # an expiring snapshot may also belong to ``end`` (never to a later one).
-    return pinned | files.manifest_paths(files.manifests_of(keep)) | files.changelog_paths(keep)
+    return (pinned | files.manifest_paths(files.manifests_of(keep)) | files.changelog_paths(keep)
+            | files.index_paths(keep))
 
 
 def _plan(files: TableFiles, begin: int, end: int
-          ) -> tuple[list[Snapshot], Snapshot, set[str], set[str], set[str]] | None:
+          ) -> tuple[list[Snapshot], Snapshot, set[str], set[str], set[str], set[str]] | None:
     expiring: list[Snapshot] = []
     for sid in range(begin, end):
         snap = files.snapshots.try_get(sid)
@@ -187,10 +191,12 @@ def _plan(files: TableFiles, begin: int, end: int
                 data.add(path)
     changelog: set[str] = set()
     manifests: set[str] = set()
+    indexes: set[str] = set()  # an index file replaced for its bucket never comes back
     for snap in expiring:
         changelog |= files.changelog_paths(snap)
         manifests |= files.manifests_of(snap)
-    return expiring, keep, data, changelog, manifests
+        indexes |= files.index_paths(snap)
+    return expiring, keep, data, changelog, manifests, indexes
 
 
 def maybe_expire(table: HasContext) -> ExpireResult | None:

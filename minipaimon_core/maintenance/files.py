@@ -1,8 +1,8 @@
 """What a snapshot or tag references: the file sets maintenance reasons about.
 
 A snapshot references its manifest lists (base, delta, changelog), the manifests in them,
-the data files of its merged entries ("live" files), and the changelog files of its
-changelog manifests. A tag is a copy of a snapshot file and references the same.
+the data files of its merged entries ("live" files), the changelog files of its
+changelog manifests, and its index manifest with the deletion-vector index files in it. A tag is a copy of a snapshot file and references the same.
 
 Two rules of the commit protocol make cheap reasoning possible (see docs/format.md):
 
@@ -10,7 +10,7 @@ Two rules of the commit protocol make cheap reasoning possible (see docs/format.
   in snapshot ``a`` and not in ``b > a`` was DELETEd by the delta of some snapshot in
   ``(a, b]``;
 * base(N+1) = base(N) + delta(N) with small manifests merged, so a manifest that drops out
-  of the base lists never comes back.
+  of the base lists never comes back; likewise an index file replaced for its bucket.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import HasContext
+from ..deletion_vectors import DeletionVectorIO, index_file_names
 from ..fileio import FileIO
 from ..layout import TableLayout
 from ..manifest import ManifestEntry
@@ -40,13 +41,14 @@ class TableFiles:
     snapshots: SnapshotManager
     manifests: ManifestIO
     schema: TableSchema
+    vectors: DeletionVectorIO
     _paths: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, table: HasContext) -> TableFiles:
         """The files view of a table handle or context (its current schema)."""
         ctx = table.context()
-        return cls(ctx.io, ctx.layout, ctx.snapshots, ctx.manifests, ctx.schema)
+        return cls(ctx.io, ctx.layout, ctx.snapshots, ctx.manifests, ctx.schema, ctx.vectors)
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -87,10 +89,15 @@ class TableFiles:
         metas = self.manifests.read_list(snap.changelogManifestList)
         return {self.entry_path(e) for e in self.manifests.entries_of(metas)}
 
+    def index_paths(self, snap: Snapshot) -> set[str]:
+        """Paths of the index manifest and deletion-vector index files of ``snap``."""
+        return {self.layout.metadata_path(n) for n in index_file_names(self.vectors, snap)}
+
     def used_paths(self, snap: Snapshot) -> set[str]:
-        """Exact file set of ``snap``: manifests, lists, live data files, changelog files."""
+        """Exact file set of ``snap``: manifests, lists, live data files, changelog files,
+        index files."""
         return (self.manifest_paths(self.manifests_of(snap)) | self.live_paths(snap)
-                | self.changelog_paths(snap))
+                | self.changelog_paths(snap) | self.index_paths(snap))
 
     def collector(self) -> PathCollector:
         """A :class:`PathCollector` over this table's manifests."""

@@ -7,7 +7,8 @@ crashed after deleting snapshot files. The order makes a concurrent commit safe:
 ```
  1. list    walk the table as the layout defines it and keep the files that are older than
             ``older_than_ms`` (default: now - 1 day) and have a name minipaimon writes
-            (data-*/changelog-* in bucket directories, manifest-* in manifest/, and hidden
+            (data-*/changelog-* in bucket directories, manifest-* and index-manifest-* in
+            manifest/, index-* in index/, and hidden
             .*.tmp files of interrupted atomic writes or store probes in every metadata
             directory); everything through FileIO listings, so it works on object stores
             (age = the object's LastModified)
@@ -94,7 +95,8 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
 
     for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir):
         collect(directory, is_temp_name)
-    collect(layout.manifest_dir, lambda n: _kind(n) in ("manifest", "manifest-list", "temp"))
+    collect(layout.manifest_dir, lambda n: _kind(n) in ("manifest", "manifest-list", "index-manifest", "temp"))
+    collect(layout.index_dir, lambda n: _kind(n) in ("index", "temp"))
     progress("listing", len(found), 0)
     keys = [partition_prefix(k) for k in files.schema.partitionKeys]
     pending = [""]
@@ -117,7 +119,7 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
 
 def used_paths(files: TableFiles, progress: Progress) -> set[str]:
     """Every file a retained snapshot or a tag uses: manifest lists, manifests, live data
-    files and changelog files."""
+    files, changelog files and index files."""
     collector = files.collector()
     for tag in files.tags().values():
         collector.add(tag)

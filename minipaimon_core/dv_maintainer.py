@@ -1,0 +1,249 @@
+"""Deletion vectors kept right by the committer (tables with ``deletion-vectors.enabled``).
+
+Each commit attempt recomputes the vectors of the buckets it changes against the snapshot
+it is based on; an attempt that loses the race for the snapshot id recomputes against the
+new latest. So concurrent writers and compactions never leave two live rows of one key, and
+the vectors always describe exactly the files of their snapshot. Per changed bucket:
+
+```
+ survivors   the base's live files minus the files the change DELETEs (their vectors kept)
+ added       the files the change ADDs (new level-0 files, or a compaction's output)
+ candidates  the rows of the added files, and the unmarked rows of survivors whose key is
+             among them (a survivor whose key range misses the added keys is not read)
+ winner      per key, the row the merge engine keeps: the last by (sequence.field,
+             _SEQUENCE_NUMBER) for deduplicate, the first for first-row; retractions are no
+             candidates with ignore-delete (and for first-row, which ignores them)
+ marked      every other candidate row (a -D winner stays unmarked: readers drop it by kind)
+```
+
+A compaction's output merged its inputs without their vectors; that is still right, since
+its rows are recomputed here against the files it did not compact. The commit reads only
+key, sequence and kind columns, and caches them per data file (files are immutable).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict, defaultdict
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .deletion_vectors import BucketKey, DeletionVectorIO, Vectors
+from .fileio import FileIO
+from .key_range import find_overlap, key_order, overlaps
+from .kinds import SEQUENCE, VALUE_KIND, RowKind
+from .layout import TableLayout
+from .lsm.merge_engines import MergeConfig
+from .lsm.merge_groups import Groups
+from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta
+from .manifest_io import ManifestIO, merge_entries
+from .partition import PartitionSpec
+from .read import SchemaCache, read_file_as
+from .schema import SchemaManager, TableSchema
+from .snapshot import Snapshot
+
+_FILE, _POS = "_DV_FILE", "_DV_POS"
+_KEY_CACHE_BYTES = 256 << 20
+
+
+class _KeyCache:
+    """Key columns of data files by (table root, file name), bounded by bytes."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._used = 0
+        self._tables: OrderedDict[tuple[str, str], pa.Table] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> pa.Table | None:
+        with self._lock:
+            t = self._tables.get(key)
+            if t is not None:
+                self._tables.move_to_end(key)
+            return t
+
+    def put(self, key: tuple[str, str], table: pa.Table) -> None:
+        with self._lock:
+            if key in self._tables or table.nbytes > self._budget // 4:
+                return
+            self._tables[key] = table
+            self._used += table.nbytes
+            while self._used > self._budget:
+                _, old = self._tables.popitem(last=False)
+                self._used -= old.nbytes
+
+
+_KEYS = _KeyCache(_KEY_CACHE_BYTES)
+
+
+class VectorMaintainer:
+    """Computes the index manifest of a commit for one table schema."""
+
+    def __init__(self, io: FileIO, layout: TableLayout, schema: TableSchema,
+                 manifests: ManifestIO, dvio: DeletionVectorIO) -> None:
+        self._io = io
+        self._layout = layout
+        self._schema = schema
+        self._schemas = SchemaCache(SchemaManager(io, layout))
+        self._manifests = manifests
+        self._dvio = dvio
+        self._spec = PartitionSpec.of(schema.arrow_schema(), schema.partitionKeys)
+        self._config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
+        self._keys = list(schema.primaryKeys)
+        self._columns = [*self._keys, *filter(None, [self._config.sequence_field]), SEQUENCE, VALUE_KIND]
+
+    def update(self, base: Snapshot | None, entries: list[ManifestEntry], written: list[str]) -> str | None:
+        """The index manifest of the snapshot that commits ``entries`` on ``base``: the
+        base's own when no vector changes, else a new one (names of new files appended to
+        ``written``, for cleanup if the attempt fails)."""
+        unchanged = base.indexManifest if base is not None else None
+        touched = {(tuple(e.partition), e.bucket) for e in entries}
+        if not touched:
+            return unchanged
+        old = self._dvio.by_bucket(base)
+        deleted = {((tuple(e.partition), e.bucket), e.file.fileName) for e in entries if e.kind != ADD}
+        added: dict[BucketKey, list[ManifestEntry]] = defaultdict(list)
+        for e in entries:
+            if e.kind == ADD:
+                added[(tuple(e.partition), e.bucket)].append(e)
+        survivors: dict[BucketKey, list[DataFileMeta]] = defaultdict(list)
+        for e in self._live(base, touched):
+            key = (tuple(e.partition), e.bucket)
+            if (key, e.file.fileName) not in deleted:
+                survivors[key].append(e.file)
+        result = {k: v for k, v in old.items() if k not in touched}
+        changed = False
+        for key in sorted(touched, key=repr):
+            before = self._dvio.vectors(old[key].fileName) if key in old else {}
+            vectors = self._bucket(key, survivors[key], [e.file for e in added[key]], before)
+            if vectors is None:  # nothing marked, no vector dropped
+                if key in old:
+                    result[key] = old[key]
+                continue
+            changed = True
+            if vectors:
+                entry = self._dvio.write_index(list(key[0]), key[1], vectors)
+                written.append(entry.fileName)
+                result[key] = entry
+        if not changed:
+            return unchanged
+        if not result:
+            return None
+        name = self._dvio.write_manifest(sorted(result.values(), key=lambda e: repr((e.partition, e.bucket))))
+        written.append(name)
+        return name
+
+    # -- one bucket --------------------------------------------------------------------------
+
+    def _bucket(self, key: BucketKey, survivors: list[DataFileMeta], added: list[DataFileMeta],
+                before: Vectors) -> Vectors | None:
+        """The bucket's vectors after the change, or None if they equal ``before``."""
+        names = {f.fileName for f in survivors}
+        vectors = {n: p for n, p in before.items() if n in names}
+        dropped = len(vectors) != len(before)
+        if not added:
+            return vectors if dropped else None
+        path = self._spec.path(list(key[0]))
+        added = sorted(added, key=lambda f: (f.minSequenceNumber, f.maxSequenceNumber, f.fileName))
+        files = [*survivors, *added]
+        new_rows = [self._rows(path, key[1], f, len(survivors) + i, None) for i, f in enumerate(added)]
+        new_keys = pa.concat_tables(new_rows).select(self._keys)
+        low = min(key_order(f.minKey) for f in added)
+        high = max(key_order(f.maxKey) for f in added)
+        matched = [self._rows(path, key[1], f, i, vectors.get(f.fileName)).join(
+                       new_keys, keys=self._keys, join_type="left semi")
+                   for i, f in enumerate(survivors) if overlaps(f, low, high)]
+        matched = [t for t in matched if t.num_rows]
+        if find_overlap(added) is None:  # each file's keys are distinct: only survivors compete
+            if not matched:
+                return vectors if dropped else None
+            old_keys = pa.concat_tables(matched).select(self._keys)
+            new_rows = [t.join(old_keys, keys=self._keys, join_type="left semi") for t in new_rows]
+        marked = self._losers(pa.concat_tables([*matched, *new_rows]))
+        if not marked:
+            return vectors if dropped else None
+        for i, positions in marked.items():
+            name = files[i].fileName
+            vectors[name] = np.union1d(vectors[name], positions).astype(np.uint32) \
+                if name in vectors else positions.astype(np.uint32)
+        return vectors
+
+    def _losers(self, rows: pa.Table) -> dict[int, np.ndarray]:
+        """File index -> positions of the candidate ``rows`` the merge engine discards."""
+        config = self._config
+        if config.ignore_delete or config.engine == "first-row":
+            kinds = rows.column(VALUE_KIND).to_numpy()
+            rows = rows.filter(pa.array((kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)))
+        if rows.num_rows < 2:
+            return {}
+        groups = Groups(rows, config)
+        winners = groups.order[groups.ends if config.engine == "deduplicate" else groups.starts]
+        lose = np.ones(rows.num_rows, dtype=bool)
+        lose[winners] = False
+        if not lose.any():
+            return {}
+        file_of = rows.column(_FILE).to_numpy()[lose]
+        positions = rows.column(_POS).to_numpy()[lose]
+        order = np.lexsort((positions, file_of))
+        file_of, positions = file_of[order], positions[order]
+        cuts = np.flatnonzero(np.diff(file_of)) + 1
+        return {int(f[0]): p for f, p in zip(np.split(file_of, cuts), np.split(positions, cuts))}
+
+    def _rows(self, path: str, bucket: int, f: DataFileMeta, index: int,
+              deleted: np.ndarray | None) -> pa.Table:
+        """Key, sequence and kind columns of ``f`` with its file index and row positions,
+        rows in ``deleted`` left out."""
+        cache_key = (self._layout.root, f.fileName)
+        t = _KEYS.get(cache_key)
+        if t is None:  # cached without the sequence offset: a retried commit shifts it anew
+            t = read_file_as(self._io, self._layout, self._schemas, self._schema, path, bucket,
+                             msgspec.structs.replace(f, sequenceOffset=0), self._columns)
+            _KEYS.put(cache_key, t)
+        if f.sequenceOffset:
+            i = t.column_names.index(SEQUENCE)
+            t = t.set_column(i, t.schema.field(i),
+                             pc.add(t.column(i), pa.scalar(f.sequenceOffset, pa.int64())))
+        n = t.num_rows
+        t = t.append_column(_FILE, pa.array(np.full(n, index, dtype=np.int32))) \
+             .append_column(_POS, pa.array(np.arange(n, dtype=np.int64)))
+        if deleted is not None and len(deleted):
+            keep = np.ones(n, dtype=bool)
+            keep[deleted] = False
+            t = t.filter(pa.array(keep))
+        return t
+
+    # -- the base's files of the changed buckets ------------------------------------------------
+
+    def _live(self, base: Snapshot | None, touched: set[BucketKey]) -> list[ManifestEntry]:
+        """Live entries of ``base`` in the ``touched`` buckets (others may be included):
+        only manifests whose bucket and partition ranges may hold one of them are read."""
+        if base is None:
+            return []
+        metas = [m for m in self._manifests.data_manifests(base) if any(_may_hold(m, k) for k in touched)]
+        adds, _ = merge_entries(self._manifests.entries_of(metas))
+        return [e for e in adds if (tuple(e.partition), e.bucket) in touched]
+
+
+def _may_hold(meta: ManifestFileMeta, key: BucketKey) -> bool:
+    """Whether manifest ``meta`` may hold entries of bucket ``key`` (by its stats). A DELETE
+    has its ADD's partition and bucket, so the manifests of both pass or fail together."""
+    partition, bucket = key
+    if not meta.minBucket <= bucket <= meta.maxBucket:
+        return False
+    stats = meta.partitionStats
+    for i, v in enumerate(partition):
+        if i >= len(stats.minValues):
+            return True
+        lo, hi = stats.minValues[i], stats.maxValues[i]
+        if v is None or lo is None or hi is None:
+            continue
+        try:
+            if v < lo or v > hi:
+                return False
+        except TypeError:
+            continue
+    return True
+
