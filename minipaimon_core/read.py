@@ -123,6 +123,15 @@ def file_pool() -> ThreadPoolExecutor:
         return _POOL[1]
 
 
+def filter_columns(table: pa.Table, mask: pa.Array) -> pa.Table:
+    """``table.filter(mask)``, large tables column by column in the file pool (the filter
+    kernels release the GIL: a wide table filters on every core)."""
+    if table.num_rows < 65536 or table.num_columns < 2:
+        return table.filter(mask)
+    return pa.Table.from_arrays(list(file_pool().map(lambda c: c.filter(mask), table.columns)),
+                                schema=table.schema)
+
+
 class SplitReader:
     def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
                  vectors: DeletionVectorIO | None = None) -> None:
@@ -174,8 +183,9 @@ class SplitReader:
             runs = sorted_runs_newest_first(split.files)
             read = iter(self.read_files(split, [f for run in runs for f in run], [*cols, VALUE_KIND]))
             return newest_wins([[next(read) for _ in run] for run in runs], m.key_columns[0],
-                               m.ignore_delete)
-        tables = self.read_files(split, split.files, self._merge_input(cols))
+                               m.ignore_delete, filter_columns)
+        oldest_first = [f for run in reversed(sorted_runs_newest_first(split.files)) for f in run]
+        tables = self.read_files(split, oldest_first, self._merge_input(cols))  # merge sorts no run again
         return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
 
     def _merge_input(self, cols: list[str]) -> list[str]:

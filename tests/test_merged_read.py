@@ -13,6 +13,7 @@ import datetime
 import random
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
@@ -144,3 +145,69 @@ def test_file_pool_is_made_anew_after_fork(monkeypatch):
     assert read_module.file_pool() is pool
     monkeypatch.setattr(read_module.os, "getpid", lambda: -1)  # as in a forked child
     assert read_module.file_pool() is not pool
+
+
+# ---------------------------------------------------------------- merge: runs not re-sorted
+
+def random_merge_input(rng: random.Random, n_keys: int, key_type: pa.DataType, runs_order: bool) -> pa.Table:
+    """Rows of up to 4 runs, each sorted by key; sequence numbers grow with the run when
+    ``runs_order`` (concatenated oldest first), else are shuffled (ties included)."""
+    parts = []
+    seq = 0
+    for _ in range(rng.randint(1, 4)):
+        ids = sorted(rng.sample(range(60), rng.randint(1, 40)))
+        seqs = list(range(seq, seq + len(ids)))
+        seq += len(ids)
+        parts.append((ids, seqs))
+    ids = [i for p, _ in parts for i in p]
+    seqs = [s for _, p in parts for s in p]
+    if not runs_order:
+        rng.shuffle(seqs)
+        seqs = [s if rng.random() < 0.8 else 0 for s in seqs]  # ties
+    cols = {"a": pa.array(ids, pa.int32()).view(key_type) if key_type == pa.date32()
+            else pa.array(ids, pa.int64()).cast(key_type)}
+    if n_keys == 2:
+        cols["b"] = pa.array([i % 3 for i in ids], pa.int32())
+    return pa.table({**cols, "v": pa.array([rng.choice([None, rng.random()]) for _ in ids]),
+                     SEQUENCE: pa.array(seqs, pa.int64()),
+                     VALUE_KIND: pa.array([rng.choice([0, 0, 2, 3]) for _ in ids], pa.int8())})
+
+
+@pytest.mark.parametrize("key_type", [pa.int64(), pa.int8(), pa.date32()], ids=str)
+@pytest.mark.parametrize("n_keys", [1, 2])
+@pytest.mark.parametrize("runs_order", [True, False])
+@pytest.mark.parametrize("seed", range(10))
+def test_groups_order_is_the_full_sort_order(key_type, n_keys, runs_order, seed):
+    from minipaimon_core.lsm import merge_groups
+
+    t = random_merge_input(random.Random(seed), n_keys, key_type, runs_order)
+    keys = ("a", "b")[:n_keys]
+    full = merge_groups.sort_order(t, [*keys, SEQUENCE])
+    found = merge_groups._runs_order(t, MergeConfig(keys))
+    assert (found is not None) or not runs_order  # runs concatenated oldest first: no re-sort
+    assert (merge_groups.Groups(t, MergeConfig(keys)).order == full).all()
+
+
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row", "partial-update", "aggregation"])
+@pytest.mark.parametrize("runs_order", [True, False])
+@pytest.mark.parametrize("seed", range(8))
+def test_merge_without_the_presorted_path_gives_the_same_rows(monkeypatch, engine, runs_order, seed):
+    from minipaimon_core.lsm import merge_groups
+
+    t = random_merge_input(random.Random(seed), 2, pa.int64(), runs_order)
+    if engine in ("first-row", "partial-update"):
+        t = t.filter(pc.not_equal(t.column(VALUE_KIND), 3))
+    cfg = MergeConfig(("a", "b"), engine=engine, aggregate_functions={"v": "sum"} if engine == "aggregation" else {})
+    fast = merge(t, cfg, keep_deletes=True)
+    monkeypatch.setattr(merge_groups, "_runs_order", lambda table, config: None)
+    assert merge(t, cfg, keep_deletes=True).equals(fast)
+
+
+def test_filter_columns_in_the_pool_equals_table_filter():
+    n = 70_000  # above the size filtered column by column
+    t = pa.table({"a": pa.array(range(n), pa.int64()), "s": pa.array([str(i) if i % 7 else None for i in range(n)]),
+                  "f": pa.array([i * 0.5 for i in range(n)])})
+    t = pa.concat_tables([t.slice(0, 30_000), t.slice(30_000)])  # chunked, as a file read gives
+    mask = pa.array([i % 5 != 0 for i in range(n)])
+    assert read_module.filter_columns(t, mask).equals(t.filter(mask))
+    assert read_module.filter_columns(t.slice(0, 10), mask.slice(0, 10)).equals(t.slice(0, 10).filter(mask.slice(0, 10)))

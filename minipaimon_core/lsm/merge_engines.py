@@ -5,6 +5,8 @@
 row per key, sorted by key.  A key's rows are ordered by (``sequence.field`` nulls first,
 ``_SEQUENCE_NUMBER``), ties by input position.  All work is over whole arrays: one sort,
 adjacent-key comparison for group boundaries, ``reduceat`` / Arrow hash aggregates, ``take``.
+Sorted runs concatenated oldest first are not re-sorted: for integer/temporal keys a stable
+sort on the key alone merges them and is the whole order once checked (see ``Groups``).
 Output rows are +I, or -D for a deleted key when ``keep_deletes`` (compaction into a
 non-bottom level: the delete must still shadow older levels); ``_SEQUENCE_NUMBER`` is the
 largest of the key.  Merging runs with ``keep_deletes=True`` and later merging that output

@@ -24,6 +24,7 @@ needs none). Pure; no IO.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -39,7 +40,7 @@ class _File:
     def __init__(self, table: pa.Table, key: str, ignore_delete: bool) -> None:
         self.table = table
         kinds = table.column(VALUE_KIND).to_numpy()
-        self.live: np.ndarray = (kinds == INSERT) | (kinds == UPDATE_AFTER)
+        self.live: np.ndarray = (kinds == int(INSERT)) | (kinds == int(UPDATE_AFTER))
         self.keys = table.column(key)
         self.sorted_keys = _strictly_ascending(self.keys)
         self.ignore_delete = ignore_delete
@@ -64,8 +65,11 @@ def _strictly_ascending(col: pa.ChunkedArray) -> np.ndarray | None:
     return v if len(v) < 2 or bool((v[1:] > v[:-1]).all()) else None
 
 
-def newest_wins(runs: list[list[pa.Table]], key: str, ignore_delete: bool) -> pa.Table:
-    """The winning row of every live key of ``runs`` (see module doc), rows unsorted."""
+def newest_wins(runs: list[list[pa.Table]], key: str, ignore_delete: bool,
+                filter_rows: Callable[[pa.Table, pa.Array], pa.Table] = pa.Table.filter) -> pa.Table:
+    """The winning row of every live key of ``runs`` (see module doc), rows unsorted.
+    ``filter_rows(table, mask)`` drops the rows of a file that do not win (a caller may
+    filter columns concurrently)."""
     files = [[_File(t, key, ignore_delete) for t in run] for run in runs]
     by_search = all(f.sorted_keys is not None for run in files for f in run)
     kept: list[pa.Table] = []
@@ -82,7 +86,7 @@ def newest_wins(runs: list[list[pa.Table]], key: str, ignore_delete: bool) -> pa
             else:
                 shadow = _shadowed(f, newer)
             keep = f.live if shadow is None else f.live & ~shadow
-            kept.append(f.table if keep.all() else f.table.filter(pa.array(keep)))
+            kept.append(f.table if keep.all() else filter_rows(f.table, pa.array(keep)))
         newer.extend(run)
     return pa.concat_tables(kept)
 
