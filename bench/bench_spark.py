@@ -12,7 +12,9 @@ this interpreter (``PYSPARK_PYTHON``):
    ``t.compact(full=True)``; (c) PK table (id, bucket 4, ``write-only``) of 3 writes whose
    key ranges all overlap: ``id % 3 == r`` for r = 0, 1, 2, and writes 2 and 3 also rewrite
    the rows with ``id % 30 == 0`` (same values), so every bucket holds 3 sorted runs with
-   duplicate keys (5.33M stored rows, 5M merged rows).
+   duplicate keys (5.33M stored rows, 5M merged rows); (d) PK table (id, bucket 4) with
+   ``deletion-vectors.enabled``: the 5M rows, then the rows with ``id % 10 == 0`` again
+   (same values), so vectors mark a tenth of the first files' rows.
 2. **reference read** (subprocess, its own session): ``spark_ceiling.py read`` of the
    trivial Python data source that only yields pyarrow batches of the Parquet files.
 3. **our session** (one session, ``minipaimon_spark.register``; the reference's own
@@ -267,6 +269,17 @@ def build_tables() -> dict[str, Any]:
         t.write(pa.concat_tables([part, rewrite]) if r else part)
     info["pk_3runs"] = {"build_s": round(time.perf_counter() - t0, 2), "split_file_rows": files_of(t),
                         "stored_rows": data.num_rows + 2 * rewrite.num_rows}
+
+    t0 = time.perf_counter()
+    # deletion vectors: the rows with id % 10 == 0 written again (same values), so the
+    # first files carry vectors marking a tenth of their rows
+    t = mp.create_table(os.path.join(TABLES, "pk_dv"), data.schema, primary_key=["id"],
+                        options={"bucket": "4", "write-only": "true", "write-buffer-size": "2 gb",
+                                 "deletion-vectors.enabled": "true"})
+    t.write(data)
+    t.write(data.filter(pc.equal(pc.remainder(ids, 10), 0)))
+    info["pk_dv"] = {"build_s": round(time.perf_counter() - t0, 2), "split_file_rows": files_of(t),
+                     "stored_rows": data.num_rows + data.num_rows // 10}
     return info
 
 
@@ -326,6 +339,8 @@ def our_reads(spark: Any, reps: int, expected_sum: float, noop: bool) -> dict[st
         "mp.table append": lambda: minipaimon_spark.table(spark, os.path.join(TABLES, "append")),
         "mp.table pk compacted": lambda: minipaimon_spark.table(spark, os.path.join(TABLES, "pk_compacted")),
         "mp.table pk 3 runs": lambda: minipaimon_spark.table(spark, os.path.join(TABLES, "pk_3runs")),
+        "mp pk dv": mp_load("pk_dv"),
+        "mp.table pk dv": lambda: minipaimon_spark.table(spark, os.path.join(TABLES, "pk_dv")),
     }
 
     def check_sum(rows: list[Any]) -> bool:
@@ -463,7 +478,9 @@ def read_rows(ours: dict[str, Any], ref: dict[str, Any] | None) -> list[list[Any
              ("mp pk compacted", "mp (b) pk compacted"), ("mp pk 3 runs", "mp (c) pk 3 runs"),
              ("mp.table append", "minipaimon_spark.table (a)"),
              ("mp.table pk compacted", "minipaimon_spark.table (b)"),
-             ("mp.table pk 3 runs", "minipaimon_spark.table (c)")]
+             ("mp.table pk 3 runs", "minipaimon_spark.table (c)"),
+             ("mp pk dv", "mp (d) pk deletion vectors"),
+             ("mp.table pk dv", "minipaimon_spark.table (d)")]
     rows = []
     for action in ("sum(v)", "noop"):
         if f"ceiling DS {action}" not in ours:

@@ -114,8 +114,10 @@ def write_data_file_parts(
                 last = part.slice(part.num_rows - 1, 1)
             rows += part.num_rows
             stats.append((table_stats(part, list(stats_columns)), part.num_rows))
-            if VALUE_KIND in part.column_names:
-                deletes += pc.sum(pc.greater_equal(part.column(VALUE_KIND), 3).cast(pa.int64())).as_py() or 0
+            if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
+                retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
+                                   pa.scalar(1, pa.int8()))
+                deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
             if SEQUENCE in part.column_names and part.num_rows:
                 mm = pc.min_max(part.column(SEQUENCE))
                 seq.append((mm["min"].as_py(), mm["max"].as_py()))

@@ -201,6 +201,8 @@ class VectorMaintainer:
         if t is None:  # cached without the sequence offset: a retried commit shifts it anew
             t = read_file_as(self._io, self._layout, self._schemas, self._schema, path, bucket,
                              msgspec.structs.replace(f, sequenceOffset=0), self._columns)
+            # files of one table may differ in nullability (Spark writes nullable keys)
+            t = t.cast(pa.schema([fld.with_nullable(True) for fld in t.schema]))
             _KEYS.put(cache_key, t)
         if f.sequenceOffset:
             i = t.column_names.index(SEQUENCE)

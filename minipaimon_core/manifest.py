@@ -52,6 +52,9 @@ class DataFileMeta(msgspec.Struct, frozen=True):
     schemaId: int
     level: int
     creationTime: int
+    # Retraction (-U/-D) rows. Exact for files of tables with deletion vectors (whose reads
+    # skip the kind column of a file without any); files of other tables written before
+    # 2026-11-23 counted only -D rows.
     deleteRowCount: int = 0
     fileSource: int = FILE_SOURCE_APPEND
     sequenceOffset: int = 0

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -25,6 +26,7 @@ from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig, merge
 from .lsm.newest_wins import newest_wins
 from .manifest import DataFileMeta
+from .options import Options
 from .scan import Split
 from .schema import SchemaManager, TableSchema
 
@@ -142,6 +144,7 @@ class SplitReader:
         self._schemas = schemas
         self._schema = schema
         self._arrow = schema.arrow_schema()
+        self._vectors_on = bool(schema.primaryKeys) and Options(schema.options)["deletion-vectors.enabled"]
         self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options) \
             if schema.primaryKeys else None
 
@@ -151,29 +154,34 @@ class SplitReader:
         out_schema = pa.schema([self._arrow.field(n) for n in out_names])
         needed = list(dict.fromkeys(list(out_names) + sorted(predicate.columns_of(split.filter))))
         expr = predicate.to_expression(split.filter) if split.filter else None
-        if self._merge is None:
-            for f in split.files:
-                yield from self._finish(self.read_file(split, f, needed), expr, out_schema)
-            return
-        if split.raw_convertible:
-            for f in split.files:
-                yield from self._finish(self._live_rows(split, f, needed), expr, out_schema)
+        if self._merge is None or split.raw_convertible:  # files read alone, several at once
+            read = self.read_file if self._merge is None else self._live_rows
+            files = split.files
+            tables = map(lambda f: read(split, f, needed), files) if len(files) < 2 else \
+                file_pool().map(lambda f: read(split, f, needed), files)
+            for t in tables:
+                yield from self._finish(t, expr, out_schema)
             return
         yield from self._finish(self._merged(split, needed), expr, out_schema)
 
     def _live_rows(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
         """Columns ``names`` of the rows of ``f`` that are final as they are: of kind +I/+U
         and not marked by the split's deletion vectors (a raw-convertible split)."""
-        t = self.read_file(split, f, [*names, VALUE_KIND])
-        kinds = t.column(VALUE_KIND).to_numpy()
-        live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
+        if self._vectors_on and f.deleteRowCount == 0:  # exact there: no retraction to drop
+            t = self.read_file(split, f, names)
+            live = np.ones(t.num_rows, dtype=bool)
+        else:
+            t = self.read_file(split, f, [*names, VALUE_KIND])
+            kinds = t.column(VALUE_KIND).to_numpy()
+            live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
         if split.deletion_file is not None:
             positions = self._vectors.vectors(split.deletion_file).get(f.fileName)
             mask = live_mask(t.num_rows, positions, self._layout.data_file_path(
                 split.partition_path, split.bucket, f.fileName))
             if mask is not None:
                 live &= mask
-        return t.filter(pa.array(live)).select(names)
+        t = t.select(names)
+        return t if live.all() else t.filter(pa.array(live))
 
     def _merged(self, split: Split, needed: list[str]) -> pa.Table:
         assert self._merge is not None
@@ -210,7 +218,7 @@ class SplitReader:
                     t = self._live_rows(split, f, self._arrow.names)
                     kept_rows[name] = t.filter(keep(t))
                 parts.append(kept_rows[name])
-            return pa.concat_tables(parts).cast(self._arrow)
+            return pa.concat_tables([p.cast(self._arrow) for p in parts])
         cols = self._merge_input(list(dict.fromkeys([*self._schema.primaryKeys, *self._arrow.names])))
         parts = []
         for f in split.files:

@@ -65,6 +65,21 @@ def test_upserts_and_deletes_on_a_primary_key_table(spark: Any, tmp_path: Path) 
 
 
 @pytest.mark.smoke
+def test_upserts_from_several_tasks_into_a_deletion_vector_table(spark: Any, tmp_path: Path) -> None:
+    """Tasks write files of one bucket with overlapping key ranges in one commit; the
+    driver's commit marks the versions they supersede in the earlier files."""
+    path = tmp_path / "t"
+    dv = {**PK, "deletion-vectors.enabled": "true"}
+    save(frame(spark, [(i, f"d{i % 2}", float(i)) for i in range(40)]), path, **dv)
+    for round_ in range(2):
+        save(frame(spark, [(i, f"d{i % 2}", float(100 * round_ + i)) for i in range(0, 40, 3)], parts=3), path)
+    t = mp.open_table(str(path))
+    assert t.latest_snapshot().indexManifest is not None
+    got = {r.id: r.v for r in read(spark, path).collect()}
+    assert got == {i: float(100 + i) if i % 3 == 0 else float(i) for i in range(40)}
+    assert read(spark, path).count() == 40
+
+
 def test_schema_mismatch_fails_clearly_and_commits_nothing(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "t"
     save(frame(spark, [(1, "d1", 1.0)]), path)
