@@ -56,7 +56,8 @@ def rows() -> list[list[str]]:
     p = _load("pk")
     if p:
         for v in p["verdicts"]:
-            loads = [x[v["phase"]]["load1"] for x in p["runs"].get("minipaimon", {}).get(str(v["buckets"]), [])]
+            phase = v["phase"].split()[0]  # "read 4 vs 1 buckets": the loads of the 4-bucket reads
+            loads = [x[phase]["load1"] for x in p["runs"].get("minipaimon", {}).get(str(v["buckets"]), [])]
             out.append([f"PK {v['phase']}, {v['buckets']} bucket(s)", f"{_f(v['ours_s'])} s",
                         f"{v['peer']} {_f(v['peer_s'])} s", _f(v["ratio"]), f"<= {v['target']}",
                         v["verdict"], str(loads)])

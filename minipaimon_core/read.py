@@ -3,7 +3,10 @@
 Every file is read with the schema it was written with and projected to the reader's
 schema by field id (renamed columns follow their id, added columns read as null, widened
 types are cast). Primary-key splits whose files overlap in key range are merged with the
-table's merge engine over whole Arrow tables; others are read raw.
+table's merge engine over whole Arrow tables; others are read raw. A split's files are read
+concurrently (:func:`file_pool`); deduplicate with one key and no ``sequence.field`` merges
+by probing keys (:mod:`~minipaimon_core.lsm.newest_wins`), every other merge gets the runs
+oldest first so that sorted runs are not sorted again.
 """
 
 from __future__ import annotations
