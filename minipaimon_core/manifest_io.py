@@ -71,10 +71,11 @@ class ManifestIO:
         return entries
 
     def write_entries(self, entries: list[ManifestEntry], schema_id: int, partition_width: int,
-                      clustered: bool = False) -> ManifestFileMeta:
-        """Write a manifest file and return its summary (``clustered``: see ManifestFileMeta)."""
+                      clustered: bool = False, encoded: bytes | None = None) -> ManifestFileMeta:
+        """Write a manifest file and return its summary (``clustered``: see ManifestFileMeta;
+        ``encoded``: ``manifest.encode_entries(entries)`` if the caller has it already)."""
         name = TableLayout.new_manifest_name()
-        data = manifest.encode_entries(entries)
+        data = manifest.encode_entries(entries) if encoded is None else encoded
         self._io.write_bytes(self._layout.manifest_path(name), data)
         self._remember(self._entries, name, entries)
         return ManifestFileMeta(

@@ -145,41 +145,49 @@ def new_base(mio: ManifestIO, metas: list[ManifestFileMeta], limits: MergeLimits
 
 def write_sorted(mio: ManifestIO, entries: list[ManifestEntry], target: int, schema_id: int,
                  partition_width: int, clustered: bool, written: list[str]) -> list[ManifestFileMeta]:
-    """Write ``entries`` sorted by (partition, bucket, level, file name) into manifests cut at
-    ``target`` bytes (all but the last reach it), so each covers a narrow partition range.
-    Names written are appended to ``written`` as they are written."""
-    entries = sorted(entries, key=_order)
+    """Write ``entries`` sorted by (partition, bucket, level, file name; null partition values
+    first) into manifests cut at ``target`` bytes (all but the last reach it), so each covers
+    a narrow partition range. Names written are appended to ``written`` as they are written."""
     out: list[ManifestFileMeta] = []
-    for chunk in _chunks(entries, target):
-        meta = mio.write_entries(chunk, schema_id, partition_width, clustered)
+    for chunk, data in _chunks(_sorted(entries), target):
+        meta = mio.write_entries(chunk, schema_id, partition_width, clustered, data)
         written.append(meta.fileName)
         out.append(meta)
     return out
 
 
-def _order(entry: ManifestEntry) -> tuple[Any, ...]:
-    partition = tuple((v is not None, v) for v in entry.partition)  # nulls first
-    return partition, entry.bucket, entry.file.level, entry.file.fileName
+def _sorted(entries: list[ManifestEntry]) -> list[ManifestEntry]:
+    """``entries`` in (partition, bucket, level, file name) order: grouped by partition, the
+    partitions sorted once each, then each group (cheaper than a tuple key per entry)."""
+    groups: dict[tuple[Any, ...], list[ManifestEntry]] = {}
+    for e in entries:
+        groups.setdefault(tuple(e.partition), []).append(e)
+    out: list[ManifestEntry] = []
+    for key in sorted(groups, key=lambda k: tuple((v is not None, v) for v in k)):
+        group = groups[key]
+        if len(group) > 1:
+            group.sort(key=lambda e: (e.bucket, e.file.level, e.file.fileName))
+        out.extend(group)
+    return out
 
 
-def _chunks(entries: list[ManifestEntry], target: int) -> list[list[ManifestEntry]]:
+def _chunks(entries: list[ManifestEntry], target: int) -> list[tuple[list[ManifestEntry], bytes]]:
     """Runs of ``entries`` whose encoded manifests reach ``target`` bytes (all but the last),
-    as a rolling writer closes a file once it is full. A sorted manifest is therefore never
-    "small" to the small-manifest merge, which would otherwise fold a clustered run back into
-    one manifest of every partition."""
+    as a rolling writer closes a file once it is full, each with its encoding. A sorted
+    manifest is therefore never "small" to the small-manifest merge, which would otherwise
+    fold a clustered run back into one manifest of every partition."""
     if not entries:
         return []
     sample = entries[:_SAMPLE]
     per_entry = max(1, len(manifest_codec.encode_entries(sample)) // len(sample))
-    out: list[list[ManifestEntry]] = []
+    out: list[tuple[list[ManifestEntry], bytes]] = []
     start = 0
     while start < len(entries):
         end = min(len(entries), start + max(1, -(-target // per_entry)))
-        while end < len(entries):
-            missing = target - len(manifest_codec.encode_entries(entries[start:end]))
-            if missing <= 0:
-                break
-            end = min(len(entries), end + max(1, -(-missing // per_entry)))
-        out.append(entries[start:end])
+        data = manifest_codec.encode_entries(entries[start:end])
+        while end < len(entries) and len(data) < target:
+            end = min(len(entries), end + max(1, -(-(target - len(data)) // per_entry)))
+            data = manifest_codec.encode_entries(entries[start:end])
+        out.append((entries[start:end], data))
         start = end
     return out
