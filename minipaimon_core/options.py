@@ -91,7 +91,7 @@ KNOWN: dict[str, Spec] = {
     "file.compression": Spec("str", "zstd", choices=COMPRESSIONS),
     "manifest.merge-min-count": Spec("int", "30", 1),
     "manifest.target-file-size": Spec("size", "64 kb", 1),
-    "manifest.full-compaction-threshold-size": Spec("size", "1 mb", 1),
+    "manifest.full-compaction-threshold-size": Spec("size", "256 kb", 1),
     "commit.max-retries": Spec("int", "50", 0),
     "commit.timeout": Spec("duration", "300 s", 0),
     "commit.min-retry-wait": Spec("duration", "5 ms", 0),
