@@ -112,28 +112,39 @@ def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: 
     return t
 
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 _POOL_LOCK = threading.Lock()
 
 
-def file_pool() -> ThreadPoolExecutor:
-    """The threads that read the files of one split concurrently (one per core, shared by
-    every reader of the process; made anew in a forked child, whose copy has no threads).
-    Its tasks never wait on other tasks, so callers on any thread may block on them."""
-    global _POOL
+def _pool(name: str) -> ThreadPoolExecutor:
+    """Thread pool ``name``: one thread per core, shared by every reader of the process,
+    made anew in a forked child (whose copy has no threads)."""
     with _POOL_LOCK:
-        if _POOL is None or _POOL[0] != os.getpid():
-            _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
-                                                     thread_name_prefix="minipaimon-read"))
-        return _POOL[1]
+        found = _POOLS.get(name)
+        if found is None or found[0] != os.getpid():
+            found = _POOLS[name] = (os.getpid(), ThreadPoolExecutor(
+                max_workers=os.cpu_count() or 1, thread_name_prefix=f"minipaimon-{name}"))
+        return found[1]
+
+
+def file_pool() -> ThreadPoolExecutor:
+    """The threads that read the files of one split concurrently. Its tasks wait only on
+    :func:`column_pool` tasks, so callers on any thread but its own may block on them."""
+    return _pool("read")
+
+
+def column_pool() -> ThreadPoolExecutor:
+    """The threads that filter the columns of one table concurrently. Its tasks never wait
+    on other tasks, so callers on any thread (a file pool task too) may block on them."""
+    return _pool("filter")
 
 
 def filter_columns(table: pa.Table, mask: pa.Array) -> pa.Table:
-    """``table.filter(mask)``, large tables column by column in the file pool (the filter
+    """``table.filter(mask)``, large tables column by column in the column pool (the filter
     kernels release the GIL: a wide table filters on every core)."""
     if table.num_rows < 65536 or table.num_columns < 2:
         return table.filter(mask)
-    return pa.Table.from_arrays(list(file_pool().map(lambda c: c.filter(mask), table.columns)),
+    return pa.Table.from_arrays(list(column_pool().map(lambda c: c.filter(mask), table.columns)),
                                 schema=table.schema)
 
 
@@ -184,7 +195,7 @@ class SplitReader:
             if mask is not None:
                 live &= mask
         t = t.select(names)
-        return t if live.all() else t.filter(pa.array(live))
+        return t if live.all() else filter_columns(t, pa.array(live))
 
     def _merged(self, split: Split, needed: list[str]) -> pa.Table:
         assert self._merge is not None
