@@ -49,6 +49,7 @@ class IndexEntry(msgspec.Struct, frozen=True):
     fileName: str
     fileSize: int
     deletedRows: int
+    dataFiles: list[str] = []  # the data files that have a vector in it (planning reads this)
 
 
 class DeletionIndex(msgspec.Struct, frozen=True):
@@ -125,7 +126,8 @@ class DeletionVectorIO:
         data = codec.encode_binary(DeletionIndex({n: encode_positions(p) for n, p in vectors.items()}))
         self._io.write_bytes(self._layout.index_path(name), data)
         self._remember(self._indexes, name, dict(vectors))
-        return IndexEntry(list(partition), bucket, name, len(data), sum(len(p) for p in vectors.values()))
+        return IndexEntry(list(partition), bucket, name, len(data), sum(len(p) for p in vectors.values()),
+                          sorted(vectors))
 
     def write_manifest(self, entries: list[IndexEntry]) -> str:
         name = TableLayout.new_index_manifest_name()

@@ -50,6 +50,12 @@ class Split:
     # ``files`` it marks are not read. None: no row of these files is marked.
     deletion_file: str | None = None
 
+    @property
+    def reads_as_stored(self) -> bool:
+        """Whether the split's rows are its files' rows as stored (row kinds aside): no merge,
+        no deletion vector (what a plain Parquet reader can read)."""
+        return self.raw_convertible and self.deletion_file is None
+
 
 @dataclass(frozen=True)
 class PlanStats:
@@ -228,10 +234,17 @@ class Planner:
         for (partition, bucket), group in sorted(groups.items(), key=lambda kv: repr(kv[0])):
             files = [e.file for e in group]
             path = self._spec.path(list(partition))
-            deletion_file = index[(partition, bucket)].fileName if (partition, bucket) in index else None
-            for chunk, raw in self._cut(files, sizing, target, dv):
-                splits.append(Split(snap_id, list(partition), path, bucket, chunk, raw, columns, dnf,
-                                    self._schema.id, sum(f.rowCount for f in chunk), deletion_file))
+            entry = index.get((partition, bucket))
+            marked = set(entry.dataFiles) if entry is not None else set()
+            # files with vectors and files without are cut apart: the latter read as stored
+            for part, deletion_file in (([f for f in files if f.fileName not in marked], None),
+                                        ([f for f in files if f.fileName in marked],
+                                         entry.fileName if entry is not None else None)):
+                if not part:
+                    continue
+                for chunk, raw in self._cut(part, sizing, target, dv):
+                    splits.append(Split(snap_id, list(partition), path, bucket, chunk, raw, columns, dnf,
+                                        self._schema.id, sum(f.rowCount for f in chunk), deletion_file))
         self.stats = PlanStats(manifests, read, len(entries), sum(len(s.files) for s in splits), len(splits))
         return splits
 

@@ -193,7 +193,7 @@ class MiniPaimonReader(DataSourceReader):
         )
         splits = scan.plan()
         if self.options.merge_splits_only:
-            splits = [s for s in splits if not s.raw_convertible]
+            splits = [s for s in splits if not s.reads_as_stored]
         return [SplitPartition(split) for split in splits]
 
     def _incremental_partitions(self, table: mp.Table) -> list[InputPartition]:
