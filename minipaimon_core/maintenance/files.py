@@ -2,7 +2,8 @@
 
 A snapshot references its manifest lists (base, delta, changelog), the manifests in them,
 the data files of its merged entries ("live" files), the changelog files of its
-changelog manifests, and its index manifest with the deletion-vector index files in it. A tag is a copy of a snapshot file and references the same.
+changelog manifests, and its index manifest with the deletion-vector index files in it. A
+tag is a copy of a snapshot file and references the same.
 
 Two rules of the commit protocol make cheap reasoning possible (see docs/format.md):
 
