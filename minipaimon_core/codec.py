@@ -99,7 +99,7 @@ def _pack(obj: Any) -> tuple[bytes, int]:
 def _big_ints_as_ext(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: _big_ints_as_ext(x) for k, x in v.items()}
-    if isinstance(v, list):
+    if isinstance(v, (list, tuple)):  # to_builtins keeps tuples
         return [_big_ints_as_ext(x) for x in v]
     if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
         return msgspec.msgpack.Ext(_BIG_INT, v.to_bytes(v.bit_length() // 8 + 1, "big", signed=True))

@@ -27,7 +27,7 @@ class CommitMessage(msgspec.Struct, frozen=True):
     changelogFiles: list[DataFileMeta] = []
 
     def entry(self, kind: int, file: DataFileMeta) -> ManifestEntry:
-        return ManifestEntry(kind, list(self.partition), self.bucket, self.totalBuckets, file)
+        return ManifestEntry(kind, tuple(self.partition), self.bucket, self.totalBuckets, file)
 
 
 def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage], list[CommitMessage]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import msgspec
 import pyarrow as pa
@@ -124,11 +125,11 @@ def write_data_file_parts(
         if writer is None:
             raise InvalidArgumentError(f"no rows to write to {path}")
         writer.close()
-    min_key: list = []
-    max_key: list = []
+    min_key: tuple[Any, ...] = ()
+    max_key: tuple[Any, ...] = ()
     if key_columns and first is not None and last is not None:
-        min_key = [to_stat(first.column(k)[0], first.schema.field(k).type) for k in key_columns]
-        max_key = [to_stat(last.column(k)[0], last.schema.field(k).type) for k in key_columns]
+        min_key = tuple(to_stat(first.column(k)[0], first.schema.field(k).type) for k in key_columns)
+        max_key = tuple(to_stat(last.column(k)[0], last.schema.field(k).type) for k in key_columns)
     return DataFileMeta(
         fileName=name,
         fileSize=io.file_size(path),

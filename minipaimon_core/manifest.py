@@ -23,18 +23,18 @@ FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
 
 
-class SimpleStats(msgspec.Struct, frozen=True):
+class SimpleStats(msgspec.Struct, frozen=True, gc=False):
     """Per-column min, max and null count, in the order of the file's schema fields.
 
     A None min/max means "unknown" (nested types, NaN-bearing floats, long strings).
     """
 
-    minValues: list[Any]
-    maxValues: list[Any]
-    nullCounts: list[int]
+    minValues: tuple[Any, ...]
+    maxValues: tuple[Any, ...]
+    nullCounts: tuple[int, ...]
 
 
-class DataFileMeta(msgspec.Struct, frozen=True):
+class DataFileMeta(msgspec.Struct, frozen=True, gc=False):
     """One data (or changelog) file of a bucket.
 
     For primary-key tables the file's ``_SEQUENCE_NUMBER`` column plus ``sequenceOffset``
@@ -44,8 +44,8 @@ class DataFileMeta(msgspec.Struct, frozen=True):
     fileName: str
     fileSize: int
     rowCount: int
-    minKey: list[Any]
-    maxKey: list[Any]
+    minKey: tuple[Any, ...]
+    maxKey: tuple[Any, ...]
     valueStats: SimpleStats
     minSequenceNumber: int
     maxSequenceNumber: int
@@ -61,11 +61,11 @@ class DataFileMeta(msgspec.Struct, frozen=True):
     embeddedIndex: bytes | None = None
 
 
-class ManifestEntry(msgspec.Struct, frozen=True):
+class ManifestEntry(msgspec.Struct, frozen=True, gc=False):
     """ADD or DELETE of one file in one (partition, bucket)."""
 
     kind: int
-    partition: list[Any]
+    partition: tuple[Any, ...]
     bucket: int
     totalBuckets: int
     file: DataFileMeta
@@ -76,7 +76,7 @@ class ManifestEntry(msgspec.Struct, frozen=True):
         return (tuple(self.partition), self.bucket, self.file.level, self.file.fileName)
 
 
-class ManifestFileMeta(msgspec.Struct, frozen=True):
+class ManifestFileMeta(msgspec.Struct, frozen=True, gc=False):
     """Summary of one manifest file, as stored in a manifest list."""
 
     fileName: str

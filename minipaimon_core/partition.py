@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ class PartitionSpec:
     def of(schema: pa.Schema, keys: list[str]) -> PartitionSpec:
         return PartitionSpec(list(keys), [schema.field(k).type for k in keys])
 
-    def path(self, values: list[Any]) -> str:
+    def path(self, values: Sequence[Any]) -> str:
         """Relative directory of the partition with stats-domain ``values``.
 
         Raises InvalidArgumentError if a directory name (``key=escaped value``) would be

@@ -15,7 +15,7 @@ non-key value in an old file says nothing about the merged row).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,7 +144,7 @@ def _file_stats_lookup(file: DataFileMeta, positions: dict[str, int]) -> predica
     return lookup
 
 
-def _partition_lookup(spec: PartitionSpec, values: list[Any]) -> predicate.StatsLookup:
+def _partition_lookup(spec: PartitionSpec, values: Sequence[Any]) -> predicate.StatsLookup:
     index = {k: i for i, k in enumerate(spec.keys)}
 
     def lookup(column: str) -> tuple[Any, Any, int, int] | None:

@@ -117,7 +117,7 @@ def table_stats(table: pa.Table, columns: list[str]) -> SimpleStats:
         mins.append(lo)
         maxs.append(hi)
         nulls.append(n)
-    return SimpleStats(mins, maxs, nulls)
+    return SimpleStats(tuple(mins), tuple(maxs), tuple(nulls))
 
 
 def merge_stats(parts: Sequence[tuple[SimpleStats, int]]) -> SimpleStats:
@@ -138,10 +138,10 @@ def merge_stats(parts: Sequence[tuple[SimpleStats, int]]) -> SimpleStats:
         mins.append(min(lo for lo, _ in valued) if valued and known else None)
         maxs.append(max(hi for _, hi in valued) if valued and known else None)
         nulls.append(sum(s.nullCounts[i] for s, _ in parts))
-    return SimpleStats(mins, maxs, nulls)
+    return SimpleStats(tuple(mins), tuple(maxs), tuple(nulls))
 
 
-def values_stats(rows: list[list[Any]], width: int) -> SimpleStats:
+def values_stats(rows: Sequence[Sequence[Any]], width: int) -> SimpleStats:
     """Stats over small lists of stats-domain values (partition values of manifest entries):
     min and max of the non-null values (None if there are none) and the null count, as for
     file stats. (Lists written before this kept min/max None whenever a value was null; a
@@ -155,4 +155,4 @@ def values_stats(rows: list[list[Any]], width: int) -> SimpleStats:
         mins.append(min(col) if col else None)
         maxs.append(max(col) if col else None)
         nulls.append(len(rows) - len(col))
-    return SimpleStats(mins, maxs, nulls)
+    return SimpleStats(tuple(mins), tuple(maxs), tuple(nulls))

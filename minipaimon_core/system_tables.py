@@ -25,7 +25,7 @@ appear; a streaming read with ``_row_kind`` shows the changes themselves. Record
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -144,7 +144,7 @@ def _entries(table: Table, snapshot_id: int | None) -> list[ManifestEntry]:
     return sorted(entries, key=lambda e: (repr(e.partition), e.bucket, e.file.level, e.file.fileName))
 
 
-def _partition_namer(table: Table) -> Callable[[list[Any]], str]:
+def _partition_namer(table: Table) -> Callable[[Sequence[Any]], str]:
     spec = PartitionSpec.of(table.schema(), table.partition_keys())
     return lambda values: spec.path(values)
 

@@ -15,13 +15,13 @@ from minipaimon_core.schema import TableSchema, build_schema
 from minipaimon_core.snapshot import Snapshot
 
 FILE = DataFileMeta(
-    fileName="data-abc-0.parquet", fileSize=123, rowCount=10, minKey=[1, "a"], maxKey=[9, "z"],
-    valueStats=SimpleStats([1, None, 0.5, b"\x00"], [9, None, 2.5, b"\xff"], [0, 10, 1, 0]),
+    fileName="data-abc-0.parquet", fileSize=123, rowCount=10, minKey=(1, "a"), maxKey=(9, "z"),
+    valueStats=SimpleStats((1, None, 0.5, b"\x00"), (9, None, 2.5, b"\xff"), (0, 10, 1, 0)),
     minSequenceNumber=0, maxSequenceNumber=9, schemaId=0, level=1, creationTime=1700000000000,
     sequenceOffset=5, embeddedIndex=b"bloom",
 )
-ENTRY = ManifestEntry(kind=manifest.ADD, partition=["2024-01-01", 3, None], bucket=2, totalBuckets=4, file=FILE)
-META = ManifestFileMeta("manifest-x", 99, 3, 1, SimpleStats(["a"], ["b"], [0]), 0, 3, 0, 2, 0)
+ENTRY = ManifestEntry(kind=manifest.ADD, partition=("2024-01-01", 3, None), bucket=2, totalBuckets=4, file=FILE)
+META = ManifestFileMeta("manifest-x", 99, 3, 1, SimpleStats(("a",), ("b",), (0,)), 0, 3, 0, 2, 0)
 SNAPSHOT = Snapshot(
     version=1, id=7, schemaId=0, baseManifestList="manifest-list-a", deltaManifestList="manifest-list-b",
     commitUser="u", commitIdentifier=3, commitKind="APPEND", timeMillis=1700000000000,

@@ -18,7 +18,7 @@ from minipaimon_core.key_range import find_overlap, key_order, overlaps
 from minipaimon_core.kinds import CommitKind, EntryKind
 from minipaimon_core.manifest import DataFileMeta, ManifestEntry, SimpleStats
 
-PART = ["p"]
+PART = ("p",)
 
 
 def f(spec: str) -> DataFileMeta:
@@ -26,8 +26,8 @@ def f(spec: str) -> DataFileMeta:
     name, rest = spec.split("@")
     level, keys = rest.split("[")
     lo, hi = keys.rstrip("]").split("..")
-    return DataFileMeta(fileName=name, fileSize=1, rowCount=1, minKey=[int(lo)], maxKey=[int(hi)],
-                        valueStats=SimpleStats([], [], []), minSequenceNumber=0,
+    return DataFileMeta(fileName=name, fileSize=1, rowCount=1, minKey=(int(lo),), maxKey=(int(hi),),
+                        valueStats=SimpleStats((), (), ()), minSequenceNumber=0,
                         maxSequenceNumber=0, schemaId=0, level=int(level), creationTime=0)
 
 
@@ -36,7 +36,7 @@ def live(*specs: str, bucket: int = 0) -> list[ManifestEntry]:
 
 
 def compaction(before: list[str], after: list[str], bucket: int = 0) -> CommitMessage:
-    return CommitMessage(PART, "", bucket, 1, compactBefore=[f(s) for s in before],
+    return CommitMessage(list(PART), "", bucket, 1, compactBefore=[f(s) for s in before],
                          compactAfter=[f(s) for s in after])
 
 
@@ -128,7 +128,7 @@ def test_key_order_puts_none_first_and_overlaps_is_closed() -> None:
 
 def test_entries_for_each_commit_kind() -> None:
     """The pure step before the writes: what each kind of snapshot records."""
-    new = CommitMessage(PART, "", 0, 1, newFiles=[f("n@0[0..1]")])
+    new = CommitMessage(list(PART), "", 0, 1, newFiles=[f("n@0[0..1]")])
     old = live("o@0[0..9]")
     append = entries_for(CommitKind.APPEND, [new], 10)
     assert [(e.kind, e.file.fileName, e.file.sequenceOffset) for e in append.entries] == \

@@ -42,7 +42,7 @@ def meta(name: str, size: int, lo: Any, hi: Any, clustered: bool = False, delete
          nulls: int = 0) -> ManifestFileMeta:
     """A manifest of 2 + ``deletes`` entries whose partitions (one column) span [lo, hi]."""
     return ManifestFileMeta(fileName=name, fileSize=size, numAddedFiles=2, numDeletedFiles=deletes,
-                            partitionStats=SimpleStats([lo], [hi], [nulls]), minBucket=0,
+                            partitionStats=SimpleStats((lo,), (hi,), (nulls,)), minBucket=0,
                             maxBucket=0, minLevel=0, maxLevel=0, schemaId=0, clustered=clustered)
 
 

@@ -137,7 +137,7 @@ def test_split_target_follows_sparks_rule(target_size: int, open_cost: int, para
 
 def data_file(seq: int, size: int) -> DataFileMeta:
     empty = values_stats([], 0)
-    return DataFileMeta(fileName=f"f{seq}", fileSize=size, rowCount=1, minKey=[], maxKey=[],
+    return DataFileMeta(fileName=f"f{seq}", fileSize=size, rowCount=1, minKey=(), maxKey=(),
                         valueStats=empty, minSequenceNumber=seq, maxSequenceNumber=seq,
                         schemaId=0, level=0, creationTime=0)
 
