@@ -11,6 +11,7 @@ import contextlib
 from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import xxhash
 
@@ -23,6 +24,25 @@ from .snapshot import Snapshot
 from .stats import values_stats
 
 _CACHE_SIZE = 4096
+
+
+class _Facts(NamedTuple):
+    """What a manifest's summary is checked against, computed once per decoded manifest:
+    its size and xxhash64 as read, its ADD and DELETE counts, and the rows it adds."""
+
+    size: int
+    digest: int | None
+    adds: int
+    deletes: int
+    rows: int
+
+    @classmethod
+    def of(cls, data: bytes | None, entries: list[ManifestEntry], meta: ManifestFileMeta | None = None
+           ) -> _Facts:
+        adds = sum(e.kind == ADD for e in entries)
+        size, digest = (len(data), xxhash.xxh64_intdigest(data)) if data is not None else \
+            (meta.fileSize, meta.fileDigest) if meta is not None else (0, None)
+        return cls(size, digest, adds, len(entries) - adds, record_delta(entries))
 _READ_THREADS = 8  # manifests read at once by one plan
 
 
@@ -32,7 +52,7 @@ class ManifestIO:
         self._layout = layout
         self._entries: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
-        self._sizes: OrderedDict[str, tuple[int, int]] = OrderedDict()  # name -> (bytes, xxhash64)
+        self._facts: OrderedDict[str, _Facts] = OrderedDict()
 
     def _read(self, name: str) -> bytes:
         path = self._layout.manifest_path(name)
@@ -66,7 +86,7 @@ class ManifestIO:
         if entries is None:
             data = self._read(name)
             entries = manifest.decode_entries(data, self._layout.manifest_path(name))
-            self._remember(self._sizes, name, (len(data), xxhash.xxh64_intdigest(data)))
+            self._remember(self._facts, name, _Facts.of(data, entries))
             self._remember(self._entries, name, entries)
         return entries
 
@@ -77,6 +97,7 @@ class ManifestIO:
         name = TableLayout.new_manifest_name()
         data = manifest.encode_entries(entries) if encoded is None else encoded
         self._io.write_bytes(self._layout.manifest_path(name), data)
+        self._remember(self._facts, name, _Facts.of(data, entries))
         self._remember(self._entries, name, entries)
         return ManifestFileMeta(
             fileName=name,
@@ -109,22 +130,26 @@ class ManifestIO:
         Raises CorruptMetadataError if a manifest is not the file its manifest list
         describes (another valid manifest saved under its name: size or counts differ).
         """
-        metas = list(metas)
+        return self._checked_entries(list(metas))[0]
+
+    def _checked_entries(self, metas: list[ManifestFileMeta]) -> tuple[list[ManifestEntry], int]:
+        """:meth:`entries_of` and the rows they add (:func:`record_delta`)."""
         self._prefetch([m.fileName for m in metas if m.fileName not in self._entries])
         out: list[ManifestEntry] = []
+        rows = 0
         for m in metas:
             entries = self.read_entries(m.fileName)
-            adds = sum(e.kind == ADD for e in entries)
-            size, digest = self._sizes.get(m.fileName, (m.fileSize, m.fileDigest))
-            if size != m.fileSize or adds != m.numAddedFiles or len(entries) - adds != m.numDeletedFiles \
-                    or (m.fileDigest is not None and digest != m.fileDigest):
+            facts = self._facts.get(m.fileName) or _Facts.of(None, entries, m)
+            if facts.size != m.fileSize or facts.adds != m.numAddedFiles or facts.deletes != m.numDeletedFiles \
+                    or (m.fileDigest is not None and facts.digest != m.fileDigest):
                 raise CorruptMetadataError(
                     f"manifest {self._layout.manifest_path(m.fileName)} does not match its manifest "
-                    f"list ({size} bytes, {adds} adds, {len(entries) - adds} deletes; expected "
+                    f"list ({facts.size} bytes, {facts.adds} adds, {facts.deletes} deletes; expected "
                     f"{m.fileSize}, {m.numAddedFiles}, {m.numDeletedFiles}): the file was replaced; "
                     "restore it or roll the table back")
             out.extend(entries)
-        return out
+            rows += facts.rows
+        return out, rows
 
     def _prefetch(self, names: list[str]) -> None:
         """Read and decode ``names`` into the cache, several at once: on a store with
@@ -144,17 +169,17 @@ class ManifestIO:
         Raises CorruptMetadataError if a list's rows (added minus deleted) differ from what
         the snapshot recorded at commit (``deltaRecordCount``; base + delta =
         ``totalRecordCount``): a manifest list was replaced by another one."""
-        base = self.entries_of(self.read_list(snapshot.baseManifestList))
+        base, rows = self._checked_entries(self.read_list(snapshot.baseManifestList))
         delta = self.delta_entries(snapshot)
-        self._check_rows(snapshot.baseManifestList, record_delta(base),
+        self._check_rows(snapshot.baseManifestList, rows,
                          snapshot.totalRecordCount - snapshot.deltaRecordCount, snapshot)
         return base + delta
 
     def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """The entries the snapshot committed (its delta manifests), checked as in
         :meth:`data_entries`."""
-        delta = self.entries_of(self.read_list(snapshot.deltaManifestList))
-        self._check_rows(snapshot.deltaManifestList, record_delta(delta), snapshot.deltaRecordCount, snapshot)
+        delta, rows = self._checked_entries(self.read_list(snapshot.deltaManifestList))
+        self._check_rows(snapshot.deltaManifestList, rows, snapshot.deltaRecordCount, snapshot)
         return delta
 
     def changelog_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
@@ -163,9 +188,9 @@ class ManifestIO:
         Raises CorruptMetadataError as :meth:`data_entries` (``changelogRecordCount``)."""
         if snapshot.changelogManifestList is None:
             return []
-        entries = self.entries_of(self.read_list(snapshot.changelogManifestList))
+        entries, rows = self._checked_entries(self.read_list(snapshot.changelogManifestList))
         if snapshot.changelogRecordCount is not None:
-            self._check_rows(snapshot.changelogManifestList, record_delta(entries), snapshot.changelogRecordCount, snapshot)
+            self._check_rows(snapshot.changelogManifestList, rows, snapshot.changelogRecordCount, snapshot)
         return entries
 
     def _check_rows(self, list_name: str, rows: int, expected: int, snapshot: Snapshot) -> None:
@@ -181,16 +206,17 @@ def record_delta(entries: Iterable[ManifestEntry]) -> int:
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
-    """Cancel ADD/DELETE pairs: returns (live ADDs, DELETEs whose ADD is not among them)."""
-    adds: dict[tuple, ManifestEntry] = {}
-    deletes: dict[tuple, ManifestEntry] = {}
-    for e in entries:
-        (adds if e.kind == ADD else deletes)[e.identifier] = e
-    for key in list(deletes):
-        if key in adds:
-            del adds[key]
-            del deletes[key]
-    return list(adds.values()), list(deletes.values())
+    """Cancel ADD/DELETE pairs: returns (live ADDs, DELETEs whose ADD is not among them).
+
+    An ADD is cancelled by a DELETE of the same identifier, wherever either comes; only ADDs
+    of a file name some DELETE names are looked up by identifier (an upgrade DELETEs a file
+    at one level and ADDs it at another)."""
+    entries = entries if isinstance(entries, list) else list(entries)
+    deletes = {e.identifier: e for e in entries if e.kind != ADD}
+    deleted_names = {key[3] for key in deletes}
+    adds = [e for e in entries if e.kind == ADD and not (
+        e.file.fileName in deleted_names and deletes.pop(e.identifier, None) is not None)]
+    return adds, list(deletes.values())
 
 
 def live_files(mio: ManifestIO, snapshot: Snapshot | None) -> list[ManifestEntry]:

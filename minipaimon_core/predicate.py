@@ -141,13 +141,13 @@ def might_match(dnf: DNF | None, lookup: StatsLookup, columns: Sequence[str] | N
         return True
     allowed = None if columns is None else set(columns)
     for group in dnf:
-        if all(allowed is not None and t.column not in allowed or _term_might_match(t, lookup(t.column))
+        if all(allowed is not None and t.column not in allowed or term_might_match(t, lookup(t.column))
                for t in group):
             return True
     return False
 
 
-def _term_might_match(t: Term, stats: tuple[Any, Any, int, int] | None) -> bool:
+def term_might_match(t: Term, stats: tuple[Any, Any, int, int] | None) -> bool:
     if t.op == FALSE:
         return False
     if stats is None:

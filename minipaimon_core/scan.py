@@ -14,12 +14,13 @@ non-key value in an old file says nothing about the merged row).
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import predicate
+from . import predicate, stats_filter
 from .deletion_vectors import DeletionVectorIO
 from .errors import InvalidArgumentError, SnapshotNotFoundError
 from .key_range import find_overlap
@@ -134,16 +135,6 @@ class SplitSizing:
         return out
 
 
-def _file_stats_lookup(file: DataFileMeta, positions: dict[str, int]) -> predicate.StatsLookup:
-    def lookup(column: str) -> tuple[Any, Any, int, int] | None:
-        i = positions.get(column)
-        if i is None or i >= len(file.valueStats.nullCounts):
-            return None
-        s = file.valueStats
-        return s.minValues[i], s.maxValues[i], s.nullCounts[i], file.rowCount
-    return lookup
-
-
 def _partition_lookup(spec: PartitionSpec, values: Sequence[Any]) -> predicate.StatsLookup:
     index = {k: i for i, k in enumerate(spec.keys)}
 
@@ -212,20 +203,19 @@ class Planner:
         dv = self._vectors is not None and incremental is None and snapshot is not None
         index = self._vectors.by_bucket(snapshot) if dv and self._vectors is not None else {}
         file_columns = pk if pk and not dv else None
-        partition_ok: dict[tuple[Any, ...], bool] = {}  # the filter on a partition, once per partition
-        for e in entries:
-            key = tuple(e.partition)
-            if dnf and self._spec.keys:
-                ok = partition_ok.get(key)
-                if ok is None:
-                    ok = partition_ok[key] = predicate.might_match(
+        candidates = entries
+        if dnf and self._spec.keys:
+            partition_ok: dict[tuple[Any, ...], bool] = {}  # the filter on a partition, once per partition
+            for e in entries:
+                if e.partition not in partition_ok:
+                    partition_ok[e.partition] = predicate.might_match(
                         dnf, _partition_lookup(self._spec, e.partition), self._spec.keys)
-                if not ok:
-                    continue
-            positions = self._schema_positions.get(e.file.schemaId, {})
-            if dnf and not predicate.might_match(dnf, _file_stats_lookup(e.file, positions), file_columns):
-                continue
-            groups[(key, e.bucket)].append(e)
+            candidates = [e for e in entries if partition_ok[e.partition]]
+        if dnf:  # the filter on the files' stats, one term at a time over all files
+            keep = stats_filter.may_match(dnf, [e.file for e in candidates], self._schema_positions, file_columns)
+            candidates = list(itertools.compress(candidates, keep))
+        for e in candidates:
+            groups[(e.partition, e.bucket)].append(e)
         sizing = sizing or SplitSizing.of(self._schema.options, None, None)
         cost = sizing.open_file_cost
         target = sizing.target(0 if sizing.parallelism is None else
