@@ -17,7 +17,9 @@ bytes read:
 
 - ``full``: ``scan().plan()`` -- the reference every filtered plan is compared with;
 - ``point``: one partition, ``p = partitions // 2``;
-- ``range``: the lowest tenth of the partitions, ``p < partitions // 10``.
+- ``range``: the lowest tenth of the partitions, ``p < partitions // 10``;
+- ``value``: one commit's files, ``v = commits // 2``: no manifest or partition can be
+  skipped, every file is kept or dropped by its value stats (:mod:`minipaimon_core.stats_filter`).
 
 Ratios are filtered / full of the same phase in the same run. Targets (issue 11, 100k
 files): full plan <= 1 s; one-partition plan <= 0.1 s and <= 2 % of the full plan's manifest
@@ -138,10 +140,11 @@ def plan_once(path: str, flt: Any) -> dict[str, Any]:
             "files": sum(len(s.files) for s in splits), "splits": len(splits)}
 
 
-def measure(path: str, partitions: int, reps: int) -> dict[str, Any]:
+def measure(path: str, partitions: int, commits: int, reps: int) -> dict[str, Any]:
     """Median time and the counts of each plan; ratios against the full plan."""
     filters: dict[str, Any] = {"full": None, "point": [("p", "=", partitions // 2)],
-                               "range": [("p", "<", max(1, partitions // 10))]}
+                               "range": [("p", "<", max(1, partitions // 10))],
+                               "value": [("v", "=", commits // 2)]}
     out: dict[str, Any] = {}
     for name, flt in filters.items():
         runs = [plan_once(path, flt) for _ in range(reps)]
@@ -151,7 +154,7 @@ def measure(path: str, partitions: int, reps: int) -> dict[str, Any]:
     assert snap is not None
     table = mp.open_table(path)
     out["manifests_total"] = len(table.manifests.data_manifests(snap))
-    for name in ("point", "range"):
+    for name in ("point", "range", "value"):
         out[name]["time_ratio"] = out[name]["median_s"] / out["full"]["median_s"]
         out[name]["bytes_ratio"] = out[name]["bytes_read"] / out["full"]["bytes_read"]
     return out
@@ -170,7 +173,7 @@ def main() -> None:
     path = os.path.join(common.scratch("planning"), "t")
     print(f"building {a.partitions} partitions x {a.commits} commits ...", file=sys.stderr)
     built, t_build = common.timed(lambda: build(path, a.partitions, a.commits, a.threshold))
-    phases: dict[str, dict[str, Any]] = {"automatic only": measure(path, a.partitions, a.reps)}
+    phases: dict[str, dict[str, Any]] = {"automatic only": measure(path, a.partitions, a.commits, a.reps)}
     rewrites: dict[str, dict[str, Any]] = {}
     for phase, target in (("after rewrite_manifests", None), (f"after rewrite, {a.compare_target}", a.compare_target)):
         if target is not None:
@@ -178,14 +181,15 @@ def main() -> None:
         rewrite, t_rewrite = common.timed(lambda: mp.open_table(path).rewrite_manifests())
         rewrites[phase] = {"s": t_rewrite.wall, "manifests_before": rewrite.manifests_before,
                            "manifests_after": rewrite.manifests_after}
-        phases[phase] = measure(path, a.partitions, a.reps)
+        phases[phase] = measure(path, a.partitions, a.commits, a.reps)
     files = a.partitions * a.commits
     for m in phases.values():
         assert m["full"]["files"] == files and m["point"]["files"] == a.commits
+        assert m["value"]["files"] == a.partitions  # the files of one commit, by their value stats
 
     rows: list[list[Any]] = []
     for phase, m in phases.items():
-        for name in ("full", "point", "range"):
+        for name in ("full", "point", "range", "value"):
             r = m[name]
             rows.append([phase, name, r["median_s"], r.get("time_ratio"), f"{r['manifests_read']}/{m['manifests_total']}",
                          r["bytes_read"] / 1e6, r.get("bytes_ratio"), r["files"], r["splits"],

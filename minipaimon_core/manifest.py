@@ -7,6 +7,11 @@ the binary envelope of :mod:`minipaimon_core.codec` (msgpack + zstd + checksum).
 Stats values live in the *stats domain*: bool, int, float, str, bytes or None (dates as
 days, timestamps as integers of their unit, decimals as unscaled integers); see
 :mod:`minipaimon_core.stats`.
+
+The structs are frozen, hold sequences as tuples and are not tracked by the garbage collector
+(``gc=False``): they can form no reference cycle, and a plan holding 100k decoded entries then
+costs the collector nothing (decoding them was ~3x slower with lists and tracked structs).
+Build them with tuples too: a list field would compare unequal to the decoded tuple.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ sequence order, each weighing ``max(size, source.split.open-file-cost)``, packed
 of at most the target size, where the target is ``source.split.target-size`` lowered to the
 plan's total weight / ``parallelism`` (not below the open-file cost) when the reader says how
 many tasks it runs, so a small table still makes one split per core. Partitions are pruned with the
-filter on partition columns, files with min/max stats: any column for append tables and
+filter on partition columns (once per partition), files with min/max stats (one term at a
+time over all files' stats as arrays, :mod:`.stats_filter`): any column for append tables and
 tables with deletion vectors, only primary-key columns for other primary-key tables (a
 non-key value in an old file says nothing about the merged row).
 """
