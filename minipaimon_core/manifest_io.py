@@ -24,6 +24,7 @@ from .snapshot import Snapshot
 from .stats import values_stats
 
 _CACHE_SIZE = 4096
+_READ_THREADS = 8  # manifests read at once by one plan
 
 
 class _Facts(NamedTuple):
@@ -37,13 +38,9 @@ class _Facts(NamedTuple):
     rows: int
 
     @classmethod
-    def of(cls, data: bytes | None, entries: list[ManifestEntry], meta: ManifestFileMeta | None = None
-           ) -> _Facts:
+    def of(cls, size: int, digest: int | None, entries: list[ManifestEntry]) -> _Facts:
         adds = sum(e.kind == ADD for e in entries)
-        size, digest = (len(data), xxhash.xxh64_intdigest(data)) if data is not None else \
-            (meta.fileSize, meta.fileDigest) if meta is not None else (0, None)
         return cls(size, digest, adds, len(entries) - adds, record_delta(entries))
-_READ_THREADS = 8  # manifests read at once by one plan
 
 
 class ManifestIO:
@@ -86,7 +83,7 @@ class ManifestIO:
         if entries is None:
             data = self._read(name)
             entries = manifest.decode_entries(data, self._layout.manifest_path(name))
-            self._remember(self._facts, name, _Facts.of(data, entries))
+            self._remember(self._facts, name, _Facts.of(len(data), xxhash.xxh64_intdigest(data), entries))
             self._remember(self._entries, name, entries)
         return entries
 
@@ -97,12 +94,13 @@ class ManifestIO:
         name = TableLayout.new_manifest_name()
         data = manifest.encode_entries(entries) if encoded is None else encoded
         self._io.write_bytes(self._layout.manifest_path(name), data)
-        self._remember(self._facts, name, _Facts.of(data, entries))
+        digest = xxhash.xxh64_intdigest(data)
+        self._remember(self._facts, name, _Facts.of(len(data), digest, entries))
         self._remember(self._entries, name, entries)
         return ManifestFileMeta(
             fileName=name,
             fileSize=len(data),
-            fileDigest=xxhash.xxh64_intdigest(data),
+            fileDigest=digest,
             numAddedFiles=sum(e.kind == ADD for e in entries),
             numDeletedFiles=sum(e.kind != ADD for e in entries),
             partitionStats=values_stats([e.partition for e in entries], partition_width),
@@ -139,7 +137,7 @@ class ManifestIO:
         rows = 0
         for m in metas:
             entries = self.read_entries(m.fileName)
-            facts = self._facts.get(m.fileName) or _Facts.of(None, entries, m)
+            facts = self._facts.get(m.fileName) or _Facts.of(m.fileSize, m.fileDigest, entries)  # evicted
             if facts.size != m.fileSize or facts.adds != m.numAddedFiles or facts.deletes != m.numDeletedFiles \
                     or (m.fileDigest is not None and facts.digest != m.fileDigest):
                 raise CorruptMetadataError(
