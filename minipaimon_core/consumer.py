@@ -22,10 +22,16 @@ from .fileio import FileIO
 from .layout import TableLayout, keys_of
 
 
-class Consumer(msgspec.Struct, frozen=True):
-    """Progress of one streaming reader: the first snapshot it has not consumed yet."""
+class Consumer(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Progress of one streaming reader: the first snapshot it has not consumed yet.
+
+    ``fullScanPending`` (minipaimon's own member, absent unless true; Paimon's readers
+    ignore it): the reader starts with the full scan of ``nextSnapshot`` and has not
+    committed it yet, so a restart reads that full scan again rather than its changes.
+    """
 
     nextSnapshot: int
+    fullScanPending: bool = False
 
 
 def encode(consumer: Consumer) -> bytes:
@@ -57,14 +63,16 @@ class ConsumerManager:
             return None
         return decode(data, path)
 
-    def write(self, consumer_id: str, next_snapshot: int) -> None:
-        """Record that ``consumer_id`` will read ``next_snapshot`` next (atomic replace).
+    def write(self, consumer_id: str, next_snapshot: int, full_scan_pending: bool = False) -> None:
+        """Record that ``consumer_id`` will read ``next_snapshot`` next (atomic replace); with
+        ``full_scan_pending``, the full scan of that snapshot.
 
         Raises InvalidArgumentError for a bad id or a snapshot id below 1.
         """
         if next_snapshot < 1:
             raise InvalidArgumentError(f"nextSnapshot must be >= 1, got {next_snapshot}")
-        self._io.replace(self._layout.consumer_path(consumer_id), encode(Consumer(next_snapshot)))
+        self._io.replace(self._layout.consumer_path(consumer_id),
+                         encode(Consumer(next_snapshot, full_scan_pending)))
 
     def delete(self, consumer_id: str) -> bool:
         """Delete a consumer; returns False if it did not exist."""

@@ -16,8 +16,10 @@ names the same rows on every run. A consumer killed after its downstream commit 
 identifier by the same commit user is a no-op: nothing is written twice.
 
 With a ``consumer_id`` the stream resumes after the last committed batch, and expiration
-keeps every snapshot the consumer still needs. The consumer file is written by the first
-``commit``, so a run that never commits registers nothing.
+keeps every snapshot the consumer still needs. A new consumer's start is recorded when the
+stream is created, before any batch is handed out: a consumer killed after the downstream
+commit of its first batch restarts at that same batch (whatever was committed upstream
+meanwhile), so the first batch too is handed over exactly once.
 """
 
 from __future__ import annotations
@@ -62,9 +64,12 @@ class TableStream:
         self.consumer_id = consumer_id
         resumed = self._consumers.read(consumer_id) if consumer_id is not None else None
         if resumed is not None:
-            self.position = StreamOffset(resumed.nextSnapshot - 1)
+            self.position = (StreamOffset(resumed.nextSnapshot, full=True)
+                             if resumed.fullScanPending else StreamOffset(resumed.nextSnapshot - 1))
         else:
             self.position = self._scanner.initial_offset()
+            if consumer_id is not None:  # pin the start (latest-full/latest move with time)
+                self._consumers.write(consumer_id, self.position.next_snapshot, self.position.full)
 
     def output_schema(self) -> pa.Schema:
         return self._scanner.output_schema()

@@ -9,7 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
@@ -37,30 +36,64 @@ def test_batches_are_one_snapshot_each_and_resume_after_commit(tmp_path: Path) -
     assert src.consumers() == {"job": 5}
 
 
-def test_a_stream_that_never_commits_registers_no_consumer(tmp_path: Path) -> None:
+def test_a_new_consumer_records_its_start_before_the_first_batch(tmp_path: Path) -> None:
     src = mp.create_table(str(tmp_path / "src"), SCHEMA)
     src.write(rows(0, 3))
-    assert len(list(src.stream(consumer_id="reader"))) == 1
-    assert src.consumers() == {}
+    src.write(rows(3, 3))
+    stream = src.stream(consumer_id="reader")
+    assert src.consumers() == {"reader": 2}  # the full scan of snapshot 2 is pending
+    assert [b.identifier for b in stream] == [2]
+    src.write(rows(6, 3))
+    again = list(src.stream(consumer_id="reader"))  # not committed: the same full scan first
+    assert [(b.identifier, sorted_ids(b.data)) for b in again] == [
+        (2, list(range(6))), (3, [6, 7, 8])]
 
 
-def test_changelog_batches_carry_row_kinds(tmp_path: Path) -> None:
-    src = mp.create_table(str(tmp_path / "src"), SCHEMA, primary_key=["id"],
-                          options={"changelog-producer": "input"})
-    src.write(rows(0, 3))
-    stream = src.stream(options={"scan.mode": "latest", "read.changelog": "true"})
-    src.write(pa.table({"id": [1], "k": [None], "v": [None], "dt": ["d1"], "_row_kind": ["-D"]}))
-    [batch] = list(stream)
-    assert batch.data.column("_row_kind").to_pylist() == ["-D"]
+class _Killed(Exception):
+    """Stands for the consumer process dying at one point of its loop."""
 
 
-def test_commit_of_a_batch_not_read_is_refused(tmp_path: Path) -> None:
+def _hand_off(src: mp.Table, dst: mp.Table, options: dict[str, str], kill: tuple[int, str] | None) -> None:
+    """The README's consumer loop, dying at ``kill`` = (batch number, point) if given."""
+    stream = src.stream(consumer_id="copy", options=options)
+    for number, batch in enumerate(stream, start=1):
+        if kill == (number, "before-write"):
+            raise _Killed
+        w = dst.new_write("copy")
+        w.write(batch.data)
+        msgs = w.prepare_commit()
+        if kill == (number, "before-commit"):
+            raise _Killed
+        dst.new_commit("copy").commit(msgs, commit_identifier=batch.identifier)
+        if kill == (number, "after-commit"):
+            raise _Killed
+        stream.commit(batch)
+        if kill == (number, "after-consumer-commit"):
+            raise _Killed
+
+
+@pytest.mark.parametrize("mode", ["latest-full", "latest", "from-snapshot-full"])
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("point", ["before-write", "before-commit", "after-commit",
+                                   "after-consumer-commit"])
+def test_hand_off_killed_in_its_first_batches_with_upstream_commits_between(
+        tmp_path: Path, mode: str, batch: int, point: str) -> None:
+    """Killed anywhere in batch 1 or 2, with upstream commits before the restart: the
+    downstream holds each row the stream delivers exactly once."""
     src = mp.create_table(str(tmp_path / "src"), SCHEMA)
+    dst = mp.create_table(str(tmp_path / "dst"), SCHEMA)  # append: a replay would duplicate
     src.write(rows(0, 3))
-    [batch] = list(src.stream())
-    fresh = mp.create_table(str(tmp_path / "other"), SCHEMA).stream(consumer_id="c")
-    with pytest.raises(mp.InvalidArgumentError):
-        fresh.commit(batch)
+    options = {"scan.mode": mode, **({"scan.snapshot-id": "1"} if mode.startswith("from") else {})}
+    src.stream(consumer_id="copy", options=options)  # the consumer starts (at snapshot 1) ...
+    src.write(rows(3, 2))  # ... and the upstream commits before its loop reads
+    src.write(rows(5, 2))
+    with pytest.raises(_Killed):
+        _hand_off(src, dst, options, (batch, point))
+    src.write(rows(7, 2))  # upstream commits between the kill and the restart
+    src.write(rows(9, 2))
+    _hand_off(src, dst, options, None)
+    first = 3 if mode == "latest" else 0  # latest starts after what was there
+    assert sorted_ids(dst.to_arrow()) == list(range(first, 11))
 
 
 CONSUMER = textwrap.dedent('''

@@ -564,6 +564,25 @@ def test_replayed_batch_after_a_lost_spark_commit_is_a_no_op(spark: Any, tmp_pat
     assert len(out.snapshots()) == 2 and data_files(dst) == files
 
 
+def test_first_batch_replayed_into_the_sink_after_upstream_commits_writes_once(
+        spark: Any, tmp_path: Path) -> None:
+    """The hand-off's first batch: the query dies after the sink committed batch 0 but
+    before Spark's commits/0, the source commits again, the restart replays batch 0 with
+    the same rows (its offsets are in the checkpoint) and the sink's replay is a no-op."""
+    src, dst, ck = tmp_path / "src", tmp_path / "dst", tmp_path / "ck"
+    t = mp.create_table(str(src), SCHEMA)
+    t.write(rows(0, 5))
+    sink_query(spark.readStream.format("minipaimon").load(str(src)), dst, ck)
+    (ck / "commits" / "0").unlink()
+    for crc in (ck / "commits").glob(".0.crc"):
+        crc.unlink()
+    t.write(rows(5, 3))
+    t.write(rows(8, 2))
+    for _ in range(1 if stream_reader.ADMISSION_CONTROL else 3):  # < 4.2: one batch per run
+        sink_query(spark.readStream.format("minipaimon").load(str(src)), dst, ck)
+    assert sorted(mp.open_table(str(dst)).to_arrow().column("id").to_pylist()) == list(range(10))
+
+
 def test_primary_key_sink_mirrors_a_changelog_with_deletes(spark: Any, tmp_path: Path) -> None:
     src, dst = tmp_path / "src", tmp_path / "dst"
     t = mp.create_table(str(src), KV, primary_key=["id"], options={"bucket": "2", "changelog-producer": "input"})
