@@ -41,7 +41,7 @@ from .commit_message import CommitEntries, CommitMessage, entries_for, split_kin
 from .conflicts import check_compaction
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
-from .errors import CommitConflictError, ConflictReason, CorruptMetadataError
+from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
 from .fileio import FileIO
 from .layout import TableLayout
 from .manifest import DataFileMeta, ManifestEntry, ManifestFileMeta
@@ -175,7 +175,8 @@ class FileStoreCommit:
             try:
                 snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
                                            written)
-            except CorruptMetadataError:
+            except (CorruptMetadataError, SnapshotExpiredError):
+                # metadata or (deletion vectors) data files of our base read missing
                 self._clean(written)
                 if not self._base_expired(latest):
                     raise
@@ -273,9 +274,10 @@ class FileStoreCommit:
             changelog_list = self._manifests.write_list([cl_meta])
             written.append(changelog_list)
         delta_rows = record_delta(entries)
-        index_manifest = latest.indexManifest if latest is not None else None
+        index_manifest, index_digest = (latest.indexManifest, latest.indexManifestDigest) \
+            if latest is not None else (None, None)
         if self._vectors is not None:
-            index_manifest = self._vectors.update(latest, entries, written)
+            index_manifest, index_digest = self._vectors.update(latest, entries, written)
         return Snapshot(
             version=1,
             id=(latest.id + 1) if latest else 1,
@@ -293,6 +295,7 @@ class FileStoreCommit:
             changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
             properties=properties,
             indexManifest=index_manifest,
+            indexManifestDigest=index_digest,
         )
 
     def _overwritten(

@@ -26,9 +26,10 @@ from typing import Any
 
 import msgspec
 import numpy as np
+import xxhash
 
 from . import codec
-from .errors import CorruptMetadataError
+from .errors import CorruptMetadataError, SnapshotExpiredError
 from .fileio import FileIO
 from .layout import TableLayout
 from .snapshot import Snapshot
@@ -85,37 +86,61 @@ class DeletionVectorIO:
     def _read(self, path: str) -> bytes:
         try:
             return self._io.read_bytes(path)
-        except FileNotFoundError:
-            raise CorruptMetadataError(
-                f"deletion-vector file {path} is missing: the snapshot referencing it was "
-                "expired or the table was damaged") from None
+        except FileNotFoundError:  # as for a missing data file (data_file.read_data_file)
+            raise SnapshotExpiredError(
+                f"deletion-vector file {path} no longer exists: the snapshot being read was "
+                "expired (or rolled back) meanwhile; re-plan the read, or keep snapshots longer "
+                "with 'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a "
+                "consumer-id") from None
 
     # -- reading -----------------------------------------------------------------------------
 
     def entries(self, snapshot: Snapshot | None) -> list[IndexEntry]:
-        """The index entries of ``snapshot`` ([] without deletion vectors)."""
+        """The index entries of ``snapshot`` ([] without deletion vectors).
+
+        Raises CorruptMetadataError if the index manifest is missing, damaged, or not the
+        one the snapshot recorded (its digest differs: swapped or copied over)."""
         name = snapshot.indexManifest if snapshot is not None else None
         if name is None:
             return []
         found = self._manifests.get(name)
         if found is None:
             path = self._layout.manifest_path(name)
-            found = codec.decode_binary(self._read(path), list[IndexEntry], path)
+            data = self._read(path)
+            assert snapshot is not None
+            expected = snapshot.indexManifestDigest
+            if expected is not None and xxhash.xxh64_hexdigest(data) != expected:
+                raise CorruptMetadataError(
+                    f"{path}: not the index manifest snapshot {snapshot.id} recorded (digest "
+                    "differs): the file was replaced or damaged")
+            found = codec.decode_binary(data, list[IndexEntry], path)
             self._remember(self._manifests, name, found)
         return found
 
     def by_bucket(self, snapshot: Snapshot | None) -> dict[BucketKey, IndexEntry]:
         return {(tuple(e.partition), e.bucket): e for e in self.entries(snapshot)}
 
-    def vectors(self, index_name: str) -> Vectors:
-        """The vectors of index file ``index_name``. Raises CorruptMetadataError if the file
-        is missing or damaged."""
-        found = self._indexes.get(index_name)
+    def vectors(self, entry: IndexEntry) -> Vectors:
+        """The vectors of the index file ``entry`` names. Raises CorruptMetadataError if the
+        file is missing or damaged, or is not the one ``entry`` describes (its size, data
+        files or deleted-row count differ: an index file swapped or copied over)."""
+        found = self._indexes.get(entry.fileName)
         if found is None:
-            path = self._layout.index_path(index_name)
-            index = codec.decode_binary(self._read(path), DeletionIndex, path)
+            path = self._layout.index_path(entry.fileName)
+            data = self._read(path)
+            if len(data) != entry.fileSize:
+                raise CorruptMetadataError(
+                    f"{path} is {len(data)} bytes, its index manifest says {entry.fileSize}: "
+                    "the file was replaced or damaged")
+            index = codec.decode_binary(data, DeletionIndex, path)
             found = {name: decode_positions(data) for name, data in index.vectors.items()}
-            self._remember(self._indexes, index_name, found)
+            deleted = sum(len(p) for p in found.values())
+            if (entry.dataFiles and sorted(found) != sorted(entry.dataFiles)) or deleted != entry.deletedRows:
+                raise CorruptMetadataError(
+                    f"{path} holds vectors of {len(found)} files ({deleted} rows), its index "
+                    f"manifest says {len(entry.dataFiles)} ({entry.deletedRows} rows): the file "
+                    "belongs to another bucket or snapshot")
+            self._remember(self._indexes, entry.fileName, found)
         return found
 
     # -- writing -----------------------------------------------------------------------------
@@ -129,11 +154,13 @@ class DeletionVectorIO:
         return IndexEntry(list(partition), bucket, name, len(data), sum(len(p) for p in vectors.values()),
                           sorted(vectors))
 
-    def write_manifest(self, entries: list[IndexEntry]) -> str:
+    def write_manifest(self, entries: list[IndexEntry]) -> tuple[str, str]:
+        """Write an index manifest; its name and digest (for ``Snapshot.indexManifestDigest``)."""
         name = TableLayout.new_index_manifest_name()
-        self._io.write_bytes(self._layout.manifest_path(name), codec.encode_binary(entries))
+        data = codec.encode_binary(entries)
+        self._io.write_bytes(self._layout.manifest_path(name), data)
         self._remember(self._manifests, name, list(entries))
-        return name
+        return name, xxhash.xxh64_hexdigest(data)
 
 
 def index_file_names(dvio: DeletionVectorIO, snapshot: Snapshot) -> list[str]:

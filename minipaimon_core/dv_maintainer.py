@@ -50,22 +50,22 @@ _KEY_CACHE_BYTES = 256 << 20
 
 
 class _KeyCache:
-    """Key columns of data files by (table root, file name), bounded by bytes."""
+    """Key columns of data files by (table root, file name, schema id), bounded by bytes."""
 
     def __init__(self, budget: int) -> None:
         self._budget = budget
         self._used = 0
-        self._tables: OrderedDict[tuple[str, str], pa.Table] = OrderedDict()
+        self._tables: OrderedDict[tuple[str, str, int], pa.Table] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str]) -> pa.Table | None:
+    def get(self, key: tuple[str, str, int]) -> pa.Table | None:
         with self._lock:
             t = self._tables.get(key)
             if t is not None:
                 self._tables.move_to_end(key)
             return t
 
-    def put(self, key: tuple[str, str], table: pa.Table) -> None:
+    def put(self, key: tuple[str, str, int], table: pa.Table) -> None:
         with self._lock:
             if key in self._tables or table.nbytes > self._budget // 4:
                 return
@@ -95,11 +95,12 @@ class VectorMaintainer:
         self._keys = list(schema.primaryKeys)
         self._columns = [*self._keys, *filter(None, [self._config.sequence_field]), SEQUENCE, VALUE_KIND]
 
-    def update(self, base: Snapshot | None, entries: list[ManifestEntry], written: list[str]) -> str | None:
-        """The index manifest of the snapshot that commits ``entries`` on ``base``: the
-        base's own when no vector changes, else a new one (names of new files appended to
-        ``written``, for cleanup if the attempt fails)."""
-        unchanged = base.indexManifest if base is not None else None
+    def update(self, base: Snapshot | None, entries: list[ManifestEntry], written: list[str]
+               ) -> tuple[str | None, str | None]:
+        """The index manifest (name, digest) of the snapshot that commits ``entries`` on
+        ``base``: the base's own when no vector changes, else a new one (names of new files
+        appended to ``written``, for cleanup if the attempt fails)."""
+        unchanged = (base.indexManifest, base.indexManifestDigest) if base is not None else (None, None)
         touched = {(tuple(e.partition), e.bucket) for e in entries}
         if not touched:
             return unchanged
@@ -117,7 +118,7 @@ class VectorMaintainer:
         result = {k: v for k, v in old.items() if k not in touched}
         changed = False
         for key in sorted(touched, key=repr):
-            before = self._dvio.vectors(old[key].fileName) if key in old else {}
+            before = self._dvio.vectors(old[key]) if key in old else {}
             vectors = self._bucket(key, survivors[key], [e.file for e in added[key]], before)
             if vectors is None:  # nothing marked, no vector dropped
                 if key in old:
@@ -131,10 +132,10 @@ class VectorMaintainer:
         if not changed:
             return unchanged
         if not result:
-            return None
-        name = self._dvio.write_manifest(sorted(result.values(), key=lambda e: repr((e.partition, e.bucket))))
+            return None, None
+        name, digest = self._dvio.write_manifest(sorted(result.values(), key=lambda e: repr((e.partition, e.bucket))))
         written.append(name)
-        return name
+        return name, digest
 
     # -- one bucket --------------------------------------------------------------------------
 
@@ -196,7 +197,9 @@ class VectorMaintainer:
               deleted: np.ndarray | None) -> pa.Table:
         """Key, sequence and kind columns of ``f`` with its file index and row positions,
         rows in ``deleted`` left out."""
-        cache_key = (self._layout.root, f.fileName)
+        # keyed by the schema read into too: after a column is widened (a sequence.field
+        # int -> bigint) the same file is read with the new type
+        cache_key = (self._layout.root, f.fileName, self._schema.id)
         t = _KEYS.get(cache_key)
         if t is None:  # cached without the sequence offset: a retried commit shifts it anew
             t = read_file_as(self._io, self._layout, self._schemas, self._schema, path, bucket,

@@ -188,8 +188,8 @@ class SplitReader:
             t = self.read_file(split, f, [*names, VALUE_KIND])
             kinds = t.column(VALUE_KIND).to_numpy()
             live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
-        if split.deletion_file is not None:
-            positions = self._vectors.vectors(split.deletion_file).get(f.fileName)
+        if split.deletion_index is not None:
+            positions = self._vectors.vectors(split.deletion_index).get(f.fileName)
             mask = live_mask(t.num_rows, positions, self._layout.data_file_path(
                 split.partition_path, split.bucket, f.fileName))
             if mask is not None:
@@ -227,7 +227,8 @@ class SplitReader:
         if split.raw_convertible:  # rows are final as read: nothing to merge
             parts = []
             for f in split.files:
-                name = f"{split.deletion_file}/{f.fileName}"  # a file's live rows differ by vectors
+                index = split.deletion_index.fileName if split.deletion_index is not None else None
+                name = f"{index}/{f.fileName}"  # a file's live rows differ by vectors
                 if name not in kept_rows:
                     t = self._live_rows(split, f, self._arrow.names)
                     kept_rows[name] = t.filter(keep(t))

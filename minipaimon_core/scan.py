@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import predicate, stats_filter
-from .deletion_vectors import DeletionVectorIO
-from .errors import InvalidArgumentError, SnapshotNotFoundError
+from .deletion_vectors import BucketKey, DeletionVectorIO, IndexEntry
+from .errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
 from .key_range import find_overlap
 from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta
 from .manifest_io import ManifestIO, merge_entries
@@ -48,15 +48,15 @@ class Split:
     filter: predicate.DNF | None = None
     schema_id: int = 0
     row_count: int = field(default=0)
-    # The bucket's deletion-vector index file (tables with deletion vectors): rows of
-    # ``files`` it marks are not read. None: no row of these files is marked.
-    deletion_file: str | None = None
+    # The bucket's deletion-vector index file, as its index manifest lists it (tables with
+    # deletion vectors): rows of ``files`` it marks are not read. None: no row is marked.
+    deletion_index: IndexEntry | None = None
 
     @property
     def reads_as_stored(self) -> bool:
         """Whether the split's rows are its files' rows as stored (row kinds aside): no merge,
         no deletion vector (what a plain Parquet reader can read)."""
-        return self.raw_convertible and self.deletion_file is None
+        return self.raw_convertible and self.deletion_index is None
 
 
 @dataclass(frozen=True)
@@ -222,20 +222,21 @@ class Planner:
         target = sizing.target(0 if sizing.parallelism is None else
                                sum(max(e.file.fileSize, cost) for g in groups.values() for e in g))
         splits: list[Split] = []
+        if index:
+            _check_vectors_name_live_files(index, entries)
         for (partition, bucket), group in sorted(groups.items(), key=lambda kv: repr(kv[0])):
             files = [e.file for e in group]
             path = self._spec.path(list(partition))
             entry = index.get((partition, bucket))
             marked = set(entry.dataFiles) if entry is not None else set()
             # files with vectors and files without are cut apart: the latter read as stored
-            for part, deletion_file in (([f for f in files if f.fileName not in marked], None),
-                                        ([f for f in files if f.fileName in marked],
-                                         entry.fileName if entry is not None else None)):
+            for part, deletion_index in (([f for f in files if f.fileName not in marked], None),
+                                         ([f for f in files if f.fileName in marked], entry)):
                 if not part:
                     continue
                 for chunk, raw in self._cut(part, sizing, target, dv):
                     splits.append(Split(snap_id, list(partition), path, bucket, chunk, raw, columns, dnf,
-                                        self._schema.id, sum(f.rowCount for f in chunk), deletion_file))
+                                        self._schema.id, sum(f.rowCount for f in chunk), deletion_index))
         self.stats = PlanStats(manifests, read, len(entries), sum(len(s.files) for s in splits), len(splits))
         return splits
 
@@ -269,6 +270,22 @@ class Planner:
             delta = self._manifests.delta_entries(snap)
             entries.extend(e for e in delta if e.kind == ADD)
         return entries
+
+
+def _check_vectors_name_live_files(index: Mapping[BucketKey, IndexEntry],
+                                   entries: Sequence[ManifestEntry]) -> None:
+    """Every data file an index entry gives a vector is a live file of its bucket (checked
+    for the buckets ``entries`` holds). Raises CorruptMetadataError: an index manifest of
+    another snapshot or table was copied over this one's."""
+    live: dict[BucketKey, set[str]] = defaultdict(set)
+    for e in entries:
+        live[(e.partition, e.bucket)].add(e.file.fileName)
+    for key, entry in index.items():
+        names = live.get(key)
+        if names is not None and not names.issuperset(entry.dataFiles):
+            raise CorruptMetadataError(
+                f"index file {entry.fileName} has vectors of files that are not in bucket "
+                f"{key[1]} of this snapshot: its index manifest was replaced or damaged")
 
 
 def resolve_snapshot(snapshots: SnapshotManager, snapshot_id: int | None, timestamp_ms: int | None,

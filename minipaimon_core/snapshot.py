@@ -39,6 +39,9 @@ class Snapshot(msgspec.Struct, frozen=True):
     # The snapshot's deletion vectors: an index manifest listing one index file per bucket
     # that has any (tables with 'deletion-vectors.enabled'); None when there are none.
     indexManifest: str | None = None
+    # xxhash64 (hex) of the index manifest's bytes, checked when it is read (minipaimon's own;
+    # absent in snapshots written before it existed)
+    indexManifestDigest: str | None = None
 
     # snake_case aliases for Python users
     @property

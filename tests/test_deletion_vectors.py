@@ -8,6 +8,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import subprocess
+import sys
+import textwrap
 import time
 
 import msgspec
@@ -93,7 +96,7 @@ def test_reads_take_files_alone_and_skip_files_by_value_stats(tmp_path):
     splits = t.scan().plan()
     assert all(s.raw_convertible for s in splits)
     # the old file, which has a vector, and the new one, read as stored, are cut apart
-    assert sorted((len(s.files), s.deletion_file is not None, s.reads_as_stored) for s in splits) \
+    assert sorted((len(s.files), s.deletion_index is not None, s.reads_as_stored) for s in splits) \
         == [(1, False, True), (1, True, False)]
     assert state(t) == {(i, "a"): 500 if i % 2 == 0 else 1 for i in range(100)}
     # a non-key filter prunes the old file by its stats (no merge could need it)
@@ -127,7 +130,7 @@ def test_concurrent_writers_and_compaction_never_leave_two_live_rows(tmp_path):
         t.write(batch(list(range(20)), v))
     # a compaction planned now, committed after two writers that both based on this snapshot
     ctx = t.context()
-    compaction_messages = [compaction.compact_bucket(ctx, unit, full=True)
+    compaction_messages = [compaction.compact_bucket(ctx, unit, "full")
                            for unit in compaction.bucket_units(ctx)]
     w1, w2 = t.new_write("w1"), t.new_write("w2")
     w1.write(batch([1, 2, 3], 100))
@@ -247,3 +250,74 @@ def test_streams_and_diffs_match_a_table_without_vectors(tmp_path):
         a = dv.diff(start, end).sort_by([("id", "ascending"), ("_row_kind", "ascending")])
         b = plain.diff(start, end).sort_by([("id", "ascending"), ("_row_kind", "ascending")])
         assert a.to_pylist() == b.to_pylist()
+
+
+@pytest.mark.parametrize("victim", ["write", "compact"])
+def test_a_commit_whose_base_is_compacted_and_expired_meanwhile_retries(tmp_path, monkeypatch, victim):
+    """Between a commit's read of its base manifests and its read of the bucket's key
+    columns, another process writes, compacts and expires every older snapshot (deleting
+    the files the commit was about to read): the commit retries from the new latest (a
+    compaction gives way to the other one), never raises."""
+    from minipaimon_core import dv_maintainer
+
+    t = make(str(tmp_path / "t"), bucket="1")
+    t.write(batch([1, 2, 3], 0))
+    t.write(batch([2], 1))
+    if victim == "compact":
+        t.write(batch([1], 5))
+    rows_of = dv_maintainer.VectorMaintainer._rows
+    raced = []
+    racer = textwrap.dedent(f"""
+        import minipaimon_core as mp
+        from tests.test_deletion_vectors import batch
+        t = mp.open_table({t.path!r})
+        t.write(batch([3], 2))
+        assert t.refresh().compact(full=True) is not None
+        assert t.refresh().expire_snapshots(retain_max=1, retain_min=1).data_files
+    """)
+
+    def racing_rows(self, *args, **kwargs):
+        if not raced:  # another process, with caches of its own
+            raced.append(subprocess.run([sys.executable, "-c", racer], capture_output=True, text=True,
+                                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}))
+            assert raced[0].returncode == 0, raced[0].stderr
+        return rows_of(self, *args, **kwargs)
+
+    monkeypatch.setattr(dv_maintainer.VectorMaintainer, "_rows", racing_rows)
+    monkeypatch.setattr(dv_maintainer, "_KEYS", dv_maintainer._KeyCache(1 << 20))  # as a new process
+    if victim == "write":
+        assert t.write(batch([1], 5)) is not None
+    else:
+        t.refresh().compact(full=True)
+    assert raced
+    fresh = mp.open_table(t.path)
+    assert state(fresh) == merged_state(fresh) == {(1, "a"): 5, (2, "a"): 1, (3, "a"): 2}
+
+
+def test_widening_the_sequence_field_keeps_writes_working_in_the_same_process(tmp_path):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("seq", pa.int32()), ("v", pa.string())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"bucket": "1", **DV, "sequence.field": "seq"})
+    t.write(pa.table({"id": [1, 2], "seq": [5, 5], "v": ["a", "b"]}, schema=schema))
+    t.write(pa.table({"id": [1], "seq": [6], "v": ["a2"]}, schema=schema))  # keys cached as int32
+    t.alter_column_type("seq", pa.int64())
+    t = t.refresh()
+    t.write(pa.table({"id": [1, 2], "seq": [2**40, 4], "v": ["a3", "stale"]}))
+    got = {r["id"]: (r["seq"], r["v"]) for r in t.to_arrow().to_pylist()}
+    assert got == {1: (2**40, "a3"), 2: (5, "b")}  # seq 4 < 5: the older row loses
+
+
+def test_a_read_racing_expiration_gets_snapshot_expired_for_index_and_data_files(tmp_path):
+    t = make(str(tmp_path / "t"), bucket="1")
+    t.write(batch([1, 2, 3], 0))
+    t.write(batch([2], 1))
+    planned = t.scan().plan()
+    assert any(s.deletion_index is not None for s in planned)
+    other = mp.open_table(t.path)
+    other.compact(full=True)
+    other.refresh().expire_snapshots(retain_max=1, retain_min=1)
+    index_split = next(s for s in planned if s.deletion_index is not None)
+    plain_split = next(s for s in planned if s.deletion_index is None)
+    for split in (index_split, plain_split):  # vectors gone / data file gone: one error
+        with pytest.raises(mp.SnapshotExpiredError, match="re-plan the read"):
+            list(mp.open_table(t.path).read_split(split))

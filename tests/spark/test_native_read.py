@@ -104,7 +104,7 @@ def test_deletion_vector_tables_read_unmarked_files_natively(spark: Any, tmp_pat
     t.write(rows(list(range(60))))
     t.write(rows(list(range(0, 60, 3)), v=5.0))  # marks a third of the first files' rows
     t.write(rows([4, 5, 7], kind="-D"))
-    assert any(s.deletion_file for s in mp.open_table(path).scan().plan())
+    assert any(s.deletion_index for s in mp.open_table(path).scan().plan())
     df = same(spark, path)  # files with marked rows through the Python source, the rest native
     assert "FileScan parquet" in plan_of(df) and PYTHON_SCAN in plan_of(df)
     same(spark, path, where="v > 20 AND id < 40")
