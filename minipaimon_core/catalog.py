@@ -28,16 +28,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import InvalidArgumentError, TableAlreadyExistsError, TableNotFoundError
+from .errors import InvalidArgumentError, StorageError, TableAlreadyExistsError, TableNotFoundError
 from .fileio import LocalFileIO
 from .fileio_resolve import resolve, split_options
 from .layout import TableLayout
+from .schema import SchemaManager
 from .table import Table, create_table, open_table
 
 NAMESPACE_MARKER = "NAMESPACE"
 NAMESPACE_SUFFIX = ".db"
-_PART = re.compile(r"^[A-Za-z0-9_]{1,100}$")
-_IDENTIFIER = re.compile(r"^[A-Za-z0-9_]{1,100}\.[A-Za-z0-9_]{1,100}$")
+_PART = re.compile(r"[A-Za-z0-9_]{1,100}")  # always fullmatch ("$" also matches before "\n")
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_]{1,100}\.[A-Za-z0-9_]{1,100}")
+_DELETE_ATTEMPTS = 5
 
 
 def catalog(warehouse: str, options: Mapping[str, str] | None = None) -> Catalog:
@@ -114,27 +116,49 @@ class Catalog:
         self._require_namespace(namespace)
         base = self.namespace_path(namespace)
         return sorted(n for n in self.io.list_names(base)
-                      if _PART.match(n) and self._is_table(f"{base}/{n}"))
+                      if _PART.fullmatch(n) and self._is_table(f"{base}/{n}"))
 
     def drop_table(self, identifier: str, purge: bool = True) -> int:
         """Drop ``namespace.table``; returns the number of files deleted.
 
         ``purge=True`` deletes every file of the table. ``purge=False`` deletes only its
-        metadata (schemas, snapshots, manifests, tags, consumers), so it is no longer a
-        table, and leaves its data files for you to archive or delete.
-        Raises TableNotFoundError.
+        metadata (schemas, snapshots, manifests, index files, tags, consumers), so it is no
+        longer a table, and leaves its data files for you to archive or delete. The schema
+        goes last: until then the path is still a (broken) table, and a new table is never
+        created on metadata left over (see :func:`minipaimon_core.table.create_table`).
+        Dropping again finishes a drop that failed half-way.
+
+        Raises:
+            TableNotFoundError: no table (nor leftovers of one) is there.
+            StorageError: files kept appearing while deleting (a writer still writes to
+                the table): stop the writers and drop again.
         """
         path = self.table_path(identifier)
-        if not self._is_table(path):
-            raise TableNotFoundError(f"no table {identifier!r} in {self.warehouse}")
-        if purge:
-            return self.io.delete_tree(path)
         layout = TableLayout(path)
-        # The schema goes last: until then the table is still a (broken) table, never a
-        # directory that looks free for a new table while old metadata remains.
-        dirs = (layout.snapshot_dir, layout.manifest_dir, layout.tag_dir, layout.consumer_dir,
-                layout.schema_dir)
-        return sum(self.io.delete_tree(d) for d in dirs)
+        if not self._is_table(path) and not SchemaManager(self.io, layout).leftovers():
+            raise TableNotFoundError(f"no table {identifier!r} in {self.warehouse}")
+        dirs = (layout.snapshot_dir, layout.manifest_dir, layout.index_dir, layout.tag_dir,
+                layout.consumer_dir, layout.schema_dir)
+        count = sum(self._delete_tree(d) for d in dirs)
+        return count + self._delete_tree(path) if purge else count
+
+    def _delete_tree(self, directory: str) -> int:
+        """Delete ``directory``, again while files appear in it meanwhile (a writer)."""
+        count = 0
+        for _ in range(_DELETE_ATTEMPTS):
+            try:
+                count += self.io.delete_tree(directory)
+            except FileNotFoundError:
+                continue  # gone under us: look again
+            except OSError as e:
+                if isinstance(e, StorageError):
+                    raise
+                continue  # e.g. "Directory not empty": a file was created meanwhile
+            if not self.io.list_names(directory):
+                return count
+        raise StorageError(
+            f"could not delete {directory}: files kept appearing in it (a writer still writes "
+            "to the dropped table?); stop the writers and drop the table again")
 
     def rename_table(self, identifier: str, new_identifier: str) -> None:
         """Rename within the warehouse. Local disk only: an object store has no rename
@@ -150,7 +174,17 @@ class Catalog:
                 f"rename_table is not supported on {self.warehouse}: object stores have no "
                 "atomic rename; create the new table and copy the data instead")
         self.create_namespace(parse_identifier(new_identifier)[0], exist_ok=True)
-        self.io.rename_directory(src, dst)
+        try:
+            self.io.rename_directory(src, dst)
+        except FileNotFoundError:  # renamed or dropped meanwhile
+            raise TableNotFoundError(f"no table {identifier!r} in {self.warehouse} (it was "
+                                     "renamed or dropped meanwhile)") from None
+        except OSError as e:  # the target appeared meanwhile (ENOTEMPTY / EEXIST)
+            if self.io.list_names(dst):
+                raise TableAlreadyExistsError(
+                    f"{new_identifier!r} already exists in {self.warehouse}") from None
+            raise StorageError(f"renaming {identifier!r} to {new_identifier!r} failed: "
+                               f"{e.strerror or e}") from None
 
     # -- internals -------------------------------------------------------------------------
 
@@ -177,7 +211,7 @@ def table_location(name: str, warehouse: str | None = None,
     (default: the ``MINIPAIMON_WAREHOUSE`` environment variable), or ``name`` itself (a
     path) when no warehouse is set or ``name`` is not an identifier."""
     warehouse = warehouse or os.environ.get(WAREHOUSE_ENV)
-    if warehouse and _IDENTIFIER.match(name):
+    if warehouse and _IDENTIFIER.fullmatch(name):
         return Catalog(warehouse, split_options(options)[0]).table_path(name)
     return name
 
@@ -192,7 +226,7 @@ def parse_identifier(identifier: Any) -> tuple[str, str]:
 
 
 def _check(kind: str, name: str) -> str:
-    if not isinstance(name, str) or not _PART.match(name):
+    if not isinstance(name, str) or not _PART.fullmatch(name):
         raise InvalidArgumentError(
             f"invalid {kind} name {name!r}: use 1-100 letters, digits or '_'")
     return name

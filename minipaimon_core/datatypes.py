@@ -107,11 +107,11 @@ def to_arrow(notation: Any) -> pa.DataType:
         name = notation.removesuffix(" NOT NULL")
         if name in _SIMPLE:
             return _SIMPLE[name]
-        if m := _DECIMAL.match(name):
+        if m := _DECIMAL.fullmatch(name):
             precision, scale = int(m.group(1)), int(m.group(2))
             _check_decimal(precision, scale)
             return pa.decimal128(precision, scale)
-        if m := _TIMESTAMP.match(name):
+        if m := _TIMESTAMP.fullmatch(name):
             return pa.timestamp(_PRECISION_UNIT[int(m.group(1))], "UTC" if m.group(2) else None)
         raise SchemaMismatchError(f"unknown type {notation!r} in schema")
     kind = notation.get("type")

@@ -29,7 +29,7 @@ from .errors import InvalidArgumentError
 
 NULL_PARTITION = "__DEFAULT_PARTITION__"
 _SAFE = re.compile(r"[A-Za-z0-9_\-.]")
-_NAME = re.compile(r"^[A-Za-z0-9_\-.]{1,200}$")
+_NAME = re.compile(r"[A-Za-z0-9_\-.]{1,200}")  # fullmatch: "$" would pass a trailing "\n"
 _TEMP_SUFFIX = ".tmp"
 
 
@@ -127,7 +127,7 @@ def partition_prefix(key: str) -> str:
 
 
 def _is_plain(name: str) -> bool:
-    return bool(_NAME.match(name)) and set(name) != {"."}
+    return bool(_NAME.fullmatch(name)) and set(name) != {"."}
 
 
 class TableLayout:

@@ -181,5 +181,21 @@ class SchemaManager:
         return new
 
     def create(self, schema: TableSchema) -> None:
+        """Write schema 0 of a new table. Raises TableAlreadyExistsError if a table is
+        there, or the metadata of one dropped half-way (never adopted)."""
+        leftovers = self.leftovers()
+        if leftovers:
+            raise TableAlreadyExistsError(
+                f"{self._layout.root} holds the metadata of a table ({', '.join(leftovers)}) that "
+                "was dropped half-way or is still being created; drop it again "
+                "(catalog.drop_table) or pick another path")
         if self.schema_ids() or not self.commit(schema):
             raise TableAlreadyExistsError(f"a table already exists at {self._layout.root}")
+
+    def leftovers(self) -> list[str]:
+        """The table's metadata directories other than ``schema/`` that hold files
+        (snapshots, manifests, index files, tags, consumers)."""
+        layout = self._layout
+        dirs = (layout.snapshot_dir, layout.manifest_dir, layout.index_dir, layout.tag_dir,
+                layout.consumer_dir)
+        return [d.rsplit("/", 1)[-1] for d in dirs if self._io.list_names(d)]

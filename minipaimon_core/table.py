@@ -180,9 +180,18 @@ class Table:
         """
         return compaction.maybe_compact(self.context(), messages)
 
-    def compact(self, full: bool = False) -> int | None:
-        """Compact the table (full: every bucket to one sorted run). Returns the snapshot id."""
-        return compaction.compact_table(self.context(), full=full)
+    def compact(self, full: bool | None = None, strategy: str | None = None) -> int | None:
+        """Compact now; returns the COMPACT snapshot id, or None if there was nothing to do.
+
+        ``strategy`` ``full`` (the default, as Paimon's ``CALL sys.compact`` in batch):
+        every bucket into one sorted run (append buckets into one file); ``minor``
+        (or ``full=False``): each bucket of more than one sorted run has its level-0 files
+        merged into level >= 1 (append buckets: their small files merged).
+
+        Raises InvalidArgumentError (an unknown strategy), CommitConflictError is never
+        raised: a concurrent compaction that replaced the same files wins, this returns None.
+        """
+        return compaction.compact_table(self.context(), compaction.explicit_strategy(strategy, full))
 
     # -- reading -----------------------------------------------------------------------------
 
