@@ -16,6 +16,11 @@ The commit point, :meth:`ObjectStoreFileIO.write_if_absent`, is a PUT with
         '--timeout / connection error (outcome unknown)--> GET: present? same bytes : retry
                                    the conditional PUT (bounded); unreadable: StorageError
 
+Fork: obstore's Rust runtime does not survive ``fork()`` (its threads are not copied; a
+forked child's call waits on them forever). A child forked after this process used the
+object store gets a StorageError at its first metadata call, naming ``spawn`` /
+``forkserver``; pyarrow's filesystem (data files) does survive a fork.
+
 There is no rename anywhere (on S3 a rename is copy + delete and not atomic). ``replace``
 (hints, consumer progress) is a plain PUT, which replaces an object atomically.
 
@@ -31,6 +36,7 @@ its modification time. Settings (endpoint, credentials) come from an
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol, TypeVar
@@ -83,6 +89,7 @@ class ObjectStoreSettings(Protocol):
 
 _probed: dict[tuple[str, ...], bool] = {}
 _probe_lock = threading.Lock()
+_store_pid: int | None = None  # the process whose obstore runtime the stores use
 
 
 class ObjectStoreFileIO:
@@ -108,6 +115,17 @@ class ObjectStoreFileIO:
         return bucket, key.strip("/")
 
     def _store(self, bucket: str) -> Any:
+        global _store_pid
+        if _store_pid != os.getpid():
+            if _store_pid is not None:
+                raise StorageError(
+                    f"this process was forked from one that had used the object store at "
+                    f"{self.settings.describe()}, and its client (obstore's Rust runtime) does "
+                    "not survive fork(): start worker processes with the 'spawn' or "
+                    "'forkserver' method (multiprocessing.set_start_method('spawn'), or "
+                    "multiprocessing.get_context('forkserver')), or open tables only after "
+                    "the fork")
+            _store_pid = os.getpid()
         with self._lock:
             if bucket not in self._stores:
                 self._stores[bucket] = self.settings.make_store(bucket)

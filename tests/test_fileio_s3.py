@@ -200,3 +200,38 @@ def _all_objects(server, bucket: str) -> dict[str, bytes]:
         for obj in page.get("Contents", []):
             out[obj["Key"]] = client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
     return out
+
+
+# -- processes forked after the object store was used ----------------------------------------
+
+FORK_TYPED = 3
+
+
+def _child_write(path: str, options: dict[str, str], start: int) -> None:
+    """A worker process: open the table and write (exit FORK_TYPED on the typed refusal)."""
+    try:
+        mp.open_table(path, options=options).write(rows(start, 3))
+    except mp.StorageError as e:
+        os._exit(FORK_TYPED if "spawn" in str(e) and "forkserver" in str(e) else 1)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_a_child_process_writes_or_fails_typed_within_seconds(s3_storage, method):
+    """A parent that created the table starts a worker: forked, it gets a typed error at
+    once (obstore's runtime does not survive fork; the message names spawn/forkserver);
+    spawned or from a forkserver, it writes."""
+    import multiprocessing
+
+    path = s3_storage.path(f"fork-{method}")
+    t = mp.create_table(path, SCHEMA, options=s3_storage.options)
+    t.write(rows(0, 3))
+    child = multiprocessing.get_context(method).Process(
+        target=_child_write, args=(path, s3_storage.options, 3))
+    child.start()
+    child.join(60)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive, "the child hung"
+    assert child.exitcode == (FORK_TYPED if method == "fork" else 0)
+    assert sorted_ids(t.refresh().to_arrow()) == list(range(3 if method == "fork" else 6))
