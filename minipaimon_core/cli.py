@@ -7,7 +7,7 @@ minipaimon files     PATH [--snapshot N]
 minipaimon schema    PATH [--id N]
 minipaimon plan      PATH [--where "COL OP VALUE"]... [--snapshot N] [--parallelism N]
 minipaimon system    PATH NAME [--snapshot N]     (any system table, e.g. manifests)
-minipaimon compact   PATH [--full]
+minipaimon compact   PATH [--minor]
 minipaimon rewrite-manifests PATH                 (manifests clustered by partition)
 minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME]
 minipaimon orphans   PATH [--older-than TIME] [--dry-run]
@@ -259,7 +259,7 @@ def cmd_compact(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
     def progress(done: int, total: int) -> None:
         bar("compacting buckets", done, total)
 
-    snap_id = compact_table(t, full=args.full, progress=progress, raise_on_conflict=True)
+    snap_id = compact_table(t, "minor" if args.minor else "full", progress=progress, raise_on_conflict=True)
     bar.close()
     return f"compacted: snapshot {snap_id}" if snap_id is not None else "nothing to compact"
 
@@ -336,7 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
     c = cmd("system", "print a system table")
     c.add_argument("name")
     c.add_argument("--snapshot", type=int)
-    cmd("compact", "compact the table").add_argument("--full", action="store_true")
+    compact = cmd("compact", "compact every bucket into one sorted run (--minor: merge each "
+                  "bucket's new level-0 files only)")
+    compact.add_argument("--full", action="store_true", help="the default (kept for scripts)")
+    compact.add_argument("--minor", action="store_true")
     cmd("rewrite-manifests", "rewrite the manifests clustered by partition (filtered plans skip more)")
     c = cmd("expire", "expire old snapshots")
     c.add_argument("--retain-max", type=int)

@@ -21,12 +21,25 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import HasContext, TableContext
 from .data_file import write_changelog_file, write_data_file
-from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
+from .errors import (
+    CommitConflictError,
+    ConflictReason,
+    CorruptMetadataError,
+    InvalidArgumentError,
+    SnapshotExpiredError,
+)
 from .key_range import key_order, overlaps
 from .kinds import SEQUENCE, VALUE_KIND
 from .kv_writer import write_sorted_run
 from .lsm import changelog
-from .lsm.compaction_picker import AppendFile, PickerOptions, SortedRun, pick_append, pick_for
+from .lsm.compaction_picker import (
+    STRATEGIES,
+    AppendFile,
+    PickerOptions,
+    SortedRun,
+    pick_append,
+    pick_for,
+)
 from .lsm.merge_engines import MergeConfig, merge
 from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from .manifest_io import live_files
@@ -97,18 +110,38 @@ def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = 
     options = ctx.options
     if options["write-only"]:
         stop = PickerOptions.from_options(ctx.schema.options).stop_trigger
-        return compact_table(ctx, full=False, only=only, min_runs=stop)
+        return compact_table(ctx, "auto", only=only, min_runs=stop)
     full = options["changelog-producer"] == "full-compaction"
-    return compact_table(ctx, full=full, only=only)
+    return compact_table(ctx, "full" if full else "auto", only=only)
 
 
-def compact_table(table: HasContext, full: bool = False, only: set[BucketKey] | None = None,
+def explicit_strategy(strategy: Any = None, full: bool | None = None) -> str:
+    """The strategy of a compaction a user asks for: ``full`` unless told ``minor`` (also
+    ``full=False``). Raises InvalidArgumentError for another value or both at odds."""
+    if full is not None and not isinstance(full, bool):
+        raise InvalidArgumentError(f"full must be true or false, got {full!r}")
+    if strategy is None:
+        return "minor" if full is False else "full"
+    if not isinstance(strategy, str) or strategy.lower() not in STRATEGIES:
+        raise InvalidArgumentError(
+            f"unknown compaction strategy {strategy!r}: 'full' (every bucket into one sorted "
+            "run) or 'minor' (each bucket's new level-0 files merged down)")
+    if full is not None and full != (strategy.lower() == "full"):
+        raise InvalidArgumentError(f"full={full} contradicts strategy={strategy!r}: give one")
+    return strategy.lower()
+
+
+def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey] | None = None,
                   min_runs: int | None = None,
                   progress: Callable[[int, int], None] | None = None,
                   raise_on_conflict: bool = False) -> int | None:
     """Compact buckets of ``table`` (those in ``only`` if given) and commit once.
 
-    ``min_runs``: compact only buckets with at least that many sorted runs. ``progress``
+    ``strategy``: ``full`` (every bucket into one sorted run at the bottom level; append
+    buckets into one file), ``minor`` (each bucket of more than one sorted run: its level-0
+    files into level >= 1; append buckets: their small files), ``auto`` (what the picker
+    finds due, as after a commit). ``min_runs``: compact only buckets with at least that
+    many sorted runs. ``progress``
     is called with (buckets done, buckets in all) after each bucket.
     Returns the COMPACT snapshot id, or None if nothing was compacted or a concurrent
     compaction won (its result stands; ours is deleted; CommitConflictError with
@@ -120,7 +153,7 @@ def compact_table(table: HasContext, full: bool = False, only: set[BucketKey] | 
     try:
         units = bucket_units(ctx, only, base)
         for i, entries in enumerate(units):
-            msg = compact_bucket(ctx, entries, full, min_runs)
+            msg = compact_bucket(ctx, entries, strategy, min_runs)
             if msg is not None:
                 messages.append(msg)
             if progress is not None:
@@ -146,9 +179,10 @@ def discard(table: HasContext, messages: list[CommitMessage]) -> None:
     FileStoreCommit(ctx.io, ctx.layout, ctx.schema, "discard").abort(messages)
 
 
-def compact_bucket(table: HasContext, entries: list[ManifestEntry], full: bool,
+def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: str,
                    min_runs: int | None = None) -> CommitMessage | None:
-    """Pick and execute one bucket's compaction; the message is not committed yet."""
+    """Pick (by ``strategy``, see :func:`compact_table`) and execute one bucket's
+    compaction; the message is not committed yet."""
     ctx = table.context()
     schema = ctx.schema
     options = ctx.options
@@ -157,12 +191,12 @@ def compact_bucket(table: HasContext, entries: list[ManifestEntry], full: bool,
     path = ctx.partition_spec().path(partition)
     files = [e.file for e in entries]
     if not schema.primaryKeys:
-        return _compact_append(ctx, partition, path, bucket, first.totalBuckets, files, full)
+        return _compact_append(ctx, partition, path, bucket, first.totalBuckets, files, strategy)
     runs = sorted_runs(files)
     if min_runs is not None and len(runs) < min_runs:
         return None
     opts = PickerOptions.from_options(schema.options)
-    unit = pick_for(runs, opts, full=full, level0=options["changelog-producer"] == "lookup")
+    unit = pick_for(runs, opts, strategy=strategy, level0=options["changelog-producer"] == "lookup")
     if unit is None:
         return None
     names = set(unit.files)
@@ -261,11 +295,13 @@ def _semi_join_rows(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa
 
 
 def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: int, total_buckets: int,
-                    files: list[DataFileMeta], full: bool) -> CommitMessage | None:
+                    files: list[DataFileMeta], strategy: str) -> CommitMessage | None:
     options = ctx.options
     target = options["target-file-size"]
+    # an explicit minor compaction merges any two small files; after a commit, min.file-num
+    min_files = 2 if strategy == "minor" else options["compaction.min.file-num"]
     picked = pick_append([AppendFile(f.fileName, f.fileSize, f.minSequenceNumber) for f in files],
-                         target, options["compaction.min.file-num"], options["compaction.max.file-num"], full)
+                         target, min_files, options["compaction.max.file-num"], strategy == "full")
     if picked is None:
         return None
     by_name = {f.fileName: f for f in files}

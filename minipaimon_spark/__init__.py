@@ -30,9 +30,14 @@ def supports_filter_pushdown() -> bool:
     return hasattr(DataSourceReader, "pushFilters")
 
 
-def register(spark: SparkSession) -> None:
+def register(spark: SparkSession, options: dict[str, str] | None = None) -> None:
     """Register the ``minipaimon`` source and the SQL procedures (``minipaimon_compact``,
     ... see :mod:`minipaimon_spark.procedures`) in ``spark``, and turn filter pushdown on.
+
+    The procedures find tables on object storage with the session's
+    ``spark.minipaimon.s3.*`` settings (and ``namespace.table`` names in
+    ``spark.minipaimon.warehouse``), read now, or with ``options`` (``s3.*``,
+    ``warehouse``), which win.
 
     Pushdown (partition pruning, file skipping) is enabled where the Spark version has it;
     the source also works when a user turns it off again.
@@ -45,7 +50,7 @@ def register(spark: SparkSession) -> None:
     except Exception as e:  # 4.0: the auto-registration shim registered it already
         if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
             raise
-    register_procedures(spark)
+    register_procedures(spark, options)
     if supports_filter_pushdown():
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
 
@@ -59,11 +64,14 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     return native_table(spark, path, **options)
 
 
-def compact(spark: SparkSession, path: str, full: bool = False,
-            parallelism: int | None = None, options: dict[str, str] | None = None) -> int | None:
+def compact(spark: SparkSession, path: str, full: bool | None = None,
+            parallelism: int | None = None, options: dict[str, str] | None = None,
+            strategy: str | None = None) -> int | None:
     """Compact the table at ``path``: buckets in parallel on the executors, one commit.
 
-    ``full`` rewrites every bucket into one sorted run. Returns the COMPACT snapshot id, or
+    ``strategy`` ``full`` (the default) rewrites every bucket into one sorted run;
+    ``minor`` (or ``full=False``) merges the level-0 files of each bucket that has more
+    than one sorted run (see ``Table.compact``). Returns the COMPACT snapshot id, or
     None if there was nothing to compact. ``options``: storage connection options
     (``s3.endpoint``, ``s3.access-key``, ...) when the environment does not provide them.
 
@@ -72,9 +80,10 @@ def compact(spark: SparkSession, path: str, full: bool = False,
         CommitConflictError: a concurrent compaction replaced the same files first.
     """
     # Imported here, not at the top: this package must stay cheap to import (see above).
+    from minipaimon_core.compaction import explicit_strategy
     from minipaimon_spark.compaction import compact_on_executors
 
-    return compact_on_executors(spark, path, full, parallelism, options)
+    return compact_on_executors(spark, path, explicit_strategy(strategy, full), parallelism, options)
 
 
 __all__ = [

@@ -24,7 +24,7 @@ import minipaimon_core as mp
 from minipaimon_core.compaction import bucket_units, commit_compaction, compact_bucket
 
 
-def compact_units(path: str, full: bool, connection: dict[str, str] | None = None
+def compact_units(path: str, strategy: str, connection: dict[str, str] | None = None
                   ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The executor side: compact each unit of the incoming batches, emit its message."""
 
@@ -33,7 +33,7 @@ def compact_units(path: str, full: bool, connection: dict[str, str] | None = Non
         for batch in batches:
             out = []
             for payload in batch.column("entries").to_pylist():
-                message = compact_bucket(table, pickle.loads(payload), full)
+                message = compact_bucket(table, pickle.loads(payload), strategy)
                 if message is not None:
                     out.append(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
             yield pa.RecordBatch.from_pydict({"message": pa.array(out, pa.binary())})
@@ -41,10 +41,11 @@ def compact_units(path: str, full: bool, connection: dict[str, str] | None = Non
     return run
 
 
-def compact_on_executors(spark: Any, path: str, full: bool = False,
+def compact_on_executors(spark: Any, path: str, strategy: str = "full",
                          parallelism: int | None = None,
                          connection: dict[str, str] | None = None) -> int | None:
-    """Compact the table at ``path`` with Spark tasks; returns the COMPACT snapshot id.
+    """Compact the table at ``path`` with Spark tasks (``strategy`` as
+    :func:`minipaimon_core.compaction.compact_table`); returns the COMPACT snapshot id.
 
     None when there is nothing to compact. Raises CommitConflictError when a concurrent
     compaction replaced the same files first (this run's files are deleted). ``connection``:
@@ -54,17 +55,17 @@ def compact_on_executors(spark: Any, path: str, full: bool = False,
     units = bucket_units(table)
     if not units:
         return None
-    slices = max(1, min(len(units), parallelism or _default_parallelism(spark)))
+    slices = max(1, min(len(units), parallelism or default_parallelism(spark)))
     rows = [(i, pickle.dumps(u, protocol=pickle.HIGHEST_PROTOCOL)) for i, u in enumerate(units)]
     df = spark.createDataFrame(rows, "unit int, entries binary").repartition(slices, "unit")
-    collected = df.mapInArrow(compact_units(table.path, full, connection), "message binary").collect()
+    collected = df.mapInArrow(compact_units(table.path, strategy, connection), "message binary").collect()
     messages: list[mp.CommitMessage] = [pickle.loads(r.message) for r in collected]
     if not messages:
         return None
     return commit_compaction(table, messages, raise_on_conflict=True)
 
 
-def _default_parallelism(spark: Any) -> int:
+def default_parallelism(spark: Any) -> int:
     """The cluster's default parallelism; over Spark Connect, which has no SparkContext,
     ``spark.sql.shuffle.partitions`` (Spark schedules the extra tasks in waves)."""
     if type(spark).__module__.startswith("pyspark.sql.connect"):

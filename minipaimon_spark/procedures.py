@@ -4,223 +4,352 @@ Spark gives Python data sources no catalog and no ``CALL``, but it runs Python U
 SQL, so every procedure is a table function that does its work and returns what it did:
 
 ```sql
-SELECT * FROM minipaimon_compact('/data/orders')                 -- or (path, true): full
+SELECT * FROM minipaimon_compact('/data/orders')                 -- or (path, 'minor')
 SELECT * FROM minipaimon_expire_snapshots('/data/orders', 10)
 SELECT * FROM minipaimon_rollback('/data/orders', 5)             -- or a tag name: 'daily'
 SELECT * FROM minipaimon_create_tag('/data/orders', 'daily')     -- or (path, name, snapshot)
 SELECT * FROM minipaimon_delete_tag('/data/orders', 'daily')
 SELECT * FROM minipaimon_remove_orphan_files('/data/orders', 1700000000000)  -- (…, true): dry run
 SELECT * FROM minipaimon_diff('/data/orders', 3, 'daily')        -- rows changed, with _row_kind
+SELECT * FROM minipaimon_rewrite_manifests('/data/orders')
 SELECT * FROM minipaimon_tables('/data/warehouse')               -- the tables of a catalog
 ```
 
-``minipaimon_spark.register(spark)`` registers them. Each runs once, in one Spark task (an
-executor's Python worker, never the driver), and returns one or more result rows. Bad
-arguments raise the core's typed errors (``InvalidArgumentError``, ``TableNotFoundError``,
-...) whose one-line message ends Spark's error report.
+``minipaimon_spark.register(spark)`` registers them. A table is a path, or a
+``namespace.table`` identifier in the warehouse of the session's ``spark.minipaimon.warehouse``
+(else ``$MINIPAIMON_WAREHOUSE``). Tables on object storage are reached with the session's
+``spark.minipaimon.s3.*`` settings (``spark.minipaimon.s3.endpoint``, ``.access-key``, ...),
+else the ``AWS_*`` environment: ``register`` reads them once (call it again after changing
+them) and ships them to the tasks inside the function, never as a SQL literal that a query
+log would show.
+
+Each call is checked when Spark analyzes the query, on the driver (``analyze``): a missing
+table, a bad argument, a tag that already exists, a snapshot that does not, fail as one
+``AnalysisException`` naming the minipaimon error class before any task runs or any file
+changes. The work then runs on the executors: ``minipaimon_compact`` in one task;
+``minipaimon_compact_distributed(path [, strategy])`` (Spark 4.1+: a SQL table function)
+spreads the buckets over the cluster's tasks and commits once, as ``minipaimon_spark.compact``
+does, but is checked when its first task runs rather than at analysis (Spark hands a SQL
+function's arguments to the table functions inside it as references, not constants).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import pickle
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.functions import udtf
+from pyspark.sql.functions import udf, udtf
+
+from minipaimon_spark.procedure_support import (
+    Args,
+    Connection,
+    analyzed,
+    check_endpoint,
+    endpoint,
+    flag,
+    integer,
+    one_line_errors,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-def _table(path: Any) -> Any:
-    import minipaimon_core as mp
-
-    if not isinstance(path, str) or not path:
-        raise mp.InvalidArgumentError(f"the first argument must be a table path, got {path!r}")
-    return mp.open_table(path)
+COMPACT_RETURNS = "snapshot_id bigint, buckets int, files_removed int, files_added int"
+COMPACT_STRUCT = "struct<snapshot_id:bigint,buckets:int,files_removed:int,files_added:int>"
 
 
-def _flag(name: str, value: Any) -> bool:
-    from minipaimon_core import InvalidArgumentError
+def procedures(conn: Connection) -> dict[str, Any]:
+    """SQL name -> UDTF class of every procedure, finding tables through ``conn``."""
 
-    if not isinstance(value, bool):
-        raise InvalidArgumentError(f"{name} must be true or false, got {value!r}")
-    return value
+    def table_arg(a: Args) -> Any | None:
+        """The table of argument 0 if it is a constant (opened: it must exist)."""
+        return conn.table(a.value(0)) if a.known(0) else None
 
+    def check_compact(a: Args) -> None:
+        from minipaimon_core.compaction import explicit_strategy
 
-def _int(name: str, value: Any) -> int:
-    from minipaimon_core import InvalidArgumentError
+        table_arg(a)
+        if a.known(1):
+            explicit_strategy(a.value(1))
 
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentError(f"{name} must be an integer, got {value!r}")
-    return value
+    class Compact:
+        """``minipaimon_compact(path [, strategy])``: compact every bucket (``full`` by
+        default; ``minor``: level-0 files of buckets with several sorted runs), one COMPACT
+        commit; one row: snapshot id (null: nothing to do), buckets, files replaced, written.
+        Checked at analysis; the buckets are compacted by one task (see
+        ``minipaimon_compact_distributed`` for a table too big for one executor)."""
 
+        analyze = analyzed(COMPACT_RETURNS, check_compact)
 
-class Compact:
-    """``minipaimon_compact(path [, full])``: compact every bucket, one COMPACT commit.
+        def eval(self, path: str, strategy: str = "full") -> Iterator[tuple[Any, ...]]:
+            from minipaimon_core.compaction import (
+                bucket_units,
+                compact_bucket,
+                explicit_strategy,
+            )
 
-    One row: the new snapshot id (null if there was nothing to compact), the buckets
-    compacted, and the data files replaced and written.
-    """
+            table = conn.table(path)
+            how = explicit_strategy(strategy)
+            messages = [m for m in (compact_bucket(table, u, how) for u in bucket_units(table)) if m]
+            yield _compact_row(table, messages)
 
-    RETURNS = "snapshot_id bigint, buckets int, files_removed int, files_added int"
+    class CompactionUnits:
+        """``minipaimon_compaction_units(path, strategy)``: one row per bucket of the table
+        (a pickled unit); the first step of the distributed ``minipaimon_compact``."""
 
-    def eval(self, path: str, full: bool = False) -> Iterator[tuple[Any, ...]]:
-        from minipaimon_core.compaction import bucket_units, commit_compaction, compact_bucket
+        analyze = analyzed("unit int, path string, strategy string, entries binary", check_compact)
 
-        table = _table(path)
-        full = _flag("full", full)
-        messages = [m for m in (compact_bucket(table, u, full) for u in bucket_units(table)) if m]
-        snapshot_id = commit_compaction(table, messages, raise_on_conflict=True) if messages else None
-        removed = sum(len(m.compactBefore) for m in messages)
-        added = sum(len(m.compactAfter) for m in messages)
-        yield snapshot_id, len(messages), removed, added
+        def eval(self, path: str, strategy: str) -> Iterator[tuple[Any, ...]]:
+            from minipaimon_core.compaction import bucket_units, explicit_strategy
 
+            how = explicit_strategy(strategy)
+            for i, unit in enumerate(bucket_units(conn.table(path))):
+                yield i, path, how, pickle.dumps(unit, protocol=pickle.HIGHEST_PROTOCOL)
 
-class ExpireSnapshots:
-    """``minipaimon_expire_snapshots(path, retain_max)``: keep the newest ``retain_max``
-    snapshots (tags and consumers still pin theirs); one row of counts."""
+    class CompactUnit:
+        """``minipaimon_compact_unit(path, strategy, entries)``: compact one bucket on the
+        executor that runs it; its commit message (pickled), or no row."""
 
-    RETURNS = ("snapshots_expired int, data_files_deleted int, changelog_files_deleted int, "
-               "manifests_deleted int")
+        analyze = analyzed("message binary", lambda a: None)
 
-    def eval(self, path: str, retain_max: int) -> Iterator[tuple[Any, ...]]:
-        result = _table(path).expire_snapshots(retain_max=_int("retain_max", retain_max))
-        yield (len(result.snapshots), len(result.data_files), len(result.changelog_files),
-               len(result.manifests))
+        def eval(self, path: str, strategy: str, entries: bytes) -> Iterator[tuple[Any, ...]]:
+            from minipaimon_core.compaction import compact_bucket, explicit_strategy
 
+            message = compact_bucket(conn.table(path), pickle.loads(entries), explicit_strategy(strategy))
+            if message is not None:
+                yield (pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL),)
 
-class Rollback:
-    """``minipaimon_rollback(path, snapshot_id | tag)``: an integer is a snapshot id, a string
-    a tag name; newer snapshots, their tags and files go."""
+    def check_expire(a: Args) -> None:
+        table_arg(a)
+        if a.known(1):
+            integer("retain_max", a.value(1), minimum=1)
 
-    RETURNS = "snapshot_id bigint, snapshots_removed int, tags_removed int, files_deleted int"
+    class ExpireSnapshots:
+        """``minipaimon_expire_snapshots(path, retain_max)``: keep the newest ``retain_max``
+        (>= 1) snapshots (tags and consumers still pin theirs); one row of counts."""
 
-    def eval(self, path: str, target: Any) -> Iterator[tuple[Any, ...]]:
+        analyze = analyzed("snapshots_expired int, data_files_deleted int, "
+                            "changelog_files_deleted int, manifests_deleted int", check_expire)
+
+        def eval(self, path: str, retain_max: int) -> Iterator[tuple[Any, ...]]:
+            result = conn.table(path).expire_snapshots(retain_max=integer("retain_max", retain_max, 1))
+            yield (len(result.snapshots), len(result.data_files), len(result.changelog_files),
+                   len(result.manifests))
+
+    def check_rollback(a: Args) -> None:
+        table = table_arg(a)
+        if table is not None and a.known(1):
+            check_endpoint(table, "rollback target", a.value(1))
+
+    class Rollback:
+        """``minipaimon_rollback(path, snapshot_id | tag)``: an integer is a snapshot id, a
+        string a tag name; newer snapshots, their tags and files go."""
+
+        analyze = analyzed("snapshot_id bigint, snapshots_removed int, tags_removed int, "
+                            "files_deleted int", check_rollback)
+
+        def eval(self, path: str, target: Any) -> Iterator[tuple[Any, ...]]:
+            table = conn.table(path)
+            to = endpoint("rollback target", target)
+            result = table.rollback_to(tag=to) if isinstance(to, str) else table.rollback_to(snapshot_id=to)
+            yield result.snapshot_id, len(result.snapshots), len(result.tags), len(result.files)
+
+    def check_create_tag(a: Args) -> None:
+        from minipaimon_core import InvalidArgumentError
+        from minipaimon_core.layout import check_name
+
+        table = table_arg(a)
+        if a.known(1):
+            check_name("tag", a.value(1))
+        if table is None:
+            return
+        if a.known(1) and a.value(1) in table.tags():
+            raise InvalidArgumentError(
+                f"tag {a.value(1)!r} already exists (on snapshot {table.tags()[a.value(1)]}); "
+                "delete it first or pick another name")
+        if a.known(2) and a.value(2) is not None:
+            table.snapshot(integer("snapshot_id", a.value(2)))
+        elif table.latest_snapshot() is None:
+            raise InvalidArgumentError(f"{table.path} has no snapshot to tag yet")
+
+    class CreateTag:
+        """``minipaimon_create_tag(path, name [, snapshot_id])``: tag the latest (or the
+        given) snapshot."""
+
+        analyze = analyzed("tag string, snapshot_id bigint", check_create_tag)
+
+        def eval(self, path: str, name: str, snapshot_id: Any = None) -> Iterator[tuple[Any, ...]]:
+            table = conn.table(path)
+            table.create_tag(name, None if snapshot_id is None else integer("snapshot_id", snapshot_id))
+            yield name, table.tags()[name]
+
+    def check_delete_tag(a: Args) -> None:
+        table = table_arg(a)
+        if table is not None and a.known(1):
+            table.tag_snapshot(a.value(1))
+
+    class DeleteTag:
+        """``minipaimon_delete_tag(path, name)``: delete a tag; the row names what it pinned."""
+
+        analyze = analyzed("tag string, snapshot_id bigint", check_delete_tag)
+
+        def eval(self, path: str, name: str) -> Iterator[tuple[Any, ...]]:
+            table = conn.table(path)
+            snapshot_id = table.tag_snapshot(name).id
+            table.delete_tag(name)
+            yield name, snapshot_id
+
+    def check_orphans(a: Args) -> None:
+        import time
+
         from minipaimon_core import InvalidArgumentError
 
-        table = _table(path)
-        if isinstance(target, str):
-            result = table.rollback_to(tag=target)
-        elif isinstance(target, int) and not isinstance(target, bool):
-            result = table.rollback_to(snapshot_id=target)
-        else:
+        table_arg(a)
+        if a.known(1) and integer("older_than_ms", a.value(1)) > time.time() * 1000:
             raise InvalidArgumentError(
-                f"rollback target must be a snapshot id or a tag name, got {target!r}")
-        yield result.snapshot_id, len(result.snapshots), len(result.tags), len(result.files)
+                f"older_than_ms {a.value(1)} is in the future: files still being written would "
+                "be deleted; give a time at least as old as the longest write")
+        if a.known(2):
+            flag("dry_run", a.value(2))
 
+    class RemoveOrphanFiles:
+        """``minipaimon_remove_orphan_files(path, older_than_ms [, dry_run])``: one row per
+        file that no snapshot or tag references and that was last modified before
+        ``older_than_ms`` (deleted, or only listed with ``dry_run``)."""
 
-class CreateTag:
-    """``minipaimon_create_tag(path, name [, snapshot_id])``: tag the latest (or the given)
-    snapshot."""
+        analyze = analyzed("path string, dry_run boolean", check_orphans)
 
-    RETURNS = "tag string, snapshot_id bigint"
+        def eval(self, path: str, older_than_ms: int, dry_run: bool = False) -> Iterator[tuple[Any, ...]]:
+            result = conn.table(path).remove_orphan_files(
+                older_than_ms=integer("older_than_ms", older_than_ms), dry_run=flag("dry_run", dry_run))
+            for name in result.files:
+                yield name, result.dry_run
 
-    def eval(self, path: str, name: str, snapshot_id: Any = None) -> Iterator[tuple[Any, ...]]:
-        table = _table(path)
-        sid = None if snapshot_id is None else _int("snapshot_id", snapshot_id)
-        table.create_tag(name, sid)
-        yield name, table.tags()[name]
+    class RewriteManifests:
+        """``minipaimon_rewrite_manifests(path)``: cluster the manifests by partition (one
+        new COMPACT snapshot with the same files); one row: the snapshot and manifest counts."""
 
+        analyze = analyzed("snapshot_id bigint, manifests_before int, manifests_after int",
+                            lambda a: None if table_arg(a) is None else None)
 
-class DeleteTag:
-    """``minipaimon_delete_tag(path, name)``: delete a tag; the row names what it pinned."""
+        def eval(self, path: str) -> Iterator[tuple[Any, ...]]:
+            result = conn.table(path).rewrite_manifests()
+            yield result.snapshot_id, result.manifests_before, result.manifests_after
 
-    RETURNS = "tag string, snapshot_id bigint"
-
-    def eval(self, path: str, name: str) -> Iterator[tuple[Any, ...]]:
-        table = _table(path)
-        snapshot_id = table.tag_snapshot(name).id
-        table.delete_tag(name)
-        yield name, snapshot_id
-
-
-class RemoveOrphanFiles:
-    """``minipaimon_remove_orphan_files(path, older_than_ms [, dry_run])``: one row per file
-    that no snapshot or tag references and that was last modified before ``older_than_ms``
-    (deleted, or only listed with ``dry_run``)."""
-
-    RETURNS = "path string, dry_run boolean"
-
-    def eval(self, path: str, older_than_ms: int, dry_run: bool = False) -> Iterator[tuple[Any, ...]]:
-        result = _table(path).remove_orphan_files(older_than_ms=_int("older_than_ms", older_than_ms),
-                                                  dry_run=_flag("dry_run", dry_run))
-        for name in result.files:
-            yield name, result.dry_run
-
-
-class RewriteManifests:
-    """``minipaimon_rewrite_manifests(path)``: cluster the manifests by partition (one new
-    COMPACT snapshot with the same files); one row: the snapshot and the manifest counts."""
-
-    RETURNS = "snapshot_id bigint, manifests_before int, manifests_after int"
-
-    def eval(self, path: str) -> Iterator[tuple[Any, ...]]:
-        result = _table(path).rewrite_manifests()
-        yield result.snapshot_id, result.manifests_before, result.manifests_after
-
-
-class Tables:
-    """``minipaimon_tables(warehouse)``: one row per table of the warehouse catalog."""
-
-    RETURNS = "namespace string, table string, path string"
-
-    def eval(self, warehouse: str) -> Iterator[tuple[Any, ...]]:
+    def check_tables(a: Args) -> None:
         import minipaimon_core as mp
 
-        if not isinstance(warehouse, str) or not warehouse:
-            raise mp.InvalidArgumentError(f"the argument must be a warehouse path, got {warehouse!r}")
-        catalog = mp.catalog(warehouse)
-        for namespace in catalog.list_namespaces():
-            for name in catalog.list_tables(namespace):
-                yield namespace, name, catalog.table_path(f"{namespace}.{name}")
+        if a.known(0) and (not isinstance(a.value(0), str) or not a.value(0)):
+            raise mp.InvalidArgumentError(f"the argument must be a warehouse path, got {a.value(0)!r}")
+
+    class Tables:
+        """``minipaimon_tables(warehouse)``: one row per table of the warehouse catalog."""
+
+        analyze = analyzed("namespace string, table string, path string", check_tables)
+
+        def eval(self, warehouse: str) -> Iterator[tuple[Any, ...]]:
+            import minipaimon_core as mp
+
+            catalog = mp.catalog(warehouse, conn.options)
+            for namespace in catalog.list_namespaces():
+                for name in catalog.list_tables(namespace):
+                    yield namespace, name, catalog.table_path(f"{namespace}.{name}")
+
+    class Diff:
+        """``minipaimon_diff(path, from, to)``: the rows that differ between two snapshots
+        (each a snapshot id or a tag name): every column plus ``_row_kind`` (+I, -D, -U/+U
+        pairs). The result schema is the table's, found when Spark analyzes the query."""
+
+        @staticmethod
+        def analyze(path: Any, start: Any, end: Any) -> Any:
+            from pyspark.sql.types import StringType, StructField
+            from pyspark.sql.udtf import AnalyzeResult
+
+            from minipaimon_core.kinds import ROW_KIND_COLUMN
+            from minipaimon_spark.types import to_spark_schema
+
+            def check() -> Any:
+                table = conn.table(path.value)
+                for name, arg in (("from", start), ("to", end)):
+                    if arg.isConstantExpression:
+                        check_endpoint(table, name, arg.value)
+                return table.schema()
+
+            schema = to_spark_schema(one_line_errors(check))
+            return AnalyzeResult(schema=schema.add(StructField(ROW_KIND_COLUMN, StringType(), False)))
+
+        def eval(self, path: str, start: Any, end: Any) -> Iterator[tuple[Any, ...]]:
+            changes = conn.table(path).diff(endpoint("from", start), endpoint("to", end))
+            for batch in changes.to_batches():
+                yield from zip(*(column.to_pylist() for column in batch.columns))
+
+    return {
+        "minipaimon_compact": Compact,
+        "minipaimon_compaction_units": CompactionUnits,
+        "minipaimon_compact_unit": CompactUnit,
+        "minipaimon_expire_snapshots": ExpireSnapshots,
+        "minipaimon_rollback": Rollback,
+        "minipaimon_create_tag": CreateTag,
+        "minipaimon_delete_tag": DeleteTag,
+        "minipaimon_remove_orphan_files": RemoveOrphanFiles,
+        "minipaimon_diff": Diff,
+        "minipaimon_tables": Tables,
+        "minipaimon_rewrite_manifests": RewriteManifests,
+    }
 
 
-class Diff:
-    """``minipaimon_diff(path, from, to)``: the rows that differ between two snapshots (each
-    a snapshot id or a tag name): every column plus ``_row_kind`` (+I, -D, -U/+U pairs). The
-    result schema is the table's, found when Spark analyzes the query."""
+def _compact_row(table: Any, messages: list[Any]) -> tuple[Any, ...]:
+    """Commit compaction ``messages`` as one COMPACT snapshot; the procedure's result row."""
+    from minipaimon_core.compaction import commit_compaction
 
-    @staticmethod
-    def analyze(path: Any, start: Any, end: Any) -> Any:
-        from pyspark.sql.types import StringType, StructField
-        from pyspark.sql.udtf import AnalyzeResult
-
-        from minipaimon_core.kinds import ROW_KIND_COLUMN
-        from minipaimon_spark.types import to_spark_schema
-
-        schema = to_spark_schema(_table(path.value).schema())
-        return AnalyzeResult(schema=schema.add(StructField(ROW_KIND_COLUMN, StringType(), False)))
-
-    def eval(self, path: str, start: Any, end: Any) -> Iterator[tuple[Any, ...]]:
-        changes = _table(path).diff(_endpoint("from", start), _endpoint("to", end))
-        for batch in changes.to_batches():
-            yield from zip(*(column.to_pylist() for column in batch.columns))
+    snapshot_id = commit_compaction(table, messages, raise_on_conflict=True) if messages else None
+    return (snapshot_id, len(messages), sum(len(m.compactBefore) for m in messages),
+            sum(len(m.compactAfter) for m in messages))
 
 
-def _endpoint(name: str, value: Any) -> int | str:
-    from minipaimon_core import InvalidArgumentError
+def _commit_compaction(conn: Connection) -> Callable[[str | None, list[bytes] | None], tuple[Any, ...]]:
+    """The last step of the distributed compaction: one commit of every bucket's message."""
 
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise InvalidArgumentError(f"{name} must be a snapshot id or a tag name, got {value!r}")
-    return value
+    def commit(path, messages):  # type: ignore[no-untyped-def]  # (hints make Spark guess a pandas UDF)
+        if not messages or path is None:
+            return None, 0, 0, 0  # no bucket (an empty table), or nothing to compact
+        return _compact_row(conn.table(path), [pickle.loads(m) for m in messages])
 
-
-PROCEDURES: dict[str, Any] = {  # SQL name -> UDTF class (its RETURNS is the result schema)
-    "minipaimon_compact": Compact,
-    "minipaimon_expire_snapshots": ExpireSnapshots,
-    "minipaimon_rollback": Rollback,
-    "minipaimon_create_tag": CreateTag,
-    "minipaimon_delete_tag": DeleteTag,
-    "minipaimon_remove_orphan_files": RemoveOrphanFiles,
-    "minipaimon_diff": Diff,
-    "minipaimon_tables": Tables,
-    "minipaimon_rewrite_manifests": RewriteManifests,
-}
+    return commit
 
 
-def register_procedures(spark: SparkSession) -> None:
-    """Register every procedure as a SQL table function of ``spark``."""
-    for name, cls in PROCEDURES.items():
-        returns = getattr(cls, "RETURNS", None)  # None: the schema comes from analyze()
-        function: Any = udtf(cls, returnType=returns)  # a UserDefinedTableFunction
-        spark.udtf.register(name, function)
+# minipaimon_compact_distributed: units planned in one task, spread over ``{slices}`` tasks
+# (REPARTITION by number: adaptive execution may not merge them), compacted there, then one
+# commit. Its arguments reach the table functions as outer references, not constants, so it
+# is checked when its first task runs (still before anything changes), not at analysis.
+_COMPACT_FUNCTION = """
+CREATE OR REPLACE TEMPORARY FUNCTION minipaimon_compact_distributed(path STRING, strategy STRING DEFAULT 'full')
+RETURNS TABLE (snapshot_id BIGINT, buckets INT, files_removed INT, files_added INT)
+RETURN SELECT r.snapshot_id, r.buckets, r.files_removed, r.files_added FROM (
+  SELECT minipaimon_commit_compaction(first(u.path), collect_list(c.message)) AS r
+  FROM (SELECT /*+ REPARTITION({slices}) */ * FROM minipaimon_compaction_units(path, strategy)) AS u,
+       LATERAL minipaimon_compact_unit(u.path, u.strategy, u.entries) AS c)
+"""
+
+
+def _udtf(cls: type) -> Any:
+    """The UDTF of a procedure class (its schema comes from its ``analyze``)."""
+    return udtf(cls)
+
+
+def register_procedures(spark: SparkSession, options: Mapping[str, str] | None = None) -> None:
+    """Register every procedure as a SQL table function of ``spark``; tables are found with
+    the session's ``spark.minipaimon.*`` settings, overridden by ``options``."""
+    from minipaimon_spark.compaction import default_parallelism
+
+    conn = Connection.of_session(spark, options)
+    for name, cls in procedures(conn).items():
+        spark.udtf.register(name, _udtf(cls))
+    spark.udf.register("minipaimon_commit_compaction", udf(_commit_compaction(conn), COMPACT_STRUCT))
+    try:  # the distributed compaction where Spark has SQL table functions (4.1+)
+        spark.sql(_COMPACT_FUNCTION.format(slices=default_parallelism(spark)))
+    except Exception as e:  # noqa: BLE001 - 4.0: none; minipaimon_compact stays
+        if "PARSE_SYNTAX_ERROR" not in str(e) and "ParseException" not in type(e).__name__:
+            raise

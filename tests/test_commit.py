@@ -56,8 +56,8 @@ def test_compaction_deleting_a_vanished_file_is_a_conflict(storage):
     from minipaimon_core.manifest_io import live_files
 
     entries = live_files(t.manifests, t.latest_snapshot())
-    first = compact_bucket(t, entries, full=False)
-    second = compact_bucket(t, entries, full=False)
+    first = compact_bucket(t, entries, "auto")
+    second = compact_bucket(t, entries, "auto")
     assert t.new_commit("c1").commit([first], 1) == 3
     with pytest.raises(mp.CommitConflictError) as raised:
         t.new_commit("c2").commit([second], 1)

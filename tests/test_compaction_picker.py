@@ -147,22 +147,34 @@ def test_malformed_runs() -> None:
         pick_full(runs((0, -1)), opts())
 
 
-@pytest.mark.parametrize("spec, full, level0, expected", [
+@pytest.mark.parametrize("spec, strategy, level0, expected", [
     # full wins over the producer: everything into the max level
-    ([(0, 1), (4, 100)], True, True, "full"),
+    ([(0, 1), (4, 100)], "full", True, "full"),
     # lookup producer: every level-0 run goes down although universal picks nothing
-    ([(0, 1), (4, 100)], False, True, "level0"),
+    ([(0, 1), (4, 100)], "auto", True, "level0"),
     # otherwise the universal pick (nothing for two small runs over a big one)
-    ([(0, 1), (4, 100)], False, False, None),
-    ([(0, 1), (0, 1), (0, 1), (0, 1), (0, 1)], False, False, "universal"),
+    ([(0, 1), (4, 100)], "auto", False, None),
+    ([(0, 1), (0, 1), (0, 1), (0, 1), (0, 1)], "auto", False, "universal"),
+    # an explicit minor compaction takes level 0 down where universal would wait
+    ([(0, 1), (4, 100)], "minor", False, "level0"),
+    ([(0, 1), (0, 1), (0, 1)], "minor", False, "level0"),
+    # ... and does nothing for one run, or for runs that are all at levels >= 1
+    ([(0, 1)], "minor", False, None),
+    ([(3, 1), (4, 100)], "minor", False, None),
+    ([], "full", False, None),
 ])
-def test_pick_for_chooses_the_strategy(spec: list[tuple[int, int]], full: bool, level0: bool,
+def test_pick_for_chooses_the_strategy(spec: list[tuple[int, int]], strategy: str, level0: bool,
                                        expected: str | None) -> None:
     r, o = runs(*spec), opts()
     by_name = {"full": pick_full(r, o), "level0": pick_level0(r, o), "universal": pick(r, o)}
-    got = pick_for(r, o, full=full, level0=level0)
+    got = pick_for(r, o, strategy=strategy, level0=level0)
     assert got == (by_name[expected] if expected else None)
     assert expected is None or got is not None
+
+
+def test_pick_for_refuses_an_unknown_strategy() -> None:
+    with pytest.raises(InvalidArgumentError):
+        pick_for(runs((0, 1)), opts(), strategy="medium", level0=False)
 
 
 def files(*spec: tuple[int, int]) -> list[AppendFile]:

@@ -188,3 +188,35 @@ def test_two_compactions_with_overlapping_outputs_in_one_level_conflict(tmp_path
         t.new_commit("c2").commit([rewrite(second)], 1)
     assert raised.value.reason == mp.ConflictReason.LEVEL_OVERLAP
     assert as_dict(t) == {1: (1.0, None), 3: (3.0, None), 5: (5.0, None), 8: (8.0, None)}
+
+
+def _runs_per_bucket(t: mp.Table) -> dict[int, int]:
+    from minipaimon_core.read import sorted_runs_newest_first
+
+    files = {s.bucket: s.files for s in t.scan().plan()}
+    return {b: len(sorted_runs_newest_first(list(fs))) for b, fs in files.items()}
+
+
+@pytest.mark.parametrize("how", [{}, {"strategy": "full"}, {"strategy": "minor"}, {"full": False}])
+def test_an_explicit_compaction_compacts_every_bucket_with_several_runs(tmp_path, how):
+    """Three level-0 files per bucket are below the automatic trigger; a compaction the
+    user asks for does the work anyway (full by default, or minor)."""
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"],
+                        options={"bucket": "2", "write-only": "true"})
+    for i in range(3):
+        t.write(kv(list(range(i, 20 + i)), [float(i)] * 20))
+    assert set(_runs_per_bucket(t).values()) == {3}
+    before = as_dict(t)
+    assert t.compact(**how) is not None
+    assert set(_runs_per_bucket(t.refresh()).values()) == {1}
+    assert as_dict(t.refresh()) == before
+    assert t.refresh().compact(**how) is None  # nothing left to do
+
+
+def test_a_compaction_strategy_that_does_not_exist_is_refused(tmp_path):
+    t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"])
+    t.write(kv([1], [1.0]))
+    for bad in ({"strategy": "medium"}, {"strategy": "minor", "full": True}, {"full": "yes"}):
+        with pytest.raises(mp.InvalidArgumentError):
+            t.compact(**bad)
+    assert len(t.snapshots()) == 1

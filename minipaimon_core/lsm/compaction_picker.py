@@ -37,7 +37,7 @@ from minipaimon_core.options import Options
 
 __all__ = [
     "AppendFile", "CompactUnit", "PickerOptions", "SortedRun", "pick", "pick_append", "pick_for",
-    "pick_full", "pick_level0", "should_stop_writes",
+    "pick_full", "pick_level0", "pick_minor", "should_stop_writes",
 ]
 
 
@@ -151,16 +151,25 @@ def pick_full(runs: Sequence[SortedRun], opts: PickerOptions) -> CompactUnit | N
     return CompactUnit(opts.max_level, tuple(runs))
 
 
-def pick_for(runs: Sequence[SortedRun], opts: PickerOptions, *, full: bool,
+STRATEGIES = ("full", "minor")
+"""What an explicit compaction (``Table.compact``, the CLI, SQL, Spark) may ask for."""
+
+
+def pick_for(runs: Sequence[SortedRun], opts: PickerOptions, *, strategy: str,
              level0: bool) -> CompactUnit | None:
-    """The unit of one bucket by the table's strategy: :func:`pick_full` if ``full``, else
-    :func:`pick_level0` if ``level0`` (the ``lookup`` changelog producer), else :func:`pick`.
+    """The unit of one bucket: :func:`pick_full` for strategy ``full``, :func:`pick_minor`
+    for ``minor``; for ``auto`` (after a commit) :func:`pick_level0` if ``level0`` (the
+    ``lookup`` changelog producer), else :func:`pick`.
 
     Raises:
-        InvalidArgumentError: as :func:`pick`.
+        InvalidArgumentError: as :func:`pick`, or an unknown strategy.
     """
-    if full:
+    if strategy == "full":
         return pick_full(runs, opts)
+    if strategy == "minor":
+        return pick_minor(runs, opts)
+    if strategy != "auto":
+        raise InvalidArgumentError(f"unknown compaction strategy {strategy!r}: full or minor")
     return pick_level0(runs, opts) if level0 else pick(runs, opts)
 
 
@@ -238,6 +247,14 @@ def _check(runs: Sequence[SortedRun], opts: PickerOptions) -> None:
                 f"sorted runs must be level-0 runs first, then levels strictly ascending; "
                 f"run {i} at level {run.level} follows level {previous}")
         previous = run.level
+
+
+def pick_minor(runs: Sequence[SortedRun], opts: PickerOptions) -> CompactUnit | None:
+    """An explicit minor compaction: in a bucket of more than one sorted run, every level-0
+    run into level >= 1 (:func:`pick_level0`); None for one run or an empty level 0."""
+    if len(runs) < 2 or not any(r.level == 0 for r in runs):
+        return None
+    return pick_level0(runs, opts)
 
 
 def pick_level0(runs: Sequence[SortedRun], opts: PickerOptions) -> CompactUnit | None:
