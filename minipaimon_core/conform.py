@@ -63,6 +63,9 @@ def _widens(src: pa.DataType, dst: pa.DataType) -> bool:
         return src.bit_width <= 32
     if pa.types.is_floating(src) and pa.types.is_floating(dst):
         return src.bit_width <= dst.bit_width
+    if pa.types.is_decimal(src) and pa.types.is_decimal(dst):
+        # exact for every value: no fewer fraction digits, no fewer integer digits
+        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
     return pa.types.is_timestamp(src) and pa.types.is_timestamp(dst)
 
 

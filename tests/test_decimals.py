@@ -124,3 +124,34 @@ def test_wide_decimal_partition_values_are_exact(tmp_path):
     assert {r["p"]: r["v"] for r in t.to_arrow().to_pylist()} == {a: 1, b: 2, D("18.45"): 3}
     assert t.scan(filter=[("p", "=", b)]).to_arrow().column("v").to_pylist() == [2]
     assert (tmp_path / "t" / f"p={a}").is_dir() and (tmp_path / "t" / f"p={b}").is_dir()
+
+
+def _widest(precision: int, scale: int) -> list[decimal.Decimal]:
+    """The extreme values of DECIMAL(precision, scale), and a small one."""
+    top = CTX.subtract(CTX.power(10, precision - scale), D(1).scaleb(-scale, CTX))
+    return [top, CTX.minus(top), D(1).scaleb(-scale, CTX)]
+
+
+@pytest.mark.parametrize("target", [(10, 2), (38, 18), (5, 0), (38, 0), (38, 38)])
+def test_every_narrower_decimal_is_written_exactly(tmp_path, target):
+    """Every DECIMAL(p, s) whose values all fit DECIMAL(P, S) (s <= S, p - s <= P - S) is
+    accepted and read back equal; the rest (a digit would be lost) are refused."""
+    big_p, big_s = target
+    ty = pa.decimal128(big_p, big_s)
+    t = mp.create_table(str(tmp_path / "t"), pa.schema([("x", ty)]))
+    want: list[decimal.Decimal] = []
+    refused = 0
+    for p in range(1, 39):
+        for s in range(0, p + 1):
+            data = pa.table({"x": pa.array(_widest(p, s), pa.decimal128(p, s))})
+            if s <= big_s and p - s <= big_p - big_s:
+                t.write(data)
+                want += _widest(p, s)
+            else:
+                refused += 1
+                with pytest.raises(mp.SchemaMismatchError, match="'x'"):
+                    t.write(data)
+    assert refused and want
+    got = mp.open_table(t.path).to_arrow().column("x").to_pylist()
+    assert sorted(got) == sorted(want)
+    assert len(mp.open_table(t.path).snapshots()) == len(want) // 3  # refusals wrote nothing

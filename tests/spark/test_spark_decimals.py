@@ -55,3 +55,26 @@ def test_core_filter_on_wide_key_written_by_spark(spark: Any, tmp_path: Path) ->
 def test_pushed_filter_on_a_30_digit_decimal(spark: Any, tmp_path: Path, pushdown: None) -> None:
     back = _wide_key_table(spark, str(tmp_path / "t"))
     assert [r["v"] for r in back.filter(f"k = {BIG}").collect()] == [10]
+
+
+def test_narrower_decimals_write_into_a_wider_column(spark: Any, tmp_path: Path) -> None:
+    """decimal(3,2) (what Decimal("1.25") infers) into DECIMAL(10,2), by a batch write and
+    by the streaming sink; decimal(5,3) would lose a digit and is refused."""
+    import pyarrow as pa
+
+    wide = pa.schema([pa.field("id", pa.int64(), nullable=False), ("x", pa.decimal128(10, 2))])
+    dst = mp.create_table(str(tmp_path / "dst"), wide)
+    df = spark.createDataFrame([(1, D("1.25")), (2, D("-9.99"))], "id long, x decimal(3,2)")
+    df.write.format("minipaimon").mode("append").save(dst.path)
+    src = mp.create_table(str(tmp_path / "src"), pa.schema([("id", pa.int64()), ("x", pa.decimal128(3, 2))]))
+    src.write(pa.table({"id": [3], "x": pa.array([D("0.01")], pa.decimal128(3, 2))}))
+    query = (spark.readStream.format("minipaimon").load(src.path).writeStream.format("minipaimon")
+             .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start(dst.path))
+    query.awaitTermination(120)
+    assert query.exception() is None
+    got = {r["id"]: r["x"] for r in mp.open_table(dst.path).to_arrow().to_pylist()}
+    assert got == {1: D("1.25"), 2: D("-9.99"), 3: D("0.01")}
+    lossy = spark.createDataFrame([(4, D("1.125"))], "id long, x decimal(5,3)")
+    with pytest.raises(Exception, match="SchemaMismatchError"):
+        lossy.write.format("minipaimon").mode("append").save(dst.path)
+    assert len(mp.open_table(dst.path).snapshots()) == 2
