@@ -15,6 +15,7 @@ from .errors import (
     StorageError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    UnsupportedFeatureError,
     UnsupportedOptionError,
 )
 from .fileio import FileIO, LocalFileIO
@@ -48,6 +49,7 @@ __all__ = [
     "TableNotFoundError",
     "TableScan",
     "TableWrite",
+    "UnsupportedFeatureError",
     "UnsupportedOptionError",
     "catalog",
     "after_commit",

@@ -83,6 +83,13 @@ class UnsupportedOptionError(InvalidArgumentError):
     every bad option value; a kind of InvalidArgumentError)."""
 
 
+class UnsupportedFeatureError(MiniPaimonError):
+    """The table uses an Apache Paimon feature minipaimon does not implement (a data file
+    format other than Parquet, a merge engine or option it lacks, dynamic-bucket writes, a
+    newer format version, ...). The message names the feature; nothing was read wrongly or
+    written."""
+
+
 class StorageError(MiniPaimonError, OSError):
     """The storage system failed a request, or cannot give the guarantees the format needs
     (e.g. an object store that ignores conditional creates). The message names the path
