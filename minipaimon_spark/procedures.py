@@ -50,6 +50,7 @@ from minipaimon_spark.procedure_support import (
     flag,
     integer,
     one_line_errors,
+    schema_of,
 )
 
 if TYPE_CHECKING:
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 
 
 COMPACT_RETURNS = "snapshot_id bigint, buckets int, files_removed int, files_added int"
-COMPACT_STRUCT = "struct<snapshot_id:bigint,buckets:int,files_removed:int,files_added:int>"
 
 
 def procedures(conn: Connection) -> dict[str, Any]:
@@ -347,7 +347,7 @@ def register_procedures(spark: SparkSession, options: Mapping[str, str] | None =
     conn = Connection.of_session(spark, options)
     for name, cls in procedures(conn).items():
         spark.udtf.register(name, _udtf(cls))
-    spark.udf.register("minipaimon_commit_compaction", udf(_commit_compaction(conn), COMPACT_STRUCT))
+    spark.udf.register("minipaimon_commit_compaction", udf(_commit_compaction(conn), schema_of(COMPACT_RETURNS)))
     try:  # the distributed compaction where Spark has SQL table functions (4.1+)
         spark.sql(_COMPACT_FUNCTION.format(slices=default_parallelism(spark)))
     except Exception as e:  # noqa: BLE001 - 4.0: none; minipaimon_compact stays

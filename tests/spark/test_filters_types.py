@@ -242,9 +242,12 @@ class FakeSession:
     def __init__(self) -> None:
         self.registered: list[type] = []
         self.settings: dict[str, str] = {}
+        self.statements: list[str] = []
         self.dataSource = self
         self.conf = self
         self.udtf = FakeUDTFRegistry()
+        self.udf = FakeUDTFRegistry()
+        self.sparkContext = type("Context", (), {"defaultParallelism": 2})()
 
     def register(self, cls: type) -> None:
         self.registered.append(cls)
@@ -252,12 +255,19 @@ class FakeSession:
     def set(self, key: str, value: str) -> None:
         self.settings[key] = value
 
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.settings.get(key, default)
+
+    def sql(self, statement: str) -> None:
+        self.statements.append(statement)
+
 
 def test_register_adds_the_source_and_enables_pushdown_where_available() -> None:
     session = FakeSession()
     minipaimon_spark.register(session)  # type: ignore[arg-type]
     assert session.registered == [MiniPaimonDataSource]
     assert "minipaimon_compact" in session.udtf.names
+    assert any("minipaimon_compact_distributed" in s for s in session.statements)
     from pyspark.sql.datasource import DataSourceReader
 
     has = hasattr(DataSourceReader, "pushFilters")
