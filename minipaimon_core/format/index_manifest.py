@@ -1,0 +1,106 @@
+"""Index manifests (``manifest/index-manifest-<uuid>-<n>``): Paimon's ``IndexManifestEntry``.
+
+An Avro object container of ``IndexManifestEntry`` records (``_VERSION`` 1): per
+(partition, bucket), an index file of ``_INDEX_TYPE`` ``DELETION_VECTORS`` (or ``HASH``, the
+key hashes of a dynamic-bucket table, which minipaimon does not write) with its size, row
+count and, for deletion vectors, where each data file's vector is in it
+(``_DELETIONS_VECTORS_RANGES``: data file name, offset, length, cardinality). A snapshot's
+``indexManifest`` lists all of its index files (only ADD entries). minipaimon adds an
+optional ``_MINIPAIMON_DIGEST``, the xxhash64 of the index file, which Paimon's readers skip
+(they resolve fields by name): the index files do not name their data files, so two valid
+index files of one size swapped between buckets are told apart only by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from ..errors import CorruptMetadataError
+from ..kinds import EntryKind
+from . import avro, binary_row
+from .avro import optional, required
+
+VERSION = 1
+DELETION_VECTORS = "DELETION_VECTORS"
+HASH = "HASH"
+_RANGE = {"type": "record", "name": "record__DELETIONS_VECTORS_RANGES", "fields": [
+    required("f0", "string"), required("f1", "int"), required("f2", "int"),
+    optional("_CARDINALITY", "long")]}
+SCHEMA: dict[str, Any] = {"type": "record", "name": "record", "namespace": avro.NAMESPACE, "fields": [
+    required("_VERSION", "int"), required("_KIND", "int"), required("_PARTITION", "bytes"),
+    required("_BUCKET", "int"), required("_INDEX_TYPE", "string"), required("_FILE_NAME", "string"),
+    required("_FILE_SIZE", "long"), required("_ROW_COUNT", "long"),
+    optional("_DELETIONS_VECTORS_RANGES", {"type": "array", "items": avro.nullable(_RANGE)}),
+    optional("_EXTERNAL_PATH", "string"),
+    optional("_MINIPAIMON_DIGEST", "long"),
+]}
+
+
+class VectorRange(msgspec.Struct, frozen=True, gc=False):
+    """Where one data file's deletion vector is in an index file; ``cardinality`` (its
+    deleted rows) is None from writers before Paimon 1.0."""
+
+    dataFile: str
+    offset: int
+    length: int
+    cardinality: int | None
+
+
+class IndexFileEntry(msgspec.Struct, frozen=True, gc=False):
+    """One index file of one (partition, bucket)."""
+
+    kind: int
+    partition: tuple[Any, ...]
+    bucket: int
+    indexType: str
+    fileName: str
+    fileSize: int
+    rowCount: int
+    ranges: tuple[VectorRange, ...] | None = None
+    digest: int | None = None  # xxhash64 (unsigned) of the index file; None from other writers
+
+    @property
+    def data_files(self) -> tuple[str, ...]:
+        return tuple(r.dataFile for r in self.ranges or ())
+
+
+def encode(entries: Sequence[IndexFileEntry], partition_types: Sequence[str],
+           compression: str = "zstd") -> bytes:
+    records = [{
+        "_VERSION": VERSION, "_KIND": int(e.kind),
+        "_PARTITION": binary_row.encode(e.partition, partition_types, reserve_nulls=True),
+        "_BUCKET": e.bucket,
+        "_INDEX_TYPE": e.indexType, "_FILE_NAME": e.fileName, "_FILE_SIZE": e.fileSize,
+        "_ROW_COUNT": e.rowCount,
+        "_DELETIONS_VECTORS_RANGES": None if e.ranges is None else [
+            {"f0": r.dataFile, "f1": r.offset, "f2": r.length, "_CARDINALITY": r.cardinality}
+            for r in e.ranges],
+        "_EXTERNAL_PATH": None,
+        "_MINIPAIMON_DIGEST": None if e.digest is None else e.digest - (1 << 64) if e.digest >= 1 << 63 else e.digest,
+    } for e in entries]
+    return avro.write_container(SCHEMA, records, compression)
+
+
+def decode(data: bytes, path: str, partition_types: Sequence[str]) -> list[IndexFileEntry]:
+    """The entries of an index manifest. Raises CorruptMetadataError."""
+    out = []
+    for r in avro.read_container(data, path).records:
+        if r.get("_VERSION") != VERSION:
+            raise CorruptMetadataError(f"{path}: index manifest version {r.get('_VERSION')} (expected {VERSION})")
+        ranges = r.get("_DELETIONS_VECTORS_RANGES")
+        out.append(IndexFileEntry(
+            kind=r["_KIND"], partition=tuple(binary_row.decode(r["_PARTITION"], partition_types)),
+            bucket=r["_BUCKET"], indexType=r["_INDEX_TYPE"], fileName=r["_FILE_NAME"],
+            fileSize=r["_FILE_SIZE"], rowCount=r["_ROW_COUNT"],
+            ranges=None if ranges is None else tuple(
+                VectorRange(x["f0"], x["f1"], x["f2"], x.get("_CARDINALITY")) for x in ranges if x),
+            digest=None if r.get("_MINIPAIMON_DIGEST") is None else r["_MINIPAIMON_DIGEST"] & ((1 << 64) - 1)))
+    return out
+
+
+ADD = EntryKind.ADD
+
+__all__ = ["ADD", "DELETION_VECTORS", "HASH", "IndexFileEntry", "SCHEMA", "VectorRange", "decode", "encode"]

@@ -1,0 +1,288 @@
+"""Manifest files (``manifest/manifest-<uuid>-<n>``): Paimon's ``ManifestEntry`` records.
+
+An Avro object container of ``ManifestEntry`` records (``_VERSION`` 2, ``_KIND``,
+``_PARTITION``, ``_BUCKET``, ``_TOTAL_BUCKETS``, ``_FILE``: a ``DataFileMeta``), as Paimon's
+Java engine writes them (schema: :data:`ENTRY_SCHEMA`, the 2.x layout, which Paimon 0.9,
+pypaimon and paimon-rust all read). Partition, min/max key and stats values are
+``BinaryRow`` bytes (:mod:`.binary_row`) typed by :class:`RowTypes`.
+
+The engine works on the structs below, whose row values are decoded into the *stats
+domain* (:mod:`minipaimon_core.stats`). Decoding Avro records and their rows in Python
+costs ~20 us an entry, so a file minipaimon writes also carries its entries as a compact
+msgpack payload in the container's header (``minipaimon.entries``, base64 text: every Avro
+reader keeps header metadata, Paimon's ignore it); minipaimon reads that payload (~1.5 us an
+entry) and falls back to the records for files other writers wrote. Both come from the same
+structs in :func:`encode`, and the manifest list's digest of the whole file covers both.
+
+The structs are frozen, hold sequences as tuples and are not tracked by the garbage
+collector (``gc=False``): a plan holding 100k decoded entries costs the collector nothing.
+Build them with tuples too: a list field would compare unequal to the decoded tuple.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+import zstandard
+
+from ..errors import CorruptMetadataError, UnsupportedFeatureError
+from ..kinds import EntryKind
+from . import avro, binary_row
+from .avro import optional, required
+
+ADD, DELETE = EntryKind.ADD, EntryKind.DELETE  # the kinds of ManifestEntry.kind
+FILE_SOURCE_APPEND = 0
+FILE_SOURCE_COMPACT = 1
+VERSION = 2  # the _VERSION of entries Paimon 0.9 .. 2.x write and read
+PAYLOAD_KEY = "minipaimon.entries"
+
+
+class SimpleStats(msgspec.Struct, frozen=True, gc=False):
+    """Per-column min, max and null count, in the order of the file's schema fields.
+
+    A None min/max means "unknown" (nested types, NaN-bearing floats, long strings, columns
+    another writer kept no stats for); a None null count likewise."""
+
+    minValues: tuple[Any, ...]
+    maxValues: tuple[Any, ...]
+    nullCounts: tuple[int | None, ...]
+
+
+class DataFileMeta(msgspec.Struct, frozen=True, gc=False):
+    """One data (or changelog) file of a bucket, as Paimon's ``DataFileMeta``.
+
+    ``minKey`` / ``maxKey``: the first and last key of a primary-key file (the primary key
+    without the partition columns, Paimon's trimmed key); () for append files. Sequence
+    numbers are the rows' own (``_SEQUENCE_NUMBER``); ``sequenceOffset`` is only non-zero
+    for files of tables in minipaimon's earlier format, whose rows hold writer-local
+    numbers (:mod:`minipaimon_core.format.legacy`)."""
+
+    fileName: str
+    fileSize: int
+    rowCount: int
+    minKey: tuple[Any, ...]
+    maxKey: tuple[Any, ...]
+    valueStats: SimpleStats
+    minSequenceNumber: int
+    maxSequenceNumber: int
+    schemaId: int
+    level: int
+    creationTime: int  # epoch milliseconds (Paimon: the writer's local wall clock)
+    # Retraction (-U/-D) rows; None when the writer did not count them.
+    deleteRowCount: int | None = 0
+    fileSource: int | None = FILE_SOURCE_APPEND
+    sequenceOffset: int = 0
+    embeddedIndex: bytes | None = None
+    extraFiles: tuple[str, ...] = ()
+
+
+class ManifestEntry(msgspec.Struct, frozen=True, gc=False):
+    """ADD or DELETE of one file in one (partition, bucket)."""
+
+    kind: int
+    partition: tuple[Any, ...]
+    bucket: int
+    totalBuckets: int
+    file: DataFileMeta
+
+    @property
+    def identifier(self) -> tuple[tuple[Any, ...], int, int, str]:
+        """What makes two entries name the same file: partition, bucket, level, name."""
+        return (tuple(self.partition), self.bucket, self.file.level, self.file.fileName)
+
+
+class RowTypes:
+    """The Paimon types a table's manifest rows are encoded with: partition columns,
+    trimmed primary-key columns (minKey/maxKey, key stats), and the fields of each schema
+    (value stats of a file cover the fields of the schema it was written with)."""
+
+    def __init__(self, partition: Sequence[str], keys: Sequence[str], key_positions: Sequence[int],
+                 fields_of: Callable[[int], tuple[Sequence[str], Sequence[str]]]) -> None:
+        """``key_positions``: where the trimmed key columns are among the current schema's
+        fields; ``fields_of(schema_id)``: (names, types) of that schema's fields."""
+        self.partition = list(partition)
+        self.keys = list(keys)
+        self.key_positions = list(key_positions)
+        self.fields_of = fields_of
+
+
+def _stats_schema(name: str) -> dict[str, Any]:
+    return {"type": "record", "name": name, "fields": [
+        required("_MIN_VALUES", "bytes"), required("_MAX_VALUES", "bytes"),
+        optional("_NULL_COUNTS", {"type": "array", "items": avro.nullable("long")})]}
+
+
+_STRINGS = {"type": "array", "items": "string"}
+FILE_SCHEMA: dict[str, Any] = {"type": "record", "name": "record__FILE", "fields": [
+    required("_FILE_NAME", "string"), required("_FILE_SIZE", "long"), required("_ROW_COUNT", "long"),
+    required("_MIN_KEY", "bytes"), required("_MAX_KEY", "bytes"),
+    required("_KEY_STATS", _stats_schema("record__FILE__KEY_STATS")),
+    required("_VALUE_STATS", _stats_schema("record__FILE__VALUE_STATS")),
+    required("_MIN_SEQUENCE_NUMBER", "long"), required("_MAX_SEQUENCE_NUMBER", "long"),
+    required("_SCHEMA_ID", "long"), required("_LEVEL", "int"), required("_EXTRA_FILES", _STRINGS),
+    optional("_CREATION_TIME", {"type": "long", "logicalType": "timestamp-millis"}),
+    optional("_DELETE_ROW_COUNT", "long"), optional("_EMBEDDED_FILE_INDEX", "bytes"),
+    optional("_FILE_SOURCE", "int"), optional("_VALUE_STATS_COLS", _STRINGS),
+    optional("_EXTERNAL_PATH", "string"), optional("_FIRST_ROW_ID", "long"),
+    optional("_WRITE_COLS", _STRINGS), optional("_WRITE_COLS_SEQUENCES", {"type": "array", "items": "long"}),
+]}
+ENTRY_SCHEMA: dict[str, Any] = {"type": "record", "name": "record", "namespace": avro.NAMESPACE, "fields": [
+    required("_VERSION", "int"), required("_KIND", "int"), required("_PARTITION", "bytes"),
+    required("_BUCKET", "int"), required("_TOTAL_BUCKETS", "int"), required("_FILE", FILE_SCHEMA)]}
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+# -- encoding ----------------------------------------------------------------------------------
+
+def encode_stats(stats: SimpleStats, types: Sequence[str]) -> dict[str, Any]:
+    """A SimpleStats record of ``stats`` over columns of ``types``."""
+    return {"_MIN_VALUES": binary_row.encode(stats.minValues, types),
+            "_MAX_VALUES": binary_row.encode(stats.maxValues, types),
+            "_NULL_COUNTS": list(stats.nullCounts)}
+
+
+def _key_stats(stats: SimpleStats, types: RowTypes) -> SimpleStats:
+    pos = types.key_positions
+    if not pos or len(stats.minValues) <= max(pos):
+        return SimpleStats((None,) * len(types.keys), (None,) * len(types.keys), (None,) * len(types.keys))
+    return SimpleStats(tuple(stats.minValues[i] for i in pos), tuple(stats.maxValues[i] for i in pos),
+                       tuple(stats.nullCounts[i] for i in pos))
+
+
+def _file_record(f: DataFileMeta, types: RowTypes) -> dict[str, Any]:
+    _, value_types = types.fields_of(f.schemaId)
+    keys = types.keys if f.minKey else []
+    return {
+        "_FILE_NAME": f.fileName, "_FILE_SIZE": f.fileSize, "_ROW_COUNT": f.rowCount,
+        "_MIN_KEY": binary_row.encode(f.minKey, keys, reserve_nulls=True),
+        "_MAX_KEY": binary_row.encode(f.maxKey, keys, reserve_nulls=True),
+        "_KEY_STATS": encode_stats(_key_stats(f.valueStats, types), types.keys) if f.minKey
+        else encode_stats(SimpleStats((), (), ()), []),
+        "_VALUE_STATS": encode_stats(f.valueStats, value_types),
+        "_MIN_SEQUENCE_NUMBER": f.minSequenceNumber, "_MAX_SEQUENCE_NUMBER": f.maxSequenceNumber,
+        "_SCHEMA_ID": f.schemaId, "_LEVEL": f.level, "_EXTRA_FILES": list(f.extraFiles),
+        "_CREATION_TIME": f.creationTime, "_DELETE_ROW_COUNT": f.deleteRowCount,
+        "_EMBEDDED_FILE_INDEX": f.embeddedIndex, "_FILE_SOURCE": f.fileSource,
+        "_VALUE_STATS_COLS": None, "_EXTERNAL_PATH": None, "_FIRST_ROW_ID": None,
+        "_WRITE_COLS": None, "_WRITE_COLS_SEQUENCES": None,
+    }
+
+
+def encode(entries: Sequence[ManifestEntry], types: RowTypes, compression: str = "zstd") -> bytes:
+    """A manifest file of ``entries``: Paimon's records, and minipaimon's payload of them."""
+    records = [{"_VERSION": VERSION, "_KIND": int(e.kind),
+                # partitions and keys as Java's projections write them (a null wide decimal
+                # or timestamp keeps its zeroed chunk): Java compares partitions by bytes
+                "_PARTITION": binary_row.encode(e.partition, types.partition, reserve_nulls=True),
+                "_BUCKET": e.bucket, "_TOTAL_BUCKETS": e.totalBuckets,
+                "_FILE": _file_record(e.file, types)} for e in entries]
+    return avro.write_container(ENTRY_SCHEMA, records, compression,
+                                {PAYLOAD_KEY: encode_payload(list(entries))})
+
+
+# -- the payload ------------------------------------------------------------------------------
+
+_BIG_INT = 1  # msgpack ext: an integer beyond 64 bits (a 38-digit decimal's unscaled value)
+
+
+def _big_ints(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _big_ints(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_big_ints(x) for x in v]
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
+        return msgspec.msgpack.Ext(_BIG_INT, v.to_bytes(v.bit_length() // 8 + 1, "big", signed=True))
+    return v
+
+
+def _ext_hook(code: int, data: memoryview) -> Any:
+    if code != _BIG_INT:
+        raise msgspec.DecodeError(f"unknown msgpack extension type {code}")
+    return int.from_bytes(data, "big", signed=True)
+
+
+def encode_payload(entries: list[ManifestEntry]) -> str:
+    try:
+        packed = msgspec.msgpack.encode(entries)
+    except OverflowError:
+        packed = msgspec.msgpack.encode(_big_ints(msgspec.to_builtins(entries, builtin_types=(bytes,))))
+    return base64.b64encode(zstandard.ZstdCompressor(level=3).compress(packed)).decode("ascii")
+
+
+def decode_payload(text: str, path: str) -> list[ManifestEntry]:
+    try:
+        packed = zstandard.ZstdDecompressor().decompress(base64.b64decode(text, validate=True))
+        return msgspec.msgpack.decode(packed, type=list[ManifestEntry], ext_hook=_ext_hook)
+    except (ValueError, msgspec.DecodeError, zstandard.ZstdError) as e:
+        raise CorruptMetadataError(f"{path}: damaged minipaimon payload ({e})") from None
+
+
+# -- decoding ---------------------------------------------------------------------------------
+
+def decode(data: bytes, path: str, types: RowTypes) -> list[ManifestEntry]:
+    """The entries of a manifest file. Raises CorruptMetadataError (damaged file, unknown
+    version) or UnsupportedFeatureError (a Paimon feature minipaimon does not read)."""
+    container = avro.read_container(data, path)
+    payload = container.metadata.get(PAYLOAD_KEY)
+    if payload is not None:
+        return decode_payload(payload, path)
+    return [_entry(r, path, types) for r in container.records]
+
+
+def decode_stats(record: dict[str, Any] | None, names: Sequence[str], types: Sequence[str],
+                 covered: Sequence[str] | None, path: str) -> SimpleStats:
+    """Stats over all ``names`` of a SimpleStats record that covers ``covered`` columns
+    (None: all of them, in order); columns it does not cover are unknown."""
+    n = len(names)
+    if record is None:
+        return SimpleStats((None,) * n, (None,) * n, (None,) * n)
+    cols = list(names) if covered is None else list(covered)
+    col_types = [types[list(names).index(c)] if c in names else "STRING" for c in cols]
+    lo = binary_row.decode(record["_MIN_VALUES"], col_types)
+    hi = binary_row.decode(record["_MAX_VALUES"], col_types)
+    nulls = list(record.get("_NULL_COUNTS") or [None] * len(cols))
+    if len(nulls) != len(cols):
+        raise CorruptMetadataError(f"{path}: stats of {len(cols)} columns hold {len(nulls)} null counts")
+    if covered is None:
+        return SimpleStats(tuple(lo), tuple(hi), tuple(nulls))
+    where = {c: i for i, c in enumerate(cols)}
+    pick = [where.get(name) for name in names]
+    return SimpleStats(tuple(None if i is None else lo[i] for i in pick),
+                       tuple(None if i is None else hi[i] for i in pick),
+                       tuple(None if i is None else nulls[i] for i in pick))
+
+
+def _entry(r: dict[str, Any], path: str, types: RowTypes) -> ManifestEntry:
+    if r.get("_VERSION") != VERSION:
+        raise CorruptMetadataError(f"{path}: manifest entry version {r.get('_VERSION')} (expected {VERSION})")
+    f = r["_FILE"]
+    for field, feature in (("_EXTERNAL_PATH", "data-file.external-paths"),
+                           ("_WRITE_COLS", "data-evolution (files of some columns)")):
+        if f.get(field) is not None:
+            raise UnsupportedFeatureError(f"{path}: file {f['_FILE_NAME']} uses {feature}, which "
+                                          "minipaimon does not read")
+    names, value_types = types.fields_of(f["_SCHEMA_ID"])
+    keys = types.keys if f["_MIN_KEY"][:4] != b"\x00\x00\x00\x00" else []
+    created = f.get("_CREATION_TIME")
+    if isinstance(created, datetime.datetime):
+        created = int((created - _EPOCH).total_seconds() * 1000) if created.tzinfo \
+            else int((created.replace(tzinfo=datetime.timezone.utc) - _EPOCH).total_seconds() * 1000)
+    meta = DataFileMeta(
+        fileName=f["_FILE_NAME"], fileSize=f["_FILE_SIZE"], rowCount=f["_ROW_COUNT"],
+        minKey=tuple(binary_row.decode(f["_MIN_KEY"], keys)),
+        maxKey=tuple(binary_row.decode(f["_MAX_KEY"], keys)),
+        valueStats=decode_stats(f["_VALUE_STATS"], names, value_types, f.get("_VALUE_STATS_COLS"), path),
+        minSequenceNumber=f["_MIN_SEQUENCE_NUMBER"], maxSequenceNumber=f["_MAX_SEQUENCE_NUMBER"],
+        schemaId=f["_SCHEMA_ID"], level=f["_LEVEL"], creationTime=created or 0,
+        deleteRowCount=f.get("_DELETE_ROW_COUNT"), fileSource=f.get("_FILE_SOURCE"),
+        embeddedIndex=f.get("_EMBEDDED_FILE_INDEX"), extraFiles=tuple(f.get("_EXTRA_FILES") or ()))
+    return ManifestEntry(r["_KIND"], tuple(binary_row.decode(r["_PARTITION"], types.partition)),
+                         r["_BUCKET"], r["_TOTAL_BUCKETS"], meta)
+
+
+__all__ = ["ADD", "DELETE", "ENTRY_SCHEMA", "FILE_SOURCE_APPEND", "FILE_SOURCE_COMPACT",
+           "DataFileMeta", "ManifestEntry", "RowTypes", "SimpleStats", "decode", "encode"]
