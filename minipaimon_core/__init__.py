@@ -19,9 +19,9 @@ from .errors import (
     UnsupportedOptionError,
 )
 from .fileio import FileIO, LocalFileIO
+from .format.snapshot import Snapshot
 from .post_commit import AfterCommitResult, after_commit
 from .scan import Split
-from .snapshot import Snapshot
 from .table import Table, create_table, open_table
 from .table_scan import TableScan
 from .table_write import TableWrite

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
-from .bucket import bucket_ids
+from .bucket import bucket_ids, num_buckets
 from .commit_message import CommitMessage
 from .conform import conform, to_batches
 from .data_file import roll_table, write_data_file
 from .fileio import FileIO
+from .format.manifest_file import DataFileMeta
 from .layout import TableLayout
-from .manifest import DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
 from .schema import TableSchema
@@ -33,7 +32,7 @@ class AppendWriter:
         self._schema = schema
         self._arrow_schema = schema.arrow_schema()
         self._options = Options(schema.options)
-        self._spec = PartitionSpec.of(self._arrow_schema, schema.partitionKeys)
+        self._spec = PartitionSpec.of(schema)
         self._target = self._options["target-file-size"]
         self._buffer = WriteBuffer(self._options["write-buffer-size"], bucket_limit=self._target)
         self._files: dict[BucketKey, list[DataFileMeta]] = {}
@@ -49,10 +48,9 @@ class AppendWriter:
                         self._flush(key, pieces)
 
     def _by_bucket(self, table: pa.Table) -> list[tuple[int, pa.Table]]:
-        n = self._schema.num_buckets
-        if n < 1:
+        if num_buckets(self._schema) < 1:
             return [(0, table)]
-        return split_by_bucket(table, bucket_ids(table, self._schema.bucket_keys, n).astype(np.int64))
+        return split_by_bucket(table, bucket_ids(table, self._schema))
 
     def _flush(self, key: BucketKey, pieces: list[pa.Table]) -> None:
         table = pa.concat_tables(pieces)
@@ -60,9 +58,7 @@ class AppendWriter:
         path = self._spec.path(list(values))
         for chunk in roll_table(table, self._target):
             meta = write_data_file(
-                self._io, self._layout, path, bucket, chunk,
-                schema_id=self._schema.id,
-                stats_columns=self._schema.field_names,
+                self._io, self._layout, path, bucket, chunk, schema=self._schema,
                 compression=self._options["file.compression"],
                 min_seq=self._rows_written,
                 max_seq=self._rows_written + chunk.num_rows - 1,
@@ -79,7 +75,7 @@ class AppendWriter:
                 partition=list(values),
                 partitionPath=self._spec.path(list(values)),
                 bucket=bucket,
-                totalBuckets=self._schema.num_buckets,
+                totalBuckets=num_buckets(self._schema),
                 newFiles=files,
             )
             for (values, bucket), files in self._files.items()

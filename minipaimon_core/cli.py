@@ -13,6 +13,7 @@ minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME]
 minipaimon orphans   PATH [--older-than TIME] [--dry-run]
 minipaimon rollback  PATH (--snapshot N | --tag NAME)
 minipaimon tag       create PATH NAME [--snapshot N] | delete PATH NAME | list PATH
+minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
 ```
 
 PATH is a table path (local, ``file:`` or ``s3://``), or ``namespace.table`` in the
@@ -33,49 +34,20 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any
 
 import pyarrow as pa
 
-from . import datatypes
 from .catalog import WAREHOUSE_ENV, table_location
+from .cli_progress import ProgressBar
 from .compaction import compact_table
 from .errors import InvalidArgumentError, MiniPaimonError
+from .format import data_types
 from .manifest_io import live_files
+from .migrate import migrate
 from .options import parse_duration_ms
 from .scan import PlanStats
 from .table import Table, open_table
-
-
-class ProgressBar:
-    """A one-line progress bar on a stream: ``phase [#####-----] 5/10``."""
-
-    WIDTH = 30
-
-    def __init__(self, stream: TextIO, enabled: bool) -> None:
-        self._stream = stream
-        self._enabled = enabled
-        self._drawn = False
-        self._last = ""
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if not self._enabled:
-            return
-        if total > 0:
-            filled = self.WIDTH * min(done, total) // total
-            line = f"{phase:<18} [{'#' * filled}{'-' * (self.WIDTH - filled)}] {done}/{total}"
-        else:
-            line = f"{phase:<18} {done}"
-        if line != self._last:
-            self._stream.write("\r" + line.ljust(len(self._last)))
-            self._stream.flush()
-            self._last, self._drawn = line, True
-
-    def close(self) -> None:
-        if self._drawn:
-            self._stream.write("\n")
-            self._stream.flush()
-            self._drawn, self._last = False, ""
 
 
 def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -241,7 +213,7 @@ def cmd_files(t: Table, args: argparse.Namespace) -> str:
 
 def cmd_schema(t: Table, args: argparse.Namespace) -> str:
     schema = t.schema_by_id(args.id) if args.id is not None else t.table_schema
-    rows = [(f.id, f.name, str(datatypes.to_arrow(f.type)), datatypes.nullable_of(f.type),
+    rows = [(f.id, f.name, str(data_types.to_arrow(f.type)), data_types.nullable(f.type),
              "PK" if f.name in schema.primaryKeys else "") for f in schema.fields]
     text = format_table(["field id", "name", "type", "nullable", "key"], rows)
     text += f"\n\nschema id {schema.id}; primary keys: {', '.join(schema.primaryKeys) or '-'}; "
@@ -309,6 +281,17 @@ def cmd_tag(t: Table, args: argparse.Namespace) -> str:
     return format_arrow(t.system_table("tags"))
 
 
+def cmd_migrate(path: str) -> str:
+    result = migrate(path)
+    if not result.migrated:
+        return f"{result.path} is in Apache Paimon's format already"
+    lines = [f"migrated {result.path}: {result.files_reused} data files reused, "
+             f"{result.rows_rewritten} rows rewritten"]
+    if result.tags_dropped:
+        lines.append(f"tags not carried over: {', '.join(result.tags_dropped)}")
+    return "\n".join(lines)
+
+
 # -- parsing ---------------------------------------------------------------------------------------
 
 
@@ -352,6 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
     target = c.add_mutually_exclusive_group(required=True)
     target.add_argument("--snapshot", type=int)
     target.add_argument("--tag")
+    cmd("migrate", "rewrite a table of minipaimon's earlier format into Apache Paimon's, "
+        "in place (local disk; its latest rows, not its history)")
     tag = sub.add_parser("tag", help="create, delete or list tags")
     tag_sub = tag.add_subparsers(dest="tag_command", required=True)
     create = tag_sub.add_parser("create")
@@ -376,6 +361,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     bar = ProgressBar(sys.stderr, args.progress or sys.stderr.isatty())
     try:
+        if args.command == "migrate":  # not opened first: a crashed migration may be mid-swap
+            print(cmd_migrate(table_location(args.path, args.warehouse)))
+            return 0
         table = open_table(table_location(args.path, args.warehouse))
         if args.command in _LONG:
             out = _LONG[args.command](table, args, bar)

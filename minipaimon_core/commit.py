@@ -26,8 +26,12 @@
 Append-only changes never conflict and cost O(files added): the base list grows by the
 previous delta's manifest metas; small manifests are merged past
 ``manifest.merge-min-count`` and, rarely (amortised), the base is rewritten clustered by
-partition (:mod:`manifest_merge`). Sequencing: each message's new files get a sequence offset
-from the snapshot's ``nextSequenceNumber``, so a later commit always wins.
+partition (:mod:`manifest_merge`). Sequencing (:mod:`minipaimon_core.sequence`): a
+primary-key message keeps the numbers its writer gave its rows unless a commit since its
+writer's snapshot added files to its bucket whose numbers reach them; then its files are
+rewritten above the table's next number first (:mod:`minipaimon_core.resequence`), so a
+later commit always wins. Append files get their sequence range from the table's next
+number.
 """
 
 from __future__ import annotations
@@ -36,20 +40,28 @@ import random
 import time
 from collections.abc import Sequence
 
-from . import snapshot as snapshot_codec
+from . import resequence
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
 from .conflicts import check_compaction
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
 from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
+from .features import check_writable
 from .fileio import FileIO
+from .format import snapshot as snapshot_codec
+from .format.manifest_file import DataFileMeta, ManifestEntry
+from .format.manifest_list import ManifestFileMeta
+from .format.snapshot import APPEND, COMPACT, OVERWRITE, Digests, Snapshot
+from .format.snapshot import VERSION as SNAPSHOT_VERSION
 from .layout import TableLayout
-from .manifest import DataFileMeta, ManifestEntry, ManifestFileMeta
-from .manifest_io import ManifestIO, live_files, record_delta
+from .lsm.compaction_picker import PickerOptions
+from .lsm.merge_config import places_above_level0
+from .lsm.placement import place_messages
+from .manifest_io import ManifestIO, live_files, live_in_buckets, record_delta
 from .manifest_merge import MergeLimits, new_base
 from .options import Options
-from .schema import TableSchema
-from .snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
+from .schema import SchemaCache, SchemaManager, TableSchema
+from .sequence import next_sequence
 from .snapshot_manager import SnapshotManager
 
 # The longest a commit attempt may take from reading its base to creating the next
@@ -74,9 +86,11 @@ class FileStoreCommit:
         self._user = commit_user
         self._fresh_user = fresh_user  # a new random user: nothing of it can be committed yet
         self._snapshots = SnapshotManager(io, layout)
-        self._manifests = ManifestIO(io, layout)
+        self._schemas = SchemaCache(SchemaManager(io, layout))
+        self._manifests = ManifestIO(io, layout, self._schemas)
         self._options = Options(schema.options)
-        self._vectors = VectorMaintainer(io, layout, schema, self._manifests, DeletionVectorIO(io, layout)) \
+        dvio = DeletionVectorIO(io, layout, self._manifests)
+        self._vectors = VectorMaintainer(io, layout, schema, self._manifests, dvio) \
             if schema.primaryKeys and self._options["deletion-vectors.enabled"] else None
 
     # -- public ----------------------------------------------------------------------------
@@ -101,6 +115,7 @@ class FileStoreCommit:
             CommitConflictError: the change conflicts with what others committed, or the
                 snapshot race was lost more than ``commit.max-retries`` times.
         """
+        check_writable(self._schema, self._layout.root)
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
         done = self._committed_kinds(commit_identifier)
@@ -172,24 +187,28 @@ class FileStoreCommit:
             if attempt > 0 and latest is not None and self._landed_since(start_latest, latest, identifier, kind):
                 return None
             written: list[str] = []
+            moved: list[tuple[CommitMessage, CommitMessage]] = []  # (original, rewritten)
             try:
                 snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
-                                           written)
+                                           written, moved)
             except (CorruptMetadataError, SnapshotExpiredError):
                 # metadata or (deletion vectors) data files of our base read missing
-                self._clean(written)
+                self._clean(written, moved)
                 if not self._base_expired(latest):
                     raise
                 snap_id = None  # our base expired under us: a lost race, retry from the latest
             except BaseException:
-                self._clean(written)
+                self._clean(written, moved)
                 raise
             if snap_id is not None:
                 self._snapshots.commit_latest_hint(snap_id)
                 if snap_id == 1:
                     self._snapshots.commit_earliest_hint(1)
+                # the originals of rewritten files were never committed: garbage now
+                for path in resequence.file_paths(self._layout, [old for old, _ in moved]):
+                    self._io.delete(path)
                 return snap_id
-            self._clean(written)
+            self._clean(written, moved)
             attempt += 1
             if attempt > max_retries or time.monotonic() > deadline:
                 raise CommitConflictError(
@@ -217,9 +236,12 @@ class FileStoreCommit:
                 return True
         return False
 
-    def _clean(self, names: list[str]) -> None:
+    def _clean(self, names: list[str], moved: Sequence[tuple[CommitMessage, CommitMessage]] = ()) -> None:
+        """Delete what a failed attempt wrote: metadata files by name, rewritten data files."""
         for name in names:
             self._io.delete(self._layout.metadata_path(name))
+        for path in resequence.file_paths(self._layout, [new for _, new in moved]):
+            self._io.delete(path)
 
     def _try_commit(
         self,
@@ -231,6 +253,7 @@ class FileStoreCommit:
         latest: Snapshot | None,
         read_at: float,
         written: list[str],
+        moved: list[tuple[CommitMessage, CommitMessage]],
     ) -> int | None:
         overwritten: list[ManifestEntry] = []
         if kind == COMPACT:
@@ -240,18 +263,54 @@ class FileStoreCommit:
                 raise conflict.error()
         elif kind == OVERWRITE:
             overwritten = self._overwritten(latest, messages, dynamic)
-        change = entries_for(kind, messages, latest.nextSequenceNumber if latest else 0, overwritten)
+        next_seq = next_sequence(self._manifests, latest)
+        if kind != COMPACT and self._schema.primaryKeys and latest is not None:
+            messages = self._moved_above(messages, latest, next_seq, moved)
+        if kind != COMPACT and places_above_level0(self._schema):
+            messages = self._placed(messages, latest, overwritten)
+        change = entries_for(kind, messages, next_seq, overwritten, bool(self._schema.primaryKeys))
         snap = self._write_metadata(kind, change, identifier, properties, latest, written)
-        # If base N expired meanwhile, snapshot-(N+1) was committed before it and its file
-        # (or its expiration tombstone) is there: the create below fails and we retry. That
-        # holds while the tombstone lives; an attempt this old starts again instead
-        # (docs/format.md, "Expiration and in-flight commits").
+        # If base N expired meanwhile, snapshot-(N+1) was committed before it: its file is
+        # there (the create below fails and we retry) or it expired too, and its hidden
+        # marker tells us we landed below the latest (undone, retried). That holds while
+        # the marker lives; an attempt this old starts again instead (docs/format.md,
+        # "Expiration and in-flight commits").
         if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS:
             return None
         path = self._layout.snapshot_path(snap.id)
-        if self._io.write_if_absent(path, snapshot_codec.encode(snap)):
-            return snap.id
-        return None
+        if not self._io.write_if_absent(path, snapshot_codec.encode(snap)):
+            return None
+        if self._snapshots.landed_in_expired_id(snap.id):  # stalled past an expiration: undo
+            self._io.delete(path)
+            return None
+        return snap.id
+
+    def _placed(self, messages: Sequence[CommitMessage], latest: Snapshot | None,
+                overwritten: Sequence[ManifestEntry]) -> list[CommitMessage]:
+        """``messages`` with their new files placed above level 0 (lsm/placement.py)."""
+        touched = {(tuple(m.partition), m.bucket) for m in messages if m.newFiles}
+        live = live_in_buckets(self._manifests, latest, touched)
+        max_level = PickerOptions.from_options(self._schema.options).max_level
+        return place_messages(messages, live, overwritten, max_level)
+
+    def _moved_above(self, messages: Sequence[CommitMessage], latest: Snapshot, next_seq: int,
+                     moved: list[tuple[CommitMessage, CommitMessage]]) -> list[CommitMessage]:
+        """``messages``, those whose sequence numbers may tie with files committed since
+        their writer started rewritten above ``next_seq`` ((original, rewritten) appended to
+        ``moved``)."""
+        added: dict[int | None, dict | None] = {}
+        out = []
+        for m in messages:
+            if m.baseSnapshotId not in added:
+                added[m.baseSnapshotId] = resequence.added_since(
+                    self._manifests, self._snapshots, m.baseSnapshotId, latest)
+            if resequence.needs_moving(m, added[m.baseSnapshotId]):
+                new = resequence.move(self._io, self._layout, self._schemas, m, next_seq, [])
+                moved.append((m, new))
+                next_seq = max(f.maxSequenceNumber for f in (*new.newFiles, *new.changelogFiles)) + 1
+                m = new
+            out.append(m)
+        return out
 
     def _write_metadata(self, kind: str, change: CommitEntries, identifier: int,
                         properties: dict[str, str] | None, latest: Snapshot | None,
@@ -263,39 +322,42 @@ class FileStoreCommit:
         delta_meta = self._manifests.write_entries(entries, self._schema.id, width)
         written.append(delta_meta.fileName)
         base_metas = self._new_base(latest, written)
-        base_list = self._manifests.write_list(base_metas)
+        base_list, base_size, base_digest = self._manifests.write_list(base_metas)
         written.append(base_list)
-        delta_list = self._manifests.write_list([delta_meta])
+        delta_list, delta_size, delta_digest = self._manifests.write_list([delta_meta])
         written.append(delta_list)
-        changelog_list = None
+        changelog_list = changelog_size = changelog_digest = None
         if changelog:
             cl_meta = self._manifests.write_entries(changelog, self._schema.id, width)
             written.append(cl_meta.fileName)
-            changelog_list = self._manifests.write_list([cl_meta])
+            changelog_list, changelog_size, changelog_digest = self._manifests.write_list([cl_meta])
             written.append(changelog_list)
         delta_rows = record_delta(entries)
-        index_manifest, index_digest = (latest.indexManifest, latest.indexManifestDigest) \
+        index_manifest, index_digest = (latest.indexManifest, latest.index_manifest_digest) \
             if latest is not None else (None, None)
         if self._vectors is not None:
             index_manifest, index_digest = self._vectors.update(latest, entries, written)
         return Snapshot(
-            version=1,
+            version=SNAPSHOT_VERSION,
             id=(latest.id + 1) if latest else 1,
             schemaId=self._schema.id,
             baseManifestList=base_list,
+            baseManifestListSize=base_size,
             deltaManifestList=delta_list,
+            deltaManifestListSize=delta_size,
+            changelogManifestList=changelog_list,
+            changelogManifestListSize=changelog_size,
+            indexManifest=index_manifest,
             commitUser=self._user,
             commitIdentifier=identifier,
             commitKind=kind,
             timeMillis=int(time.time() * 1000),
             totalRecordCount=(latest.totalRecordCount if latest else 0) + delta_rows,
             deltaRecordCount=delta_rows,
-            nextSequenceNumber=change.next_sequence,
-            changelogManifestList=changelog_list,
             changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
             properties=properties,
-            indexManifest=index_manifest,
-            indexManifestDigest=index_digest,
+            nextSequenceNumber=change.next_sequence,
+            minipaimonDigests=Digests(base_digest, delta_digest, changelog_digest, index_digest),
         )
 
     def _overwritten(

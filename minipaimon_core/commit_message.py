@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
+from .format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from .kinds import CommitKind, EntryKind
-from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 
 
 class CommitMessage(msgspec.Struct, frozen=True):
@@ -21,6 +21,9 @@ class CommitMessage(msgspec.Struct, frozen=True):
     partitionPath: str
     bucket: int
     totalBuckets: int
+    # The snapshot the writer's sequence numbers start on (primary-key files; None: unknown,
+    # so a commit checks its numbers against the whole retained history of the bucket).
+    baseSnapshotId: int | None = None
     newFiles: list[DataFileMeta] = []
     compactBefore: list[DataFileMeta] = []
     compactAfter: list[DataFileMeta] = []
@@ -34,11 +37,8 @@ def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage],
     """(new-file parts, compaction parts) of ``messages``, each part only where non-empty.
 
     A changelog file goes with the change that produced it: a writer's (``input``
-    producer) with the new files, into the APPEND/OVERWRITE snapshot, where its writer-local
-    sequence numbers are shifted; a compaction's (``fileSource`` COMPACT: ``lookup`` /
-    ``full-compaction``) with the COMPACT snapshot, as is, since compaction writes
-    effective sequence numbers. Shifting those again would double ``nextSequenceNumber``
-    with every compaction.
+    producer) with the new files, into the APPEND/OVERWRITE snapshot; a compaction's
+    (``fileSource`` COMPACT: ``lookup`` / ``full-compaction``) with the COMPACT snapshot.
     """
     news: list[CommitMessage] = []
     compactions: list[CommitMessage] = []
@@ -52,26 +52,15 @@ def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage],
     return news, compactions
 
 
-def shift_sequence(
-    files: list[DataFileMeta], changelog: list[DataFileMeta], next_seq: int
-) -> tuple[list[DataFileMeta], list[DataFileMeta], int]:
-    """Give one message's new files their place in the table's sequence.
-
-    Writers number rows from 0 in input order (``min/maxSequenceNumber`` are local); the
-    committer adds ``next_seq`` as ``sequenceOffset``, so every row of this commit sorts
-    after every row committed before it. Returns the shifted files and the next free number.
-    """
-    top = max((f.maxSequenceNumber for f in (*files, *changelog)), default=-1)
-
-    def shift(f: DataFileMeta) -> DataFileMeta:
-        return msgspec.structs.replace(
-            f,
-            sequenceOffset=next_seq,
-            minSequenceNumber=f.minSequenceNumber + next_seq,
-            maxSequenceNumber=f.maxSequenceNumber + next_seq,
-        )
-
-    return [shift(f) for f in files], [shift(f) for f in changelog], next_seq + top + 1
+def place_append_files(files: list[DataFileMeta], next_seq: int) -> tuple[list[DataFileMeta], int]:
+    """Append files numbered on from ``next_seq`` (their rows have no sequence column; the
+    range orders append compaction); returns them and the next free number."""
+    out = []
+    for f in files:
+        rows = f.maxSequenceNumber - f.minSequenceNumber + 1
+        out.append(msgspec.structs.replace(f, minSequenceNumber=next_seq, maxSequenceNumber=next_seq + rows - 1))
+        next_seq += rows
+    return out, next_seq
 
 
 class CommitEntries(msgspec.Struct, frozen=True):
@@ -83,14 +72,16 @@ class CommitEntries(msgspec.Struct, frozen=True):
 
 
 def entries_for(kind: str, messages: Sequence[CommitMessage], next_seq: int,
-                overwritten: Sequence[ManifestEntry] = ()) -> CommitEntries:
-    """The entries of a snapshot of ``kind`` for ``messages`` on a base whose
-    ``nextSequenceNumber`` is ``next_seq`` (pure; the committer writes them).
+                overwritten: Sequence[ManifestEntry] = (), primary_key: bool = True) -> CommitEntries:
+    """The entries of a snapshot of ``kind`` for ``messages`` on a base whose next sequence
+    number is ``next_seq`` (pure; the committer writes them).
 
-    APPEND / OVERWRITE: the new files and writer changelog files ADDed with their sequence
-    shifted (:func:`shift_sequence`), after DELETEs of ``overwritten`` (the live files an
-    overwrite replaces). COMPACT: ``compactBefore`` DELETEd, ``compactAfter`` and changelog
-    ADDed as they are (compaction writes effective sequence numbers, never shifted again).
+    APPEND / OVERWRITE: the new files and writer changelog files ADDed, after DELETEs of
+    ``overwritten`` (the live files an overwrite replaces); primary-key files keep the
+    numbers in their rows (the committer moved them above ``next_seq`` where needed), append
+    files are numbered from ``next_seq`` (:func:`place_append_files`). COMPACT:
+    ``compactBefore`` DELETEd, ``compactAfter`` and changelog ADDed as they are. The next
+    number is one above the highest the snapshot holds.
     """
     if kind == CommitKind.COMPACT:
         return _compaction_entries(messages, next_seq)
@@ -98,9 +89,14 @@ def entries_for(kind: str, messages: Sequence[CommitMessage], next_seq: int,
                for e in overwritten]
     changelog: list[ManifestEntry] = []
     for m in messages:
-        files, cl_files, next_seq = shift_sequence(m.newFiles, m.changelogFiles, next_seq)
+        files = m.newFiles
+        if primary_key:
+            top = max((f.maxSequenceNumber for f in (*m.newFiles, *m.changelogFiles)), default=-1)
+            next_seq = max(next_seq, top + 1)
+        else:
+            files, next_seq = place_append_files(list(m.newFiles), next_seq)
         entries += [m.entry(EntryKind.ADD, f) for f in files]
-        changelog += [m.entry(EntryKind.ADD, f) for f in cl_files]
+        changelog += [m.entry(EntryKind.ADD, f) for f in m.changelogFiles]
     return CommitEntries(entries, changelog, next_seq)
 
 

@@ -28,6 +28,9 @@ from .errors import (
     InvalidArgumentError,
     SnapshotExpiredError,
 )
+from .features import check_writable
+from .format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
+from .format.snapshot import Snapshot
 from .key_range import key_order, overlaps
 from .kinds import SEQUENCE, VALUE_KIND
 from .kv_writer import write_sorted_run
@@ -41,10 +44,8 @@ from .lsm.compaction_picker import (
     pick_for,
 )
 from .lsm.merge_engines import MergeConfig, merge
-from .manifest import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from .manifest_io import live_files
 from .read import read_file_as, sorted_runs_newest_first
-from .snapshot import Snapshot
 
 BucketKey = tuple[tuple[Any, ...], int]
 _ROW_INDEX = "__row_index"
@@ -62,6 +63,7 @@ def bucket_units(table: HasContext, only: set[BucketKey] | None = None,
     in a stable order; only the buckets in ``only`` if given. Each unit can be compacted on
     its own (in another process: units and messages pickle)."""
     ctx = table.context()
+    check_writable(ctx.schema, ctx.path)
     buckets: dict[BucketKey, list[ManifestEntry]] = defaultdict(list)
     base = snapshot if snapshot is not None else ctx.snapshots.latest()
     for e in live_files(ctx.manifests, base):
@@ -195,7 +197,7 @@ def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: st
     runs = sorted_runs(files)
     if min_runs is not None and len(runs) < min_runs:
         return None
-    opts = PickerOptions.from_options(schema.options)
+    opts = PickerOptions.from_options(schema.options).for_levels(max(f.level for f in files))
     unit = pick_for(runs, opts, strategy=strategy, level0=options["changelog-producer"] == "lookup")
     if unit is None:
         return None
@@ -222,7 +224,7 @@ def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[Data
     """The changelog file of a compaction into ``level`` by the table's producer, if any."""
     schema = ctx.schema
     options = ctx.options
-    opts = PickerOptions.from_options(schema.options)
+    opts = PickerOptions.from_options(schema.options).for_levels(max(f.level for f in files))
     producer = options["changelog-producer"]
     config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
     bottom = level == opts.max_level
@@ -235,9 +237,8 @@ def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[Data
     changelog_files = []
     if changes is not None and changes.num_rows:
         changelog_files = [write_changelog_file(
-            ctx.io, ctx.layout, path, bucket, changes, schema_id=schema.id,
-            stats_columns=schema.field_names, compression=options["file.compression"],
-            file_source=FILE_SOURCE_COMPACT)]
+            ctx.io, ctx.layout, path, bucket, changes, schema=schema,
+            compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)]
     return changelog_files
 
 
@@ -311,8 +312,8 @@ def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: 
     tables = [read_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names)
               for f in small]
     merged = pa.concat_tables(tables)
-    after = write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema_id=schema.id,
-                            stats_columns=names, file_source=FILE_SOURCE_COMPACT,
+    after = write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema=schema,
+                            file_source=FILE_SOURCE_COMPACT,
                             compression=options["file.compression"],
                             min_seq=min(f.minSequenceNumber for f in small),
                             max_seq=max(f.maxSequenceNumber for f in small))

@@ -22,8 +22,8 @@ from typing import Any
 
 from .commit_message import CommitMessage
 from .errors import CommitConflictError, ConflictReason
+from .format.manifest_file import DataFileMeta, ManifestEntry
 from .key_range import find_overlap
-from .manifest import DataFileMeta, ManifestEntry
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import datatypes
-from .errors import InvalidArgumentError, SchemaMismatchError
+from .errors import InvalidArgumentError, SchemaMismatchError, UnsupportedFeatureError
+from .format import data_types
 from .schema import ROW_KIND_COLUMN
 
 
@@ -108,7 +108,7 @@ def conform(
     out_schema = schema
     if allow_row_kind and ROW_KIND_COLUMN in names:
         kinds = batch.column(ROW_KIND_COLUMN)
-        if not (_supported(kinds.type) and datatypes.normalize(kinds.type).equals(pa.string())):
+        if not (_supported(kinds.type) and data_types.normalize(kinds.type).equals(pa.string())):
             raise SchemaMismatchError(
                 f"column {ROW_KIND_COLUMN!r} has type {kinds.type}; it must be a string column "
                 "of +I, -U, +U, -D")
@@ -125,7 +125,7 @@ def _cast(field: pa.Field, col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Chu
     values all convert exactly (else SchemaMismatchError naming the column)."""
     if col.type.equals(field.type):
         return col
-    same = datatypes.normalize(col.type).equals(field.type) if _supported(col.type) else False
+    same = data_types.normalize(col.type).equals(field.type) if _supported(col.type) else False
     if not same and not _widens(col.type, field.type):
         raise SchemaMismatchError(f"column {field.name!r} has type {col.type}, the table has {field.type}")
     try:
@@ -151,7 +151,7 @@ def canonical_key(name: str, col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.C
 
 def _supported(t: pa.DataType) -> bool:
     try:
-        datatypes.from_arrow(t)
+        data_types.normalize(t)
         return True
-    except SchemaMismatchError:
+    except (SchemaMismatchError, UnsupportedFeatureError):
         return False

@@ -1,6 +1,7 @@
 """Consumer files (``consumer/consumer-<id>``): the progress of a streaming reader.
 
-A consumer file holds ``{"nextSnapshot": n}`` (checksummed JSON, see :mod:`codec`): the
+A consumer file holds ``{"nextSnapshot": n}`` (Paimon's ``Consumer`` JSON, with minipaimon's
+checksum member, see :mod:`minipaimon_core.format.json_file`): the
 reader with that id has processed every snapshot before ``n``. Snapshot expiration keeps
 snapshots ``>= n`` of every live consumer. A consumer whose file was not updated for
 ``consumer.expiration-time`` is expired (deleted) and no longer protects anything; without
@@ -16,9 +17,9 @@ import time
 
 import msgspec
 
-from . import codec
 from .errors import InvalidArgumentError
 from .fileio import FileIO
+from .format import json_file
 from .layout import TableLayout, keys_of
 
 
@@ -35,11 +36,11 @@ class Consumer(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 def encode(consumer: Consumer) -> bytes:
-    return codec.encode_json(consumer)
+    return json_file.encode(consumer)
 
 
 def decode(data: bytes, path: str) -> Consumer:
-    return codec.decode_json(data, Consumer, path)
+    return json_file.decode(data, Consumer, path)
 
 
 class ConsumerManager:

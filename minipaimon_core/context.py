@@ -18,8 +18,7 @@ from .layout import TableLayout
 from .manifest_io import ManifestIO
 from .options import Options
 from .partition import PartitionSpec
-from .read import SchemaCache
-from .schema import TableSchema
+from .schema import SchemaCache, TableSchema
 from .snapshot_manager import SnapshotManager
 
 
@@ -50,7 +49,7 @@ class TableContext:
 
     def partition_spec(self) -> PartitionSpec:
         """The partition spec of the current schema (builds partition paths)."""
-        return PartitionSpec.of(self.schema.arrow_schema(), self.schema.partitionKeys)
+        return PartitionSpec.of(self.schema)
 
 
 class HasContext(Protocol):

@@ -1,15 +1,22 @@
-"""Data files: Parquet (zstd) files of a bucket, and their metadata.
+"""Data files: Parquet (zstd) files of a bucket, in Paimon's layout, and their metadata.
 
-Writing returns a :class:`DataFileMeta` with row count, per-column stats (user columns of
-the table schema, in schema order), key range and local sequence range. Reading returns an
-Arrow Table of the requested columns.
+Append files hold the table's columns. Primary-key (and changelog) files hold, as Paimon's
+``KeyValue`` files: ``_KEY_<k>`` for each column of the trimmed primary key (the key
+without partition columns), ``_SEQUENCE_NUMBER`` (BIGINT), ``_VALUE_KIND`` (TINYINT: +I 0,
+-U 1, +U 2, -D 3), then every column; sorted by key, one row per key. Columns carry
+Paimon's field ids (``_KEY_`` ones offset by ``KEY_FIELD_ID_START``), decimals of up to 18
+digits are stored as integers (as Paimon's Java writer does, and reads). Readers select
+columns by name.
+
+Writing returns a :class:`DataFileMeta` with row count, per-column stats (the columns of
+the file's schema, in order), key range and sequence range. Reading returns an Arrow Table
+of the requested columns.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
 
 import msgspec
 import pyarrow as pa
@@ -18,10 +25,45 @@ import pyarrow.parquet as pq
 
 from .errors import CorruptDataFileError, InvalidArgumentError, SnapshotExpiredError
 from .fileio import FileIO
+from .format import data_types
+from .format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
+from .format.table_schema import TableSchema
 from .kinds import SEQUENCE, VALUE_KIND
 from .layout import TableLayout
-from .manifest import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from .stats import merge_stats, table_stats, to_stat
+
+KEY_PREFIX = "_KEY_"
+# Parquet footer metadata: the file's own name, so a valid file of the table copied or
+# swapped over another is refused (Paimon's readers ignore it; files of other writers lack it).
+FILE_NAME_KEY = b"minipaimon.file"
+
+
+def file_schema(schema: TableSchema, key_value: bool) -> pa.Schema:
+    """The Arrow schema of a data file of ``schema``: with the system columns of Paimon's
+    key-value files (``key_value``) or the plain columns, with Paimon's field ids."""
+    arrow = schema.arrow_schema()
+    if not key_value:
+        return arrow
+    ids = {f.name: f.id for f in schema.fields}
+    keys = [arrow.field(k).with_name(KEY_PREFIX + k).with_nullable(False)
+            .with_metadata(data_types.field_id_metadata(data_types.key_field_id(ids[k])))
+            for k in schema.trimmed_primary_keys]
+    system = [pa.field(SEQUENCE, pa.int64(), False,
+                       data_types.field_id_metadata(data_types.SEQUENCE_NUMBER_FIELD_ID)),
+              pa.field(VALUE_KIND, pa.int8(), False,
+                       data_types.field_id_metadata(data_types.VALUE_KIND_FIELD_ID))]
+    return pa.schema([*keys, *system, *arrow])
+
+
+def to_file_layout(table: pa.Table, target: pa.Schema) -> pa.Table:
+    """``table`` (the table's columns, with ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND`` for
+    key-value files) in the column order and field ids of ``target`` (:func:`file_schema`)."""
+    arrays = [table.column(f.name[len(KEY_PREFIX):]) if f.name.startswith(KEY_PREFIX)
+              and f.name not in table.column_names else table.column(f.name) for f in target]
+    out = pa.Table.from_arrays(arrays, schema=target.with_metadata(None)) \
+        if all(a.type.equals(f.type) for a, f in zip(arrays, target)) \
+        else pa.Table.from_arrays([a.cast(f.type) for a, f in zip(arrays, target)], schema=target)
+    return out
 
 
 def write_data_file(
@@ -31,9 +73,7 @@ def write_data_file(
     bucket: int,
     table: pa.Table,
     *,
-    schema_id: int,
-    stats_columns: Sequence[str],
-    key_columns: Sequence[str] = (),
+    schema: TableSchema,
     level: int = 0,
     file_source: int = FILE_SOURCE_APPEND,
     compression: str = "zstd",
@@ -41,15 +81,14 @@ def write_data_file(
     min_seq: int = 0,
     max_seq: int = 0,
 ) -> DataFileMeta:
-    """Write ``table`` as one Parquet file in the bucket directory and describe it.
-
-    ``key_columns``: the table is sorted by them; minKey/maxKey are its first/last keys.
-    ``min_seq``/``max_seq``: the file's sequence range (local to the writer for new files).
-    """
+    """Write ``table`` as one Parquet file in the bucket directory and describe it: a
+    key-value file when it has ``_SEQUENCE_NUMBER`` (sorted by the key; its sequence range
+    is the column's), else an append file with sequence range ``min_seq``..``max_seq``."""
     meta = write_data_file_parts(
-        io, layout, partition_path, bucket, [table], schema_id=schema_id,
-        stats_columns=stats_columns, key_columns=key_columns, level=level,
+        io, layout, partition_path, bucket, [table], schema=schema, level=level,
         file_source=file_source, compression=compression, prefix=prefix)
+    if SEQUENCE in table.column_names:
+        return meta
     return msgspec.structs.replace(meta, minSequenceNumber=min_seq, maxSequenceNumber=max_seq)
 
 
@@ -60,19 +99,15 @@ def write_changelog_file(
     bucket: int,
     changes: pa.Table,
     *,
-    schema_id: int,
-    stats_columns: Sequence[str],
+    schema: TableSchema,
     compression: str,
     file_source: int,
 ) -> DataFileMeta:
-    """Write ``changes`` (user columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``) as one
-    ``changelog-*`` file; its sequence range is that of the rows. The one changelog writer of
-    the ``input`` producer (``FILE_SOURCE_APPEND``) and of compaction (``FILE_SOURCE_COMPACT``)."""
-    seq = changes.column(SEQUENCE)
-    return write_data_file(
-        io, layout, partition_path, bucket, changes, schema_id=schema_id,
-        stats_columns=stats_columns, compression=compression, prefix="changelog",
-        file_source=file_source, min_seq=pc.min(seq).as_py(), max_seq=pc.max(seq).as_py())
+    """Write ``changes`` (columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``) as one
+    ``changelog-*`` file. The one changelog writer of the ``input`` producer
+    (``FILE_SOURCE_APPEND``) and of compaction (``FILE_SOURCE_COMPACT``)."""
+    return write_data_file(io, layout, partition_path, bucket, changes, schema=schema,
+                           compression=compression, prefix="changelog", file_source=file_source)
 
 
 def write_data_file_parts(
@@ -82,17 +117,14 @@ def write_data_file_parts(
     bucket: int,
     parts: Iterable[pa.Table],
     *,
-    schema_id: int,
-    stats_columns: Sequence[str],
-    key_columns: Sequence[str] = (),
+    schema: TableSchema,
     level: int = 0,
     file_source: int = FILE_SOURCE_APPEND,
     compression: str = "zstd",
     prefix: str = "data",
 ) -> DataFileMeta:
-    """Write consecutive ``parts`` (same schema) as one Parquet file, holding one part in
-    memory at a time, and describe it. The sequence range is the ``_SEQUENCE_NUMBER``
-    column's (0, 0 without one); see :func:`write_data_file` for the rest."""
+    """Write consecutive ``parts`` (same columns) as one Parquet file, holding one part in
+    memory at a time, and describe it (see :func:`write_data_file`)."""
     name = TableLayout.new_data_file_name(prefix)
     path = layout.data_file_path(partition_path, bucket, name)
     rows = deletes = 0
@@ -101,20 +133,30 @@ def write_data_file_parts(
     stats: list[tuple[SimpleStats, int]] = []
     seq: list[tuple[int, int]] = []
     writer: pq.ParquetWriter | None = None
+    key_value = False
+    target: pa.Schema | None = None
     with io.open_output(path) as f:
         for part in parts:
             if writer is None:
-                dictionary = dictionary_columns(part)
+                key_value = SEQUENCE in part.column_names
+                target = file_schema(schema, key_value)
+                laid = to_file_layout(part, target)
+                dictionary = dictionary_columns(laid)
+                # plain or dictionary encodings only: Paimon's Java reader refuses
+                # DELTA_BINARY_PACKED ("Unsupported encoding")
                 writer = pq.ParquetWriter(
-                    f, part.schema, compression=compression, write_statistics=False,
-                    use_dictionary=dictionary, column_encoding=delta_columns(part, dictionary),
+                    f, target.with_metadata({FILE_NAME_KEY: name.encode()}),
+                    compression=compression, write_statistics=False,
+                    use_dictionary=dictionary,
+                    store_decimal_as_integer=True,  # as Paimon's Java writer (which reads only that)
                     write_page_checksum=True)  # CRC32 per page: a flipped bit fails the read
-            writer.write_table(part)
+            assert target is not None and writer is not None
+            writer.write_table(to_file_layout(part, target).replace_schema_metadata(writer.schema.metadata))
             if part.num_rows:
                 first = first if first is not None else part.slice(0, 1)
                 last = part.slice(part.num_rows - 1, 1)
             rows += part.num_rows
-            stats.append((table_stats(part, list(stats_columns)), part.num_rows))
+            stats.append((table_stats(part, schema.field_names), part.num_rows))
             if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
                 retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
                                    pa.scalar(1, pa.int8()))
@@ -125,11 +167,12 @@ def write_data_file_parts(
         if writer is None:
             raise InvalidArgumentError(f"no rows to write to {path}")
         writer.close()
-    min_key: tuple[Any, ...] = ()
-    max_key: tuple[Any, ...] = ()
-    if key_columns and first is not None and last is not None:
-        min_key = tuple(to_stat(first.column(k)[0], first.schema.field(k).type) for k in key_columns)
-        max_key = tuple(to_stat(last.column(k)[0], last.schema.field(k).type) for k in key_columns)
+    min_key: tuple = ()
+    max_key: tuple = ()
+    if key_value and first is not None and last is not None:
+        keys = schema.trimmed_primary_keys
+        min_key = tuple(to_stat(first.column(k)[0], first.schema.field(k).type) for k in keys)
+        max_key = tuple(to_stat(last.column(k)[0], last.schema.field(k).type) for k in keys)
     return DataFileMeta(
         fileName=name,
         fileSize=io.file_size(path),
@@ -139,7 +182,7 @@ def write_data_file_parts(
         valueStats=merge_stats(stats),
         minSequenceNumber=min((lo for lo, _ in seq), default=0),
         maxSequenceNumber=max((hi for _, hi in seq), default=0),
-        schemaId=schema_id,
+        schemaId=schema.id,
         level=level,
         creationTime=int(time.time() * 1000),
         deleteRowCount=deletes,
@@ -160,13 +203,6 @@ def dictionary_columns(table: pa.Table, sample: int = 2048) -> list[str]:
         if pc.count_distinct(col, mode="all").as_py() * 2 < len(col):
             out.append(name)
     return out
-
-
-def delta_columns(table: pa.Table, dictionary: list[str]) -> dict[str, str]:
-    """DELTA_BINARY_PACKED for 64-bit integer columns without a dictionary: ~20 % less
-    encode time and smaller files than plain encoding for keys, sequences and timestamps."""
-    return {f.name: "DELTA_BINARY_PACKED" for f in table.schema
-            if f.name not in dictionary and pa.types.is_int64(f.type)}
 
 
 def read_data_file(
@@ -201,10 +237,14 @@ def read_data_file(
         raise CorruptDataFileError(
             f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "
             "table back to a snapshot without it") from e
-    if t.num_rows != file.rowCount:
+    named = (t.schema.metadata or {}).get(FILE_NAME_KEY)
+    if t.num_rows != file.rowCount or (named is not None and named != file.fileName.encode()):
         raise CorruptDataFileError(
-            f"data file {path} holds {t.num_rows} rows, its manifest says {file.rowCount}: the file "
-            "was replaced; restore it or roll the table back to a snapshot without it")
+            f"data file {path} holds {t.num_rows} rows (file {named!r}), its manifest says "
+            f"{file.rowCount}: the file was replaced; restore it or roll the table back to a "
+            "snapshot without it")
+    if named is not None:
+        t = t.replace_schema_metadata(None)
     return t
 
 

@@ -2,20 +2,22 @@
 
 With ``deletion-vectors.enabled`` every commit marks, for the keys it writes, the rows that
 the merge engine would discard (an older version under ``deduplicate``, a newer one under
-``first-row``), so at any snapshot each key has at most one unmarked row and a reader takes
-every data file on its own: unmarked rows of kind +I/+U are the table. The files keep their
-LSM meaning (a merge of a bucket's files ignoring the vectors gives the same rows), so the
-vectors only make reads cheaper.
+``first-row``), so at any snapshot each key has at most one unmarked row among the files
+readers see (levels >= 1) and a reader takes every data file on its own: unmarked rows of
+kind +I/+U are the table. The files keep their LSM meaning (a merge of a bucket's files
+ignoring the vectors gives the same rows), so the vectors only make reads cheaper.
 
-```
-manifest/index-manifest-<uuid>   list[IndexEntry]: one per (partition, bucket) with vectors,
-                                 the snapshot's full set (Snapshot.indexManifest)
-index/index-<uuid>               DeletionIndex: data file name -> deleted row positions
-```
+Paimon's format (:mod:`minipaimon_core.format.index_manifest`,
+:mod:`minipaimon_core.format.deletion_vector_file`)::
 
-Both use the binary envelope of :mod:`minipaimon_core.codec` (versioned, checksummed);
-positions are sorted, distinct little-endian uint32. Index files and index manifests are
-immutable, so decoded ones are cached by name.
+    manifest/index-manifest-<uuid>-<n>   IndexManifestEntry: one DELETION_VECTORS index file
+                                         per (partition, bucket) with vectors, each data
+                                         file's (offset, length, cardinality) in it; the
+                                         snapshot's full set (Snapshot.indexManifest)
+    index/index-<uuid>-<n>               the vectors: 32-bit RoaringBitmaps with CRCs
+
+Index files and index manifests are immutable, so decoded ones are cached by name.
+Tables of minipaimon's earlier format are read too (:mod:`minipaimon_core.format.legacy`).
 """
 
 from __future__ import annotations
@@ -24,15 +26,18 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-import msgspec
 import numpy as np
 import xxhash
 
-from . import codec
 from .errors import CorruptMetadataError, SnapshotExpiredError
 from .fileio import FileIO
+from .format import deletion_vector_file as dv_file
+from .format import index_manifest, legacy
+from .format.index_manifest import DELETION_VECTORS, IndexFileEntry, VectorRange
+from .format.snapshot import Snapshot
+from .kinds import EntryKind
 from .layout import TableLayout
-from .snapshot import Snapshot
+from .manifest_io import ManifestIO
 
 Vectors = dict[str, np.ndarray]
 """Data file name -> sorted, distinct row positions (uint32) deleted in it."""
@@ -42,39 +47,15 @@ BucketKey = tuple[tuple[Any, ...], int]
 _CACHE_SIZE = 1024
 
 
-class IndexEntry(msgspec.Struct, frozen=True):
-    """One bucket's index file, as listed in an index manifest."""
-
-    partition: list[Any]
-    bucket: int
-    fileName: str
-    fileSize: int
-    deletedRows: int
-    dataFiles: list[str] = []  # the data files that have a vector in it (planning reads this)
-
-
-class DeletionIndex(msgspec.Struct, frozen=True):
-    """The content of one index file."""
-
-    vectors: dict[str, bytes]
-
-
-def encode_positions(positions: np.ndarray) -> bytes:
-    return np.asarray(positions, dtype="<u4").tobytes()
-
-
-def decode_positions(data: bytes) -> np.ndarray:
-    return np.frombuffer(data, dtype="<u4")
-
-
 class DeletionVectorIO:
     """Reads and writes index files and index manifests of one table. Thread-safe."""
 
-    def __init__(self, io: FileIO, layout: TableLayout) -> None:
+    def __init__(self, io: FileIO, layout: TableLayout, manifests: ManifestIO) -> None:
         self._io = io
         self._layout = layout
+        self._manifests = manifests
         self._lock = threading.Lock()
-        self._manifests: OrderedDict[str, list[IndexEntry]] = OrderedDict()
+        self._entries: OrderedDict[str, list[IndexFileEntry]] = OrderedDict()
         self._indexes: OrderedDict[str, Vectors] = OrderedDict()
 
     def _remember(self, cache: OrderedDict, name: str, value: Any) -> None:
@@ -95,71 +76,83 @@ class DeletionVectorIO:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def entries(self, snapshot: Snapshot | None) -> list[IndexEntry]:
-        """The index entries of ``snapshot`` ([] without deletion vectors).
+    def entries(self, snapshot: Snapshot | None) -> list[IndexFileEntry]:
+        """The deletion-vector index files of ``snapshot`` ([] without deletion vectors).
 
         Raises CorruptMetadataError if the index manifest is missing, damaged, or not the
         one the snapshot recorded (its digest differs: swapped or copied over)."""
         name = snapshot.indexManifest if snapshot is not None else None
         if name is None:
             return []
-        found = self._manifests.get(name)
+        found = self._entries.get(name)
         if found is None:
+            assert snapshot is not None
             path = self._layout.manifest_path(name)
             data = self._read(path)
-            assert snapshot is not None
-            expected = snapshot.indexManifestDigest
+            expected = snapshot.index_manifest_digest
             if expected is not None and xxhash.xxh64_hexdigest(data) != expected:
                 raise CorruptMetadataError(
                     f"{path}: not the index manifest snapshot {snapshot.id} recorded (digest "
                     "differs): the file was replaced or damaged")
-            found = codec.decode_binary(data, list[IndexEntry], path)
-            self._remember(self._manifests, name, found)
+            if legacy.is_binary(data):
+                found = legacy.decode_index_manifest(data, path)
+            else:
+                decoded = index_manifest.decode(data, path, self._manifests.row_types().partition)
+                found = [e for e in decoded if e.indexType == DELETION_VECTORS and e.kind == EntryKind.ADD]
+            self._remember(self._entries, name, found)
         return found
 
-    def by_bucket(self, snapshot: Snapshot | None) -> dict[BucketKey, IndexEntry]:
+    def by_bucket(self, snapshot: Snapshot | None) -> dict[BucketKey, IndexFileEntry]:
         return {(tuple(e.partition), e.bucket): e for e in self.entries(snapshot)}
 
-    def vectors(self, entry: IndexEntry) -> Vectors:
+    def vectors(self, entry: IndexFileEntry) -> Vectors:
         """The vectors of the index file ``entry`` names. Raises CorruptMetadataError if the
-        file is missing or damaged, or is not the one ``entry`` describes (its size, data
-        files or deleted-row count differ: an index file swapped or copied over)."""
+        file is damaged or is not the one ``entry`` describes (size, vector sizes, CRCs,
+        deleted-row counts: an index file swapped or copied over), SnapshotExpiredError if
+        it is gone."""
         found = self._indexes.get(entry.fileName)
         if found is None:
             path = self._layout.index_path(entry.fileName)
             data = self._read(path)
-            if len(data) != entry.fileSize:
+            if len(data) != entry.fileSize or (entry.digest is not None and xxhash.xxh64_intdigest(data) != entry.digest):
                 raise CorruptMetadataError(
-                    f"{path} is {len(data)} bytes, its index manifest says {entry.fileSize}: "
-                    "the file was replaced or damaged")
-            index = codec.decode_binary(data, DeletionIndex, path)
-            found = {name: decode_positions(data) for name, data in index.vectors.items()}
-            deleted = sum(len(p) for p in found.values())
-            if (entry.dataFiles and sorted(found) != sorted(entry.dataFiles)) or deleted != entry.deletedRows:
-                raise CorruptMetadataError(
-                    f"{path} holds vectors of {len(found)} files ({deleted} rows), its index "
-                    f"manifest says {len(entry.dataFiles)} ({entry.deletedRows} rows): the file "
-                    "belongs to another bucket or snapshot")
+                    f"{path} ({len(data)} bytes) is not the index file its index manifest "
+                    f"describes ({entry.fileSize} bytes): the file was replaced or damaged")
+            if entry.indexType == legacy.INDEX_TYPE:
+                found = legacy.decode_index_file(data, path)
+                if sorted(found) != sorted(entry.data_files) or \
+                        sum(len(p) for p in found.values()) != entry.rowCount:
+                    raise CorruptMetadataError(f"{path} does not hold the vectors its index manifest "
+                                               "lists: the file belongs to another bucket or snapshot")
+            else:
+                ranges = [dv_file.DeletionVectorRange(r.dataFile, r.offset, r.length,
+                                                      -1 if r.cardinality is None else r.cardinality)
+                          for r in entry.ranges or ()]
+                found = dv_file.decode_index_file(data, ranges, path)
             self._remember(self._indexes, entry.fileName, found)
         return found
 
     # -- writing -----------------------------------------------------------------------------
 
-    def write_index(self, partition: list[Any], bucket: int, vectors: Vectors) -> IndexEntry:
+    def write_index(self, partition: tuple[Any, ...], bucket: int, vectors: Vectors) -> IndexFileEntry:
         """Write one bucket's vectors (non-empty) as a new index file."""
         name = TableLayout.new_index_name()
-        data = codec.encode_binary(DeletionIndex({n: encode_positions(p) for n, p in vectors.items()}))
+        ordered = sorted(vectors.items())
+        data, ranges = dv_file.encode_index_file(ordered)
         self._io.write_bytes(self._layout.index_path(name), data)
         self._remember(self._indexes, name, dict(vectors))
-        return IndexEntry(list(partition), bucket, name, len(data), sum(len(p) for p in vectors.values()),
-                          sorted(vectors))
+        return IndexFileEntry(
+            kind=EntryKind.ADD, partition=tuple(partition), bucket=bucket, indexType=DELETION_VECTORS,
+            fileName=name, fileSize=len(data), rowCount=len(ranges),
+            ranges=tuple(VectorRange(r.file_name, r.offset, r.length, r.cardinality) for r in ranges),
+            digest=xxhash.xxh64_intdigest(data))
 
-    def write_manifest(self, entries: list[IndexEntry]) -> tuple[str, str]:
-        """Write an index manifest; its name and digest (for ``Snapshot.indexManifestDigest``)."""
+    def write_manifest(self, entries: list[IndexFileEntry]) -> tuple[str, str]:
+        """Write an index manifest; its name and digest (for the snapshot)."""
         name = TableLayout.new_index_manifest_name()
-        data = codec.encode_binary(entries)
+        data = index_manifest.encode(entries, self._manifests.row_types().partition)
         self._io.write_bytes(self._layout.manifest_path(name), data)
-        self._remember(self._manifests, name, list(entries))
+        self._remember(self._entries, name, list(entries))
         return name, xxhash.xxh64_hexdigest(data)
 
 
@@ -168,6 +161,14 @@ def index_file_names(dvio: DeletionVectorIO, snapshot: Snapshot) -> list[str]:
     if snapshot.indexManifest is None:
         return []
     return [snapshot.indexManifest, *(e.fileName for e in dvio.entries(snapshot))]
+
+
+def deleted_rows(entry: IndexFileEntry) -> int | None:
+    """Rows the index file marks (None where the writer did not record the counts)."""
+    if entry.indexType == legacy.INDEX_TYPE:
+        return entry.rowCount
+    counts = [r.cardinality for r in entry.ranges or ()]
+    return None if None in counts else sum(c for c in counts if c is not None)
 
 
 def live_mask(num_rows: int, positions: np.ndarray | None, path: str) -> np.ndarray | None:
@@ -185,5 +186,5 @@ def live_mask(num_rows: int, positions: np.ndarray | None, path: str) -> np.ndar
     return mask
 
 
-__all__ = ["BucketKey", "DeletionIndex", "DeletionVectorIO", "IndexEntry", "Vectors",
-           "decode_positions", "encode_positions", "index_file_names", "live_mask"]
+__all__ = ["BucketKey", "DeletionVectorIO", "IndexFileEntry", "Vectors", "deleted_rows",
+           "index_file_names", "live_mask"]

@@ -26,9 +26,9 @@ import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError
 from .kinds import ROW_KIND_COLUMN, RowKind
-from .read import SchemaCache, SplitReader
+from .read import SplitReader
 from .scan import Split
-from .schema import SchemaManager
+from .schema import SchemaCache, SchemaManager
 
 if TYPE_CHECKING:
     from .table import Table

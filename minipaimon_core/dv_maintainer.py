@@ -7,7 +7,9 @@ the vectors always describe exactly the files of their snapshot. Per changed buc
 
 ```
  survivors   the base's live files minus the files the change DELETEs (their vectors kept)
- added       the files the change ADDs (new level-0 files, or a compaction's output)
+ added       the files the change ADDs (new files placed in a level >= 1, see
+             lsm/placement.py, or a compaction's output); level-0 files are invisible to
+             readers and take no part
  candidates  the rows of the added files, and the unmarked rows of survivors whose key is
              among them (a survivor whose key range misses the added keys is not read)
  winner      per key, the row the merge engine keeps: the last by (sequence.field,
@@ -33,17 +35,17 @@ import pyarrow.compute as pc
 
 from .deletion_vectors import BucketKey, DeletionVectorIO, Vectors
 from .fileio import FileIO
+from .format.manifest_file import ADD, DataFileMeta, ManifestEntry
+from .format.snapshot import Snapshot
 from .key_range import find_overlap, key_order, overlaps
 from .kinds import SEQUENCE, VALUE_KIND, RowKind
 from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig
 from .lsm.merge_groups import Groups
-from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta
-from .manifest_io import ManifestIO, merge_entries
+from .manifest_io import ManifestIO, live_in_buckets
 from .partition import PartitionSpec
-from .read import SchemaCache, read_file_as
-from .schema import SchemaManager, TableSchema
-from .snapshot import Snapshot
+from .read import read_file_as
+from .schema import SchemaCache, SchemaManager, TableSchema
 
 _FILE, _POS = "_DV_FILE", "_DV_POS"
 _KEY_CACHE_BYTES = 256 << 20
@@ -90,7 +92,7 @@ class VectorMaintainer:
         self._schemas = SchemaCache(SchemaManager(io, layout))
         self._manifests = manifests
         self._dvio = dvio
-        self._spec = PartitionSpec.of(schema.arrow_schema(), schema.partitionKeys)
+        self._spec = PartitionSpec.of(schema)
         self._config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
         self._keys = list(schema.primaryKeys)
         self._columns = [*self._keys, *filter(None, [self._config.sequence_field]), SEQUENCE, VALUE_KIND]
@@ -100,7 +102,9 @@ class VectorMaintainer:
         """The index manifest (name, digest) of the snapshot that commits ``entries`` on
         ``base``: the base's own when no vector changes, else a new one (names of new files
         appended to ``written``, for cleanup if the attempt fails)."""
-        unchanged = (base.indexManifest, base.indexManifestDigest) if base is not None else (None, None)
+        unchanged = (base.indexManifest, base.index_manifest_digest) if base is not None else (None, None)
+        # level-0 files are invisible to readers (Paimon's rule): they neither win nor lose
+        entries = [e for e in entries if e.file.level > 0]
         touched = {(tuple(e.partition), e.bucket) for e in entries}
         if not touched:
             return unchanged
@@ -111,9 +115,9 @@ class VectorMaintainer:
             if e.kind == ADD:
                 added[(tuple(e.partition), e.bucket)].append(e)
         survivors: dict[BucketKey, list[DataFileMeta]] = defaultdict(list)
-        for e in self._live(base, touched):
+        for e in live_in_buckets(self._manifests, base, touched):
             key = (tuple(e.partition), e.bucket)
-            if (key, e.file.fileName) not in deleted:
+            if (key, e.file.fileName) not in deleted and e.file.level > 0:
                 survivors[key].append(e.file)
         result = {k: v for k, v in old.items() if k not in touched}
         changed = False
@@ -126,7 +130,7 @@ class VectorMaintainer:
                 continue
             changed = True
             if vectors:
-                entry = self._dvio.write_index(list(key[0]), key[1], vectors)
+                entry = self._dvio.write_index(key[0], key[1], vectors)
                 written.append(entry.fileName)
                 result[key] = entry
         if not changed:
@@ -221,34 +225,3 @@ class VectorMaintainer:
         return t
 
     # -- the base's files of the changed buckets ------------------------------------------------
-
-    def _live(self, base: Snapshot | None, touched: set[BucketKey]) -> list[ManifestEntry]:
-        """Live entries of ``base`` in the ``touched`` buckets (others may be included):
-        only manifests whose bucket and partition ranges may hold one of them are read."""
-        if base is None:
-            return []
-        metas = [m for m in self._manifests.data_manifests(base) if any(_may_hold(m, k) for k in touched)]
-        adds, _ = merge_entries(self._manifests.entries_of(metas))
-        return [e for e in adds if (tuple(e.partition), e.bucket) in touched]
-
-
-def _may_hold(meta: ManifestFileMeta, key: BucketKey) -> bool:
-    """Whether manifest ``meta`` may hold entries of bucket ``key`` (by its stats). A DELETE
-    has its ADD's partition and bucket, so the manifests of both pass or fail together."""
-    partition, bucket = key
-    if not meta.minBucket <= bucket <= meta.maxBucket:
-        return False
-    stats = meta.partitionStats
-    for i, v in enumerate(partition):
-        if i >= len(stats.minValues):
-            return True
-        lo, hi = stats.minValues[i], stats.maxValues[i]
-        if v is None or lo is None or hi is None:
-            continue
-        try:
-            if v < lo or v > hi:
-                return False
-        except TypeError:
-            continue
-    return True
-

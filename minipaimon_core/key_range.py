@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .manifest import DataFileMeta
+from .format.manifest_file import DataFileMeta
 
 Key = tuple[tuple[bool, Any], ...]
 

@@ -1,8 +1,8 @@
 """Writer of primary-key tables: the write buffer of an LSM tree per (partition, bucket).
 
-Rows are numbered in input order (a writer-local ``_SEQUENCE_NUMBER``; the committer turns
-it into a table-wide one), split by partition and by bucket = hash(bucket key) mod N, and
-buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
+Rows are numbered in input order from the writer's :class:`SequenceStart` (their final
+``_SEQUENCE_NUMBER``, see :mod:`minipaimon_core.sequence`), split by partition and by bucket
+(Paimon's hash of the bucket key, :mod:`minipaimon_core.bucket`), and buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
 buffer is merged with the merge engine (keeping deletes, so they still shadow older files)
 and, with ``write-buffer-spillable`` (default), spilled to a local temp file as a sorted
 run (see :mod:`minipaimon_core.spill`); without it, written as level-0 files at once.
@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .bucket import bucket_ids
+from .bucket import bucket_ids, num_buckets
 from .commit_message import CommitMessage
 from .conform import conform, to_batches
 from .data_file import (
@@ -34,13 +34,14 @@ from .data_file import (
 )
 from .errors import InvalidArgumentError
 from .fileio import FileIO
+from .format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta
 from .kinds import ROW_KIND_COLUMN, ROW_KIND_NAMES, SEQUENCE, VALUE_KIND, row_kind_names
 from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig, merge, prepare_input
-from .manifest import FILE_SOURCE_APPEND, DataFileMeta
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
 from .schema import TableSchema
+from .sequence import SequenceStart
 from .spill import SpillDirectory, SpilledRun, merge_runs
 from .write_buffer import BucketKey, WriteBuffer
 
@@ -60,13 +61,14 @@ def value_kinds(table: pa.Table) -> pa.Array:
 
 
 class KeyValueWriter:
-    def __init__(self, io: FileIO, layout: TableLayout, schema: TableSchema) -> None:
+    def __init__(self, io: FileIO, layout: TableLayout, schema: TableSchema,
+                 sequence: SequenceStart) -> None:
         self._io = io
         self._layout = layout
         self._schema = schema
         self._arrow_schema = schema.arrow_schema()
         self._options = Options(schema.options)
-        self._spec = PartitionSpec.of(self._arrow_schema, schema.partitionKeys)
+        self._spec = PartitionSpec.of(schema)
         self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
         self._target = self._options["target-file-size"]
         # A flush holds the buffered rows, the merge's copies and sort order and the Parquet
@@ -76,7 +78,8 @@ class KeyValueWriter:
         self._files: dict[BucketKey, list[DataFileMeta]] = {}
         self._changelog: dict[BucketKey, list[DataFileMeta]] = {}
         self._input_changelog = self._options["changelog-producer"] == "input"
-        self._next_seq = 0
+        self._sequence = sequence
+        self._rows = 0  # rows numbered so far
         self._key_columns = list(schema.primaryKeys)
         self._spillable = bool(self._options["write-buffer-spillable"])
         self._spill_dir: SpillDirectory | None = None
@@ -94,12 +97,11 @@ class KeyValueWriter:
             if ROW_KIND_COLUMN in table.column_names:
                 table = table.drop_columns([ROW_KIND_COLUMN])
             n = table.num_rows
-            seq = pa.array(np.arange(self._next_seq, self._next_seq + n, dtype=np.int64))
-            self._next_seq += n
+            seq = pa.array(self._sequence.numbers(self._rows, n))
+            self._rows += n
             table = table.append_column(SEQUENCE, seq).append_column(VALUE_KIND, kinds)
             for values, part in self._spec.split(table):
-                buckets = bucket_ids(part, self._schema.bucket_keys, self._schema.num_buckets)
-                for bucket, rows in split_by_bucket(part, np.asarray(buckets, dtype=np.int64)):
+                for bucket, rows in split_by_bucket(part, bucket_ids(part, self._schema)):
                     for key, pieces in self._buffer.add((tuple(values), bucket), rows):
                         if self._spillable:
                             self._spill(key, pieces)
@@ -136,8 +138,7 @@ class KeyValueWriter:
         changelog = []
         if self._input_changelog:
             changelog.append(write_changelog_file(
-                self._io, self._layout, path, bucket, rows,
-                schema_id=self._schema.id, stats_columns=self._schema.field_names,
+                self._io, self._layout, path, bucket, rows, schema=self._schema,
                 compression=self._options["file.compression"], file_source=FILE_SOURCE_APPEND,
             ))
         return merge(prepare_input(rows, self._merge), self._merge, keep_deletes=True), changelog
@@ -164,8 +165,7 @@ class KeyValueWriter:
         chunks = merge_runs(runs, self._key_columns,
                             lambda t: merge(t, self._merge, keep_deletes=True))
         files = [write_data_file_parts(
-            self._io, self._layout, path, bucket, part, schema_id=self._schema.id,
-            stats_columns=self._schema.field_names, key_columns=self._schema.primaryKeys,
+            self._io, self._layout, path, bucket, part, schema=self._schema,
             level=0, compression=self._options["file.compression"])
             for part in roll(chunks, self._target)]
         for run in spilled:
@@ -195,7 +195,8 @@ class KeyValueWriter:
                 partition=list(values),
                 partitionPath=self._spec.path(list(values)),
                 bucket=bucket,
-                totalBuckets=self._schema.num_buckets,
+                totalBuckets=num_buckets(self._schema),
+                baseSnapshotId=self._sequence.snapshot_id,
                 newFiles=self._files.get((values, bucket), []),
                 changelogFiles=self._changelog.get((values, bucket), []),
             )
@@ -219,19 +220,6 @@ def write_sorted_run(
     table: pa.Table, *, level: int, target: int, compression: str, file_source: int = 0,
 ) -> list[DataFileMeta]:
     """Write a key-sorted table (with system columns) as files of one sorted run."""
-    files = []
-    for chunk in roll_table(table, target):
-        seq = chunk.column(SEQUENCE)
-        mm = pc.min_max(seq)
-        files.append(write_data_file(
-            io, layout, partition_path, bucket, chunk,
-            schema_id=schema.id,
-            stats_columns=schema.field_names,
-            key_columns=schema.primaryKeys,
-            level=level,
-            file_source=file_source,
-            compression=compression,
-            min_seq=mm["min"].as_py(),
-            max_seq=mm["max"].as_py(),
-        ))
-    return files
+    return [write_data_file(io, layout, partition_path, bucket, chunk, schema=schema, level=level,
+                            file_source=file_source, compression=compression)
+            for chunk in roll_table(table, target)]

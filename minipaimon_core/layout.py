@@ -4,16 +4,18 @@
 <table>/
   schema/schema-<id>
   snapshot/snapshot-<id>, snapshot/LATEST, snapshot/EARLIEST
-  manifest/manifest-<uuid>, manifest/manifest-list-<uuid>, manifest/index-manifest-<uuid>
-  index/index-<uuid>                       (deletion vectors of one bucket)
+  manifest/manifest-<uuid>-<n>, manifest/manifest-list-<uuid>-<n>,
+  manifest/index-manifest-<uuid>-<n>
+  index/index-<uuid>-<n>                   (deletion vectors of one bucket)
   tag/tag-<name>
   consumer/consumer-<id>
   <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet
   <p1>=<v1>/.../bucket-<n>/changelog-<uuid>-<k>.parquet
 ```
 
-Partition names and values are escaped (:func:`escape_segment`) so that no value can name
-a path outside the table; tag and consumer names are checked to be plain names. Every name
+These are Apache Paimon's names. Partition directories are built by
+:class:`minipaimon_core.partition.PartitionSpec` (Paimon's escaping: no value can name a
+path outside the table); tag and consumer names are checked to be plain names. Every name
 built here is parsed here too (:func:`parse`, as leveldb's ``ParseFileName``); no other
 module slices a file name. Hidden temp files (``.<name>.<uuid>.tmp``) of interrupted
 atomic writes and store probes are named by :func:`temp_name`.
@@ -27,28 +29,9 @@ from typing import NamedTuple
 
 from .errors import InvalidArgumentError
 
-NULL_PARTITION = "__DEFAULT_PARTITION__"
-_SAFE = re.compile(r"[A-Za-z0-9_\-.]")
 _NAME = re.compile(r"[A-Za-z0-9_\-.]{1,200}")  # fullmatch: "$" would pass a trailing "\n"
 _TEMP_SUFFIX = ".tmp"
-
-
-def escape_segment(value: str) -> str:
-    """Percent-encode ``value`` so it is one safe path segment.
-
-    Kept as is: ASCII letters, digits, ``_``, ``-`` and ``.``; everything else (``/``,
-    ``\\``, ``%``, ``=``, NUL, control characters, non-ASCII) becomes ``%XX`` of its UTF-8
-    bytes. A value made only of dots (``.``, ``..``) has its dots encoded, and so does a
-    leading ``_`` of the literal text ``__DEFAULT_PARTITION__``. The encoding is injective
-    (tests/test_layout.py inverts it); paths are derived, never parsed back.
-    """
-    if value and set(value) == {"."}:
-        return "%2E" * len(value)
-    out = [ch if _SAFE.fullmatch(ch) else "".join(f"%{b:02X}" for b in ch.encode()) for ch in value]
-    escaped = "".join(out)
-    if escaped == NULL_PARTITION:
-        escaped = "%5F" + escaped[1:]
-    return escaped
+_EXPIRED_SUFFIX = ".expired"
 
 
 def check_name(kind: str, name: str) -> str:
@@ -67,7 +50,8 @@ class ParsedName(NamedTuple):
     plain name), ``manifest`` / ``manifest-list`` / ``index-manifest`` / ``index`` (the
     uuid), ``data`` / ``changelog`` (the ``<uuid>-<k>`` part), ``bucket`` (the bucket
     number of a ``bucket-<n>`` directory), ``temp`` (the hidden name between ``.`` and
-    ``.tmp``), ``hint`` (``LATEST`` / ``EARLIEST``).
+    ``.tmp``), ``hint`` (``LATEST`` / ``EARLIEST``), ``expired`` (the id of a hidden
+    ``.snapshot-<id>.expired`` marker).
     """
 
     kind: str
@@ -87,6 +71,7 @@ _PARSE = [
     ("changelog", re.compile(r"changelog-(.+)\.parquet")),
     ("bucket", re.compile(r"bucket-(-?\d+)")),
     ("hint", re.compile(r"(LATEST|EARLIEST)")),
+    ("expired", re.compile(r"\.snapshot-(\d+)\.expired")),
 ]
 
 
@@ -119,11 +104,6 @@ def is_temp_name(name: str) -> bool:
 def temp_name(base: str) -> str:
     """A fresh hidden temp name beside the file ``base`` (its atomic write goes through it)."""
     return f".{base}.{uuid.uuid4().hex}{_TEMP_SUFFIX}"
-
-
-def partition_prefix(key: str) -> str:
-    """The start of every directory name of partition key ``key`` (``<escaped key>=``)."""
-    return escape_segment(key) + "="
 
 
 def _is_plain(name: str) -> bool:
@@ -163,6 +143,16 @@ class TableLayout:
     def earliest_hint(self) -> str:
         return self._join("snapshot", "EARLIEST")
 
+    def expired_marker_path(self, snapshot_id: int) -> str:
+        """The hidden marker of an expired snapshot id (see snapshot_manager)."""
+        return self._join("snapshot", f".snapshot-{snapshot_id}{_EXPIRED_SUFFIX}")
+
+    @staticmethod
+    def expired_id_of(name: str) -> int | None:
+        """The id of an expiry marker's file name, or None for any other name."""
+        parsed = parse(name)
+        return int(parsed.key) if parsed is not None and parsed.kind == "expired" else None
+
     @staticmethod
     def snapshot_id_of(name: str) -> int | None:
         """The id of a ``snapshot-<id>`` file name, or None for any other name."""
@@ -179,11 +169,11 @@ class TableLayout:
 
     @staticmethod
     def new_manifest_name() -> str:
-        return f"manifest-{uuid.uuid4().hex}"
+        return f"manifest-{uuid.uuid4()}-0"
 
     @staticmethod
     def new_manifest_list_name() -> str:
-        return f"manifest-list-{uuid.uuid4().hex}"
+        return f"manifest-list-{uuid.uuid4()}-0"
 
     def metadata_path(self, name: str) -> str:
         """Path of a manifest, manifest list, index manifest or index file by its name."""
@@ -201,11 +191,11 @@ class TableLayout:
 
     @staticmethod
     def new_index_name() -> str:
-        return f"index-{uuid.uuid4().hex}"
+        return f"index-{uuid.uuid4()}-0"
 
     @staticmethod
     def new_index_manifest_name() -> str:
-        return f"index-manifest-{uuid.uuid4().hex}"
+        return f"index-manifest-{uuid.uuid4()}-0"
 
     # tags and consumers
     @property
@@ -223,14 +213,6 @@ class TableLayout:
         return self._join("consumer", f"consumer-{check_name('consumer', consumer_id)}")
 
     # data
-    @staticmethod
-    def partition_path(keys: list[str], values: list[str | None]) -> str:
-        """Relative directory of a partition: ``k1=v1/k2=v2`` with escaped segments."""
-        return "/".join(
-            f"{escape_segment(k)}={NULL_PARTITION if v is None else escape_segment(v)}"
-            for k, v in zip(keys, values)
-        )
-
     def partition_dir(self, partition_path: str) -> str:
         """Directory of a (possibly partial) relative partition path; the root for ``""``."""
         return self._join(partition_path) if partition_path else self.root
@@ -250,4 +232,4 @@ class TableLayout:
 
     @staticmethod
     def new_data_file_name(prefix: str = "data") -> str:
-        return f"{prefix}-{uuid.uuid4().hex}-0.parquet"
+        return f"{prefix}-{uuid.uuid4()}-0.parquet"

@@ -1,5 +1,7 @@
 """Reading and writing manifest files and lists, and the live file set of a snapshot.
 
+Files are Paimon's (:mod:`minipaimon_core.format.manifest_file`, ``.manifest_list``); files
+of minipaimon's earlier format are read too (:mod:`minipaimon_core.format.legacy`).
 Manifests are immutable, so decoded ones are cached by file name. Entries merge with set
 semantics: a file (identified by partition, bucket, level, name) is live if some manifest
 ADDs it and none DELETEs it; file names are unique and never re-added once deleted.
@@ -11,16 +13,18 @@ import contextlib
 from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import xxhash
 
-from . import manifest
 from .errors import CorruptMetadataError
 from .fileio import FileIO
+from .format import legacy, manifest_file, manifest_list
+from .format.manifest_file import ADD, ManifestEntry, RowTypes
+from .format.manifest_list import ManifestFileMeta
+from .format.snapshot import Snapshot
 from .layout import TableLayout
-from .manifest import ADD, ManifestEntry, ManifestFileMeta
-from .snapshot import Snapshot
+from .schema import SchemaCache
 from .stats import values_stats
 
 _CACHE_SIZE = 4096
@@ -44,12 +48,41 @@ class _Facts(NamedTuple):
 
 
 class ManifestIO:
-    def __init__(self, io: FileIO, layout: TableLayout) -> None:
+    """Manifests of one table. ``schemas`` gives the types their rows are encoded with."""
+
+    def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache) -> None:
         self._io = io
         self._layout = layout
+        self._schemas = schemas
+        self._types: RowTypes | None = None
         self._entries: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
         self._facts: OrderedDict[str, _Facts] = OrderedDict()
+
+    @property
+    def root(self) -> str:
+        return self._layout.root
+
+    def row_types(self) -> RowTypes:
+        """The types of the table's manifest rows (partition and key columns never change
+        type, so the latest schema's serve every file)."""
+        if self._types is None:
+            schema = self._schemas.manager.latest()
+            fields = {f.name: f for f in schema.fields}
+            keys = [] if not schema.primaryKeys else schema.trimmed_primary_keys
+            schemas = self._schemas
+
+            def fields_of(schema_id: int) -> tuple[list[str], list[str]]:
+                s = schemas.get(schema_id)
+                return s.field_names, s.field_types
+
+            self._types = RowTypes([fields[k].row_type for k in schema.partitionKeys],
+                                   [fields[k].row_type for k in keys],
+                                   [schema.field_names.index(k) for k in keys], fields_of)
+        return self._types
+
+    def _compression(self) -> str:
+        return self._schemas.manager.latest().options.get("manifest.compression", "zstd")
 
     def _read(self, name: str) -> bytes:
         path = self._layout.manifest_path(name)
@@ -71,28 +104,63 @@ class ManifestIO:
     # Thread-safe: a handle is shared by threads (a lookup returns the value it found or
     # decoded, never re-reads the cache, so a concurrent eviction cannot raise KeyError).
 
-    def read_list(self, name: str) -> list[ManifestFileMeta]:
+    def read_list(self, name: str, size: int | None = None, digest: str | None = None) -> list[ManifestFileMeta]:
+        """A manifest list; ``size`` / ``digest``: what the snapshot recorded of it, checked
+        (CorruptMetadataError: another file under its name)."""
         metas = self._lists.get(name)
         if metas is None:
-            metas = manifest.decode_manifest_list(self._read(name), self._layout.manifest_path(name))
+            data = self._read(name)
+            if (size is not None and len(data) != size) or \
+                    (digest is not None and xxhash.xxh64_hexdigest(data) != digest):
+                raise CorruptMetadataError(
+                    f"manifest list {self._layout.manifest_path(name)} is not the file its snapshot "
+                    "recorded (size or digest differ): it was replaced; restore it or roll the table back")
+            metas = self.decode_list(data, name)
             self._remember(self._lists, name, metas)
         return metas
+
+    def snapshot_list(self, snapshot: Snapshot, which: str) -> list[ManifestFileMeta]:
+        """The ``base``, ``delta`` or ``changelog`` manifest list of ``snapshot``, checked
+        against the size and digest the snapshot recorded."""
+        digests = snapshot.minipaimonDigests
+        if which == "base":
+            return self.read_list(snapshot.baseManifestList, snapshot.baseManifestListSize,
+                                  digests.base if digests else None)
+        if which == "delta":
+            return self.read_list(snapshot.deltaManifestList, snapshot.deltaManifestListSize,
+                                  digests.delta if digests else None)
+        assert snapshot.changelogManifestList is not None
+        return self.read_list(snapshot.changelogManifestList, snapshot.changelogManifestListSize,
+                              digests.changelog if digests else None)
+
+    def decode_list(self, data: bytes, name: str) -> list[ManifestFileMeta]:
+        path = self._layout.manifest_path(name)
+        if legacy.is_binary(data):
+            return legacy.decode_manifest_list(data, path)
+        types = self.row_types()
+        names = self._schemas.manager.latest().partitionKeys
+        return manifest_list.decode(data, path, names, types.partition)
 
     def read_entries(self, name: str) -> list[ManifestEntry]:
         entries = self._entries.get(name)
         if entries is None:
             data = self._read(name)
-            entries = manifest.decode_entries(data, self._layout.manifest_path(name))
+            path = self._layout.manifest_path(name)
+            entries = legacy.decode_entries(data, path) if legacy.is_binary(data) \
+                else manifest_file.decode(data, path, self.row_types())
             self._remember(self._facts, name, _Facts.of(len(data), xxhash.xxh64_intdigest(data), entries))
             self._remember(self._entries, name, entries)
         return entries
 
+    def encode_entries(self, entries: list[ManifestEntry]) -> bytes:
+        return manifest_file.encode(entries, self.row_types(), self._compression())
+
     def write_entries(self, entries: list[ManifestEntry], schema_id: int, partition_width: int,
                       clustered: bool = False, encoded: bytes | None = None) -> ManifestFileMeta:
         """Write a manifest file and return its summary (``clustered``: see ManifestFileMeta;
-        ``encoded``: ``manifest.encode_entries(entries)`` if the caller has it already)."""
+        ``encoded``: ``self.encode_entries(entries)`` if the caller has it already)."""
         name = TableLayout.new_manifest_name()
-        data = manifest.encode_entries(entries) if encoded is None else encoded
+        data = self.encode_entries(entries) if encoded is None else encoded
         self._io.write_bytes(self._layout.manifest_path(name), data)
         digest = xxhash.xxh64_intdigest(data)
         self._remember(self._facts, name, _Facts.of(len(data), digest, entries))
@@ -112,15 +180,19 @@ class ManifestIO:
             clustered=clustered,
         )
 
-    def write_list(self, metas: list[ManifestFileMeta]) -> str:
+    def write_list(self, metas: list[ManifestFileMeta]) -> tuple[str, int, str]:
+        """Write a manifest list; its name, size and xxhash64 (hex, for the snapshot)."""
         name = TableLayout.new_manifest_list_name()
-        self._io.write_bytes(self._layout.manifest_path(name), manifest.encode_manifest_list(metas))
+        schema = self._schemas.manager.latest()
+        data = manifest_list.encode(metas, schema.partitionKeys, self.row_types().partition,
+                                    self._compression())
+        self._io.write_bytes(self._layout.manifest_path(name), data)
         self._remember(self._lists, name, metas)
-        return name
+        return name, len(data), xxhash.xxh64_hexdigest(data)
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Manifests whose merged entries are the snapshot's full data file set."""
-        return self.read_list(snapshot.baseManifestList) + self.read_list(snapshot.deltaManifestList)
+        return self.snapshot_list(snapshot, "base") + self.snapshot_list(snapshot, "delta")
 
     def entries_of(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
         """The entries of ``metas``' manifests, each checked against its summary.
@@ -167,7 +239,7 @@ class ManifestIO:
         Raises CorruptMetadataError if a list's rows (added minus deleted) differ from what
         the snapshot recorded at commit (``deltaRecordCount``; base + delta =
         ``totalRecordCount``): a manifest list was replaced by another one."""
-        base, rows = self._checked_entries(self.read_list(snapshot.baseManifestList))
+        base, rows = self._checked_entries(self.snapshot_list(snapshot, "base"))
         delta = self.delta_entries(snapshot)
         self._check_rows(snapshot.baseManifestList, rows,
                          snapshot.totalRecordCount - snapshot.deltaRecordCount, snapshot)
@@ -176,7 +248,7 @@ class ManifestIO:
     def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """The entries the snapshot committed (its delta manifests), checked as in
         :meth:`data_entries`."""
-        delta, rows = self._checked_entries(self.read_list(snapshot.deltaManifestList))
+        delta, rows = self._checked_entries(self.snapshot_list(snapshot, "delta"))
         self._check_rows(snapshot.deltaManifestList, rows, snapshot.deltaRecordCount, snapshot)
         return delta
 
@@ -186,7 +258,7 @@ class ManifestIO:
         Raises CorruptMetadataError as :meth:`data_entries` (``changelogRecordCount``)."""
         if snapshot.changelogManifestList is None:
             return []
-        entries, rows = self._checked_entries(self.read_list(snapshot.changelogManifestList))
+        entries, rows = self._checked_entries(self.snapshot_list(snapshot, "changelog"))
         if snapshot.changelogRecordCount is not None:
             self._check_rows(snapshot.changelogManifestList, rows, snapshot.changelogRecordCount, snapshot)
         return entries
@@ -223,3 +295,36 @@ def live_files(mio: ManifestIO, snapshot: Snapshot | None) -> list[ManifestEntry
         return []
     adds, _ = merge_entries(mio.data_entries(snapshot))
     return adds
+
+
+def live_in_buckets(mio: ManifestIO, base: Snapshot | None,
+                    touched: set[tuple[tuple[Any, ...], int]]) -> list[ManifestEntry]:
+    """Live entries of ``base`` in the ``touched`` (partition, bucket)s: only manifests
+    whose bucket and partition ranges may hold one of them are read."""
+    if base is None:
+        return []
+    metas = [m for m in mio.data_manifests(base) if any(_may_hold(m, k) for k in touched)]
+    adds, _ = merge_entries(mio.entries_of(metas))
+    return [e for e in adds if (tuple(e.partition), e.bucket) in touched]
+
+
+def _may_hold(meta: ManifestFileMeta, key: tuple[tuple[Any, ...], int]) -> bool:
+    """Whether manifest ``meta`` may hold entries of bucket ``key`` (by its stats). A DELETE
+    has its ADD's partition and bucket, so the manifests of both pass or fail together."""
+    partition, bucket = key
+    if meta.minBucket is not None and meta.maxBucket is not None \
+            and not meta.minBucket <= bucket <= meta.maxBucket:
+        return False
+    stats = meta.partitionStats
+    for i, v in enumerate(partition):
+        if i >= len(stats.minValues):
+            return True
+        lo, hi = stats.minValues[i], stats.maxValues[i]
+        if v is None or lo is None or hi is None:
+            continue
+        try:
+            if v < lo or v > hi:
+                return False
+        except TypeError:
+            continue
+    return True

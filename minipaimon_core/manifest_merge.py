@@ -35,8 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import manifest as manifest_codec
-from .manifest import ManifestEntry, ManifestFileMeta
+from .format.manifest_file import ManifestEntry
+from .format.manifest_list import ManifestFileMeta
 from .manifest_io import ManifestIO, merge_entries
 
 UNCLUSTERED_SHARE = 10  # a full rewrite once the unclustered bytes reach 1 / 10 of all bytes
@@ -91,9 +91,9 @@ def column_ranges(meta: ManifestFileMeta) -> list[Range]:
     out: list[Range] = []
     for lo, hi, nulls in zip(stats.minValues, stats.maxValues, stats.nullCounts):
         if lo is None or hi is None:
-            out.append((None, None, True) if nulls >= rows else None)
+            out.append((None, None, True) if nulls is not None and nulls >= rows else None)
         else:
-            out.append((lo, hi, nulls > 0))
+            out.append((lo, hi, nulls is None or nulls > 0))
     return out
 
 
@@ -149,7 +149,7 @@ def write_sorted(mio: ManifestIO, entries: list[ManifestEntry], target: int, sch
     first) into manifests cut at ``target`` bytes (all but the last reach it), so each covers
     a narrow partition range. Names written are appended to ``written`` as they are written."""
     out: list[ManifestFileMeta] = []
-    for chunk, data in _chunks(_sorted(entries), target):
+    for chunk, data in _chunks(mio, _sorted(entries), target):
         meta = mio.write_entries(chunk, schema_id, partition_width, clustered, data)
         written.append(meta.fileName)
         out.append(meta)
@@ -171,7 +171,7 @@ def _sorted(entries: list[ManifestEntry]) -> list[ManifestEntry]:
     return out
 
 
-def _chunks(entries: list[ManifestEntry], target: int) -> list[tuple[list[ManifestEntry], bytes]]:
+def _chunks(mio: ManifestIO, entries: list[ManifestEntry], target: int) -> list[tuple[list[ManifestEntry], bytes]]:
     """Runs of ``entries`` whose encoded manifests reach ``target`` bytes (all but the last),
     as a rolling writer closes a file once it is full, each with its encoding. A sorted
     manifest is therefore never "small" to the small-manifest merge, which would otherwise
@@ -179,15 +179,15 @@ def _chunks(entries: list[ManifestEntry], target: int) -> list[tuple[list[Manife
     if not entries:
         return []
     sample = entries[:_SAMPLE]
-    per_entry = max(1, len(manifest_codec.encode_entries(sample)) // len(sample))
+    per_entry = max(1, len(mio.encode_entries(sample)) // len(sample))
     out: list[tuple[list[ManifestEntry], bytes]] = []
     start = 0
     while start < len(entries):
         end = min(len(entries), start + max(1, -(-target // per_entry)))
-        data = manifest_codec.encode_entries(entries[start:end])
+        data = mio.encode_entries(entries[start:end])
         while end < len(entries) and len(data) < target:
             end = min(len(entries), end + max(1, -(-(target - len(data)) // per_entry)))
-            data = manifest_codec.encode_entries(entries[start:end])
+            data = mio.encode_entries(entries[start:end])
         out.append((entries[start:end], data))
         start = end
     return out

@@ -107,7 +107,7 @@ KNOWN: dict[str, Spec] = {
     "fields.default-aggregate-function": Spec("str", "last_non_null_value", choices=AGGREGATE_FUNCTIONS),
     "changelog-producer": Spec("str", "none", choices=CHANGELOG_PRODUCERS),
     "deletion-vectors.enabled": Spec("bool", "false"),
-    "num-levels": Spec("int", "5", 2),
+    "num-levels": Spec("int", None, 2),  # default: num-sorted-run.compaction-trigger + 1, as Paimon
     "num-sorted-run.compaction-trigger": Spec("int", "5", 1),
     "num-sorted-run.stop-trigger": Spec("int", None, 1),
     "compaction.max-size-amplification-percent": Spec("int", "200", 0),

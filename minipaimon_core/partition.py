@@ -9,32 +9,46 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import InvalidArgumentError
-from .layout import TableLayout
+from .format import legacy
+from .format import partition_path as paimon_paths
+from .format.table_schema import TableSchema
 from .stats import stat_to_string, to_stat
 
 MAX_SEGMENT_BYTES = 255  # the longest file or directory name of common file systems
 
 
 class PartitionSpec:
-    """The partition columns of a table and their types."""
+    """The partition columns of a table and their types (Arrow, and Paimon's)."""
 
-    def __init__(self, keys: list[str], types: list[pa.DataType]) -> None:
+    def __init__(self, keys: list[str], types: list[pa.DataType], paimon_types: list[str],
+                 legacy_paths: bool = False) -> None:
         self.keys = keys
         self.types = types
+        self.paimon_types = paimon_types
+        self.legacy_paths = legacy_paths
 
     @staticmethod
-    def of(schema: pa.Schema, keys: list[str]) -> PartitionSpec:
-        return PartitionSpec(list(keys), [schema.field(k).type for k in keys])
+    def of(schema: TableSchema) -> PartitionSpec:
+        arrow = schema.arrow_schema()
+        fields = {f.name: f for f in schema.fields}
+        keys = list(schema.partitionKeys)
+        return PartitionSpec(keys, [arrow.field(k).type for k in keys], [fields[k].row_type for k in keys],
+                             schema.legacyFormat)
 
     def path(self, values: Sequence[Any]) -> str:
-        """Relative directory of the partition with stats-domain ``values``.
+        """Relative directory of the partition with stats-domain ``values``: Paimon's
+        ``k1=v1/k2=v2`` (:mod:`minipaimon_core.format.partition_path`; tables of the earlier
+        format keep their directories).
 
         Raises InvalidArgumentError if a directory name (``key=escaped value``) would be
-        longer than MAX_SEGMENT_BYTES, which file systems and object stores refuse.
+        longer than MAX_SEGMENT_BYTES, which file systems and object stores refuse, and
+        UnsupportedFeatureError for a value Paimon cannot name (a binary partition value).
         """
-        path = TableLayout.partition_path(
-            self.keys, [stat_to_string(v, t) for v, t in zip(values, self.types)]
-        )
+        if self.legacy_paths:
+            path = legacy.partition_path(
+                self.keys, [stat_to_string(v, t) for v, t in zip(values, self.types)])
+        else:
+            path = paimon_paths.partition_path(self.keys, values, self.paimon_types)
         for key, segment in zip(self.keys, path.split("/")):
             if len(segment.encode()) > MAX_SEGMENT_BYTES:
                 raise InvalidArgumentError(
@@ -90,3 +104,8 @@ def split_by_bucket(table: pa.Table, buckets: np.ndarray) -> list[tuple[int, pa.
         (int(sorted_buckets[s]), table.take(pa.array(order[s:e])))
         for s, e in zip(starts, ends)
     ]
+
+
+def partition_prefix(key: str, legacy_paths: bool = False) -> str:
+    """The start of every directory name of partition column ``key`` (``<escaped key>=``)."""
+    return (legacy.escape_segment(key) if legacy_paths else paimon_paths.escape(key)) + "="

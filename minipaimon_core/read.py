@@ -23,32 +23,17 @@ import pyarrow.compute as pc
 from . import predicate
 from .data_file import read_data_file
 from .deletion_vectors import DeletionVectorIO, live_mask
+from .errors import CorruptDataFileError
 from .fileio import FileIO
+from .format.manifest_file import DataFileMeta
 from .kinds import SEQUENCE, VALUE_KIND, RowKind
 from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig, merge
 from .lsm.newest_wins import newest_wins
-from .manifest import DataFileMeta
+from .manifest_io import ManifestIO
 from .options import Options
 from .scan import Split
-from .schema import SchemaManager, TableSchema
-
-
-class SchemaCache:
-    """Schemas by id (immutable, so cached)."""
-
-    def __init__(self, manager: SchemaManager) -> None:
-        self._manager = manager
-        self._schemas: dict[int, TableSchema] = {}
-
-    def ids(self) -> list[int]:
-        """Ids of every schema of the table, ascending (lists the schema directory)."""
-        return self._manager.schema_ids()
-
-    def get(self, schema_id: int) -> TableSchema:
-        if schema_id not in self._schemas:
-            self._schemas[schema_id] = self._manager.get(schema_id)
-        return self._schemas[schema_id]
+from .schema import SchemaCache, TableSchema
 
 
 def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, names: list[str]) -> pa.Table:
@@ -84,6 +69,33 @@ def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMet
     return [[f] for f in level0] + [[f for f in files if f.level == lv] for lv in levels]
 
 
+_SYSTEM_TYPES = {SEQUENCE: pa.int64(), VALUE_KIND: pa.int8()}
+
+
+def _as_declared(t: pa.Table, file_schema: TableSchema, path: str) -> pa.Table:
+    """``t`` (columns read from a file of ``file_schema``) with each column of the type its
+    schema declares: another writer's Parquet may use another Arrow type of the same values
+    (cast); a system column of another type, or a column that cannot be cast, means the file
+    is damaged (its footer is not checksummed). Raises CorruptDataFileError."""
+    declared = file_schema.arrow_schema()
+    for i, field in enumerate(t.schema):
+        want = _SYSTEM_TYPES.get(field.name)
+        if want is None:
+            if field.name not in declared.names:
+                continue
+            want = declared.field(field.name).type
+        if field.type.equals(want):
+            continue
+        if field.name in _SYSTEM_TYPES:
+            raise CorruptDataFileError(f"data file {path}: column {field.name} is {field.type}, not {want}")
+        try:
+            t = t.set_column(i, field.with_type(want), t.column(i).cast(want))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise CorruptDataFileError(
+                f"data file {path}: column {field.name} is {field.type}, its schema says {want} ({e})") from e
+    return t
+
+
 def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
                  partition_path: str, bucket: int, f: DataFileMeta, names: list[str]) -> pa.Table:
     """Columns ``names`` of data or changelog file ``f`` in the reader's ``schema``: the one
@@ -105,6 +117,7 @@ def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: 
             if old is not None:
                 physical.append(old)
     t = read_data_file(io, layout, partition_path, bucket, f, physical)
+    t = _as_declared(t, file_schema, layout.data_file_path(partition_path, bucket, f.fileName))
     t = evolve(t, file_schema, schema, names)
     if SEQUENCE in names and f.sequenceOffset:
         i = t.column_names.index(SEQUENCE)
@@ -153,7 +166,7 @@ class SplitReader:
                  vectors: DeletionVectorIO | None = None) -> None:
         """``vectors``: the table's deletion-vector reader (its cache is shared), else a new one."""
         self._io = io
-        self._vectors = vectors or DeletionVectorIO(io, layout)
+        self._vectors = vectors or DeletionVectorIO(io, layout, ManifestIO(io, layout, schemas))
         self._layout = layout
         self._schemas = schemas
         self._schema = schema

@@ -22,15 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import predicate, stats_filter
-from .deletion_vectors import BucketKey, DeletionVectorIO, IndexEntry
+from .deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry
 from .errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
+from .format.manifest_file import ADD, DataFileMeta, ManifestEntry
+from .format.manifest_list import ManifestFileMeta
+from .format.snapshot import APPEND, COMPACT, Snapshot
 from .key_range import find_overlap
-from .manifest import ADD, DataFileMeta, ManifestEntry, ManifestFileMeta
+from .lsm.merge_config import skips_level0
 from .manifest_io import ManifestIO, merge_entries
 from .options import Options, parse
 from .partition import PartitionSpec
 from .schema import TableSchema
-from .snapshot import APPEND, COMPACT, Snapshot
 from .snapshot_manager import SnapshotManager
 
 
@@ -50,7 +52,7 @@ class Split:
     row_count: int = field(default=0)
     # The bucket's deletion-vector index file, as its index manifest lists it (tables with
     # deletion vectors): rows of ``files`` it marks are not read. None: no row is marked.
-    deletion_index: IndexEntry | None = None
+    deletion_index: IndexFileEntry | None = None
 
     @property
     def reads_as_stored(self) -> bool:
@@ -155,10 +157,10 @@ def _manifest_lookup(keys: list[str], meta: ManifestFileMeta) -> predicate.Stats
 
     def lookup(column: str) -> tuple[Any, Any, int, int] | None:
         i = index.get(column)
-        if i is None or i >= len(stats.nullCounts):
+        nulls = stats.nullCounts[i] if i is not None and i < len(stats.nullCounts) else None
+        if i is None or nulls is None:
             return None
-        return stats.minValues[i], stats.maxValues[i], stats.nullCounts[i], \
-            meta.numAddedFiles + meta.numDeletedFiles
+        return stats.minValues[i], stats.maxValues[i], nulls, meta.numAddedFiles + meta.numDeletedFiles
     return lookup
 
 
@@ -174,7 +176,7 @@ class Planner:
         self._snapshots = snapshots
         self._schema = schema
         self._arrow = schema.arrow_schema()
-        self._spec = PartitionSpec.of(self._arrow, schema.partitionKeys)
+        self._spec = PartitionSpec.of(schema)
         self._schema_positions = schema_fields  # schema id -> column name -> stats position
         self.stats = PlanStats()  # of the last plan()
 
@@ -197,6 +199,8 @@ class Planner:
             # unpruned: also check the manifest lists against the snapshot's row counts
             entries, _ = merge_entries(self._manifests.data_entries(snapshot) if len(metas) == len(every)
                                        else self._manifests.entries_of(metas))
+            if skips_level0(self._schema):  # as Paimon's batch reads: level 0 is not yet visible
+                entries = [e for e in entries if e.file.level > 0]
             snap_id = snapshot.id
         groups: dict[tuple[tuple[Any, ...], int], list[ManifestEntry]] = defaultdict(list)
         pk = self._schema.primaryKeys
@@ -228,7 +232,7 @@ class Planner:
             files = [e.file for e in group]
             path = self._spec.path(list(partition))
             entry = index.get((partition, bucket))
-            marked = set(entry.dataFiles) if entry is not None else set()
+            marked = set(entry.data_files) if entry is not None else set()
             # files with vectors and files without are cut apart: the latter read as stored
             for part, deletion_index in (([f for f in files if f.fileName not in marked], None),
                                          ([f for f in files if f.fileName in marked], entry)):
@@ -272,7 +276,7 @@ class Planner:
         return entries
 
 
-def _check_vectors_name_live_files(index: Mapping[BucketKey, IndexEntry],
+def _check_vectors_name_live_files(index: Mapping[BucketKey, IndexFileEntry],
                                    entries: Sequence[ManifestEntry]) -> None:
     """Every data file an index entry gives a vector is a live file of its bucket (checked
     for the buckets ``entries`` holds). Raises CorruptMetadataError: an index manifest of
@@ -282,7 +286,7 @@ def _check_vectors_name_live_files(index: Mapping[BucketKey, IndexEntry],
         live[(e.partition, e.bucket)].add(e.file.fileName)
     for key, entry in index.items():
         names = live.get(key)
-        if names is not None and not names.issuperset(entry.dataFiles):
+        if names is not None and not names.issuperset(entry.data_files):
             raise CorruptMetadataError(
                 f"index file {entry.fileName} has vectors of files that are not in bucket "
                 f"{key[1]} of this snapshot: its index manifest was replaced or damaged")
@@ -303,4 +307,19 @@ def resolve_snapshot(snapshots: SnapshotManager, snapshot_id: int | None, timest
     return snapshots.latest()
 
 
-__all__ = ["COMPACT", "SPLIT_OPTIONS", "PlanStats", "Planner", "Split", "SplitSizing", "resolve_snapshot"]
+def parse_incremental(value: tuple[int, int] | str | None) -> tuple[int, int] | None:
+    """``incremental_between`` of a scan as (start, end). Raises InvalidArgumentError."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str):
+            start, end = (int(x) for x in value.split(","))
+        else:
+            start, end = int(value[0]), int(value[1])
+    except (ValueError, TypeError):
+        raise InvalidArgumentError(f"incremental_between must be 'start,end', got {value!r}") from None
+    return start, end
+
+
+__all__ = ["COMPACT", "SPLIT_OPTIONS", "PlanStats", "Planner", "Split", "SplitSizing", "parse_incremental",
+           "resolve_snapshot"]

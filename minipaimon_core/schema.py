@@ -1,18 +1,19 @@
-"""Schema files (``schema/schema-<id>``): columns with stable ids, keys and options.
+"""Table schemas: building a new table's definition, and reading / writing ``schema-<id>``.
 
-A schema never changes in place: evolution writes ``schema-<id+1>``. Each data file records
-the schema id it was written with, and readers map its columns by field id.
+The file format is Paimon's (:mod:`minipaimon_core.format.table_schema`). A schema never
+changes in place: evolution writes ``schema-<id+1>``. Each data file records the schema id
+it was written with, and readers map its columns by field id.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import pyarrow as pa
 
-from . import codec, datatypes, options
+from . import options
 from .errors import (
     CorruptMetadataError,
     InvalidArgumentError,
@@ -21,61 +22,12 @@ from .errors import (
     TableNotFoundError,
 )
 from .fileio import FileIO
+from .format import data_types, legacy
+from .format import table_schema as schema_codec
+from .format.table_schema import DataField, TableSchema
 from .kinds import ROW_KIND_COLUMN, SYSTEM_COLUMNS
 from .layout import TableLayout, keys_of
 from .table_options import check as check_options
-from .table_options import names_in
-
-
-class DataField(msgspec.Struct, frozen=True):
-    id: int
-    name: str
-    type: Any  # type notation, see datatypes; " NOT NULL" marks a required column
-
-
-class TableSchema(msgspec.Struct, frozen=True):
-    """One version of a table's schema."""
-
-    version: int
-    id: int
-    fields: list[DataField]
-    highestFieldId: int
-    partitionKeys: list[str]
-    primaryKeys: list[str]
-    options: dict[str, str]
-    timeMillis: int
-    comment: str | None = None
-
-    def arrow_schema(self) -> pa.Schema:
-        """The schema users read and write (no system columns)."""
-        return pa.schema(
-            pa.field(f.name, datatypes.to_arrow(f.type), datatypes.nullable_of(f.type))
-            for f in self.fields
-        )
-
-    @property
-    def field_names(self) -> list[str]:
-        return [f.name for f in self.fields]
-
-    def field_by_name(self, name: str) -> DataField:
-        for f in self.fields:
-            if f.name == name:
-                return f
-        raise SchemaMismatchError(f"no column {name!r} in the table (columns: {self.field_names})")
-
-    @property
-    def bucket_keys(self) -> list[str]:
-        """Columns hashed to pick a bucket: ``bucket-key``, else the primary key minus the
-        partition keys (the whole key if that leaves nothing)."""
-        if bk := names_in(self.options.get("bucket-key")):
-            return bk
-        trimmed = [k for k in self.primaryKeys if k not in self.partitionKeys]
-        return trimmed or list(self.primaryKeys)
-
-    @property
-    def num_buckets(self) -> int:
-        buckets: int = options.Options(self.options)["bucket"]
-        return buckets
 
 
 def build_schema(
@@ -83,6 +35,7 @@ def build_schema(
     primary_key: list[str] | None,
     partition_by: list[str] | None,
     table_options: dict[str, str] | None,
+    first_id: int = 0,
 ) -> TableSchema:
     """Validate a user's table definition and build schema 0.
 
@@ -106,7 +59,7 @@ def build_schema(
         for c in cols:
             if c not in names:
                 raise InvalidArgumentError(f"{kind} column {c!r} is not in the schema {names}")
-            if datatypes.is_nested(schema.field(c).type):
+            if pa.types.is_nested(schema.field(c).type):
                 raise InvalidArgumentError(f"{kind} column {c!r} cannot have nested type")
     if pk and not set(parts) <= set(pk):
         raise InvalidArgumentError(
@@ -114,21 +67,43 @@ def build_schema(
         )
     if pk and int(opts.get("bucket", "-1")) == -1:
         opts["bucket"] = "1"
+    opts.setdefault("bucket", "-1")  # written explicitly: Paimon's default depends on its version
     check_options(opts, schema, pk, parts)
-    fields = []
-    for i, f in enumerate(schema):
-        nullable = f.nullable and f.name not in pk
-        fields.append(DataField(i, f.name, datatypes.from_arrow(f.type, nullable)))
+    fields = build_fields(schema, set(pk), first_id)
     return TableSchema(
-        version=codec.FORMAT_VERSION,
+        version=schema_codec.VERSION,
         id=0,
         fields=fields,
-        highestFieldId=len(fields) - 1,
+        highestFieldId=max([first_id - 1, *(f.id for f in fields), *(i for f in fields for i in _ids(f.type))]),
         partitionKeys=parts,
         primaryKeys=pk,
         options=opts,
         timeMillis=int(time.time() * 1000),
     )
+
+
+def build_fields(schema: pa.Schema, required: set[str], first_id: int = 0) -> list[DataField]:
+    """Paimon fields of ``schema``: ids from ``first_id`` (a column's id, then the ids of
+    its nested ROW fields); columns in ``required`` (the primary key) are NOT NULL."""
+    counter = iter(range(first_id, 2**31))
+    fields = []
+    for f in schema:
+        field_id = next(counter)
+        type_json = data_types.from_arrow(f.type, f.nullable and f.name not in required,
+                                          lambda: next(counter))
+        fields.append(DataField(field_id, f.name, type_json))
+    return fields
+
+
+def _ids(type_json: object) -> Iterator[int]:
+    """Ids of the nested ROW fields in a type."""
+    if isinstance(type_json, dict):
+        for f in type_json.get("fields", []):
+            yield f["id"]
+            yield from _ids(f["type"])
+        for key in ("element", "key", "value"):
+            if key in type_json:
+                yield from _ids(type_json[key])
 
 
 class SchemaManager:
@@ -156,11 +131,13 @@ class SchemaManager:
             data = self._io.read_bytes(path)
         except FileNotFoundError:
             raise CorruptMetadataError(f"schema file {path} is missing") from None
-        return codec.decode_json(data, TableSchema, path)
+        if legacy.is_json(data):
+            return legacy.decode_schema(data, path)
+        return schema_codec.decode(data, path)
 
     def commit(self, schema: TableSchema) -> bool:
         """Create the file of ``schema`` unless one with its id exists (returns False)."""
-        return self._io.write_if_absent(self._layout.schema_path(schema.id), codec.encode_json(schema))
+        return self._io.write_if_absent(self._layout.schema_path(schema.id), schema_codec.encode(schema))
 
     def redefine(self, schema: TableSchema) -> TableSchema:
         """Commit ``schema`` (a new definition, as :func:`build_schema` makes it) as the next
@@ -171,10 +148,9 @@ class SchemaManager:
         Raises TableAlreadyExistsError if another process changed the schema meanwhile.
         """
         current = self.latest()
-        shift = current.highestFieldId + 1
-        new = msgspec.structs.replace(
-            schema, id=current.id + 1, highestFieldId=schema.highestFieldId + shift,
-            fields=[msgspec.structs.replace(f, id=f.id + shift) for f in schema.fields])
+        fields = build_fields(schema.arrow_schema(), set(schema.primaryKeys), current.highestFieldId + 1)
+        highest = max([current.highestFieldId, *(f.id for f in fields), *(i for f in fields for i in _ids(f.type))])
+        new = msgspec.structs.replace(schema, id=current.id + 1, highestFieldId=highest, fields=fields)
         if not self.commit(new):
             raise TableAlreadyExistsError(
                 f"the table at {self._layout.root} was redefined concurrently; retry the write")
@@ -199,3 +175,20 @@ class SchemaManager:
         dirs = (layout.snapshot_dir, layout.manifest_dir, layout.index_dir, layout.tag_dir,
                 layout.consumer_dir)
         return [d.rsplit("/", 1)[-1] for d in dirs if self._io.list_names(d)]
+
+
+class SchemaCache:
+    """Schemas by id (immutable, so cached). Thread-safe enough: a race reads a file twice."""
+
+    def __init__(self, manager: SchemaManager) -> None:
+        self.manager = manager
+        self._schemas: dict[int, TableSchema] = {}
+
+    def ids(self) -> list[int]:
+        """Ids of every schema of the table, ascending (lists the schema directory)."""
+        return self.manager.schema_ids()
+
+    def get(self, schema_id: int) -> TableSchema:
+        if schema_id not in self._schemas:
+            self._schemas[schema_id] = self.manager.get(schema_id)
+        return self._schemas[schema_id]

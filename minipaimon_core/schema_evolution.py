@@ -26,9 +26,11 @@ from collections.abc import Callable, Mapping
 import msgspec
 import pyarrow as pa
 
-from . import datatypes, options, table_options
+from . import options, table_options
 from .errors import CommitConflictError, ConflictReason, InvalidArgumentError, SchemaMismatchError
+from .features import check_migrated
 from .fileio import FileIO
+from .format import data_types
 from .kinds import ROW_KIND_COLUMN, SYSTEM_COLUMNS
 from .layout import TableLayout
 from .schema import DataField, SchemaManager, TableSchema
@@ -56,6 +58,7 @@ def commit_change(io: FileIO, layout: TableLayout, change: Change) -> TableSchem
     manager = SchemaManager(io, layout)
     for _ in range(MAX_ATTEMPTS):
         current = manager.latest()
+        check_migrated(current, layout.root)
         new = change(current)
         if new is None:
             return current
@@ -79,12 +82,18 @@ def apply_add_column(schema: TableSchema, name: str, arrow_type: pa.DataType,
     Raises SchemaMismatchError (name taken or reserved, unsupported type, unknown ``after``).
     """
     _check_new_name(schema, name)
-    notation = datatypes.from_arrow(_arrow_type(arrow_type), True)
-    fid = schema.highestFieldId + 1
+    ids = iter(range(schema.highestFieldId + 1, 2**31))
+    fid = next(ids)
+    notation = data_types.from_arrow(_arrow_type(arrow_type), True, lambda: next(ids))
+    highest = next(ids) - 1
     fields = list(schema.fields)
     pos = len(fields) if after is None else _index(schema, after) + 1
     fields.insert(pos, DataField(fid, name, notation))
-    return msgspec.structs.replace(schema, fields=fields, highestFieldId=fid)
+    return msgspec.structs.replace(schema, fields=fields, highestFieldId=highest)
+
+
+def _no_ids() -> int:
+    raise SchemaMismatchError("a type change cannot add nested fields")
 
 
 def apply_rename_column(schema: TableSchema, old: str, new: str) -> TableSchema | None:
@@ -141,8 +150,8 @@ def apply_alter_column_type(schema: TableSchema, name: str, arrow_type: pa.DataT
     """
     i = _index(schema, name)
     field = schema.fields[i]
-    old = datatypes.to_arrow(field.type)
-    new = datatypes.normalize(_arrow_type(arrow_type))
+    old = data_types.to_arrow(field.type)
+    new = data_types.normalize(_arrow_type(arrow_type))
     if old.equals(new):
         return None
     _check_not_key(schema, name, "change the type of")
@@ -153,7 +162,10 @@ def apply_alter_column_type(schema: TableSchema, name: str, arrow_type: pa.DataT
             "the same scale); add a new column and copy the data instead"
         )
     fields = list(schema.fields)
-    fields[i] = msgspec.structs.replace(field, type=datatypes.from_arrow(new, datatypes.nullable_of(field.type)))
+    if pa.types.is_nested(new):
+        raise SchemaMismatchError(f"cannot change the type of nested column {name!r}")
+    retyped = data_types.from_arrow(new, data_types.nullable(field.type), _no_ids)
+    fields[i] = msgspec.structs.replace(field, type=retyped)
     return msgspec.structs.replace(schema, fields=fields)
 
 

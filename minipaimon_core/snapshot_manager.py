@@ -2,10 +2,13 @@
 
 The LATEST and EARLIEST files are hints. A hint is used only after checking it against the
 files present (the hinted snapshot exists and its neighbour does not); otherwise the
-snapshot directory is listed. Expiration works from the oldest end and leaves a tombstone
-(``snapshot.TOMBSTONE``) in each expired snapshot's file, which it deletes
-``TOMBSTONE_RETAINED_MS`` later. So the ids present form one contiguous range: tombstones,
-then the retained snapshots. A tombstone reads as "no such snapshot".
+snapshot directory is listed. The snapshot files present are one contiguous range of ids.
+
+Expiration marks each id it expires with a hidden marker (``snapshot/.snapshot-<id>.expired``,
+which Paimon's readers, listing ``snapshot-*``, never see) *before* it deletes the snapshot
+file, and deletes the marker ``TOMBSTONE_RETAINED_MS`` later. A committer that created a
+snapshot file under a marked id landed below the latest in an expired id: it deletes that
+file again and retries (see :meth:`SnapshotManager.landed_in_expired_id`).
 """
 
 from __future__ import annotations
@@ -13,15 +16,22 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from . import snapshot as snapshot_codec
 from .errors import CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError
 from .fileio import FileIO
+from .format import legacy
+from .format import snapshot as snapshot_codec
+from .format.snapshot import Snapshot
 from .layout import TableLayout
-from .snapshot import TOMBSTONE, Snapshot
 
-# How long the tombstone of an expired snapshot keeps its id taken. A commit attempt older
-# than this at its create could recreate the id (commit.py bounds attempts far below it).
+# How long an expired id stays marked. A commit attempt older than this at its create could
+# recreate the id unnoticed (commit.py bounds attempts far below it).
 TOMBSTONE_RETAINED_MS = 60 * 60 * 1000
+LEGACY_TOMBSTONE = b"expired\n"  # what the earlier format left in an expired snapshot's file
+
+
+def decode_snapshot(data: bytes, path: str) -> Snapshot:
+    """A snapshot or tag file of either format. Raises CorruptMetadataError."""
+    return legacy.decode_snapshot(data, path) if legacy.is_json(data) else snapshot_codec.decode(data, path)
 
 
 class SnapshotManager:
@@ -33,9 +43,9 @@ class SnapshotManager:
         return self._io.exists(self._layout.snapshot_path(snapshot_id))
 
     def _present(self, snapshot_id: int) -> bool:
-        """Is ``snapshot_id`` a retained snapshot (its file there and not a tombstone)?"""
+        """Is ``snapshot_id`` a retained snapshot (its file there, not a legacy tombstone)?"""
         try:
-            return self._io.read_bytes(self._layout.snapshot_path(snapshot_id)) != TOMBSTONE
+            return self._io.read_bytes(self._layout.snapshot_path(snapshot_id)) != LEGACY_TOMBSTONE
         except FileNotFoundError:
             return False
 
@@ -66,7 +76,7 @@ class SnapshotManager:
         if hint is not None and self._present(hint) and not self._present(hint - 1):
             return hint
         ids = self._listed_ids()
-        lo, hi = 0, len(ids)  # tombstones are a prefix of the ids: find the first snapshot
+        lo, hi = 0, len(ids)  # legacy tombstones are a prefix of the ids: find the first snapshot
         while lo < hi:
             mid = (lo + hi) // 2
             if self._present(ids[mid]):
@@ -87,9 +97,9 @@ class SnapshotManager:
             data = self._io.read_bytes(path)
         except FileNotFoundError:
             return None
-        if data == TOMBSTONE:
+        if data == LEGACY_TOMBSTONE:
             return None
-        snap = snapshot_codec.decode(data, path)
+        snap = decode_snapshot(data, path)
         if snap.id != snapshot_id:
             raise CorruptMetadataError(
                 f"{path}: holds snapshot {snap.id}, not {snapshot_id} (a snapshot file copied "
@@ -161,34 +171,57 @@ class SnapshotManager:
             self._io.replace(self._layout.latest_hint, str(snapshot_id).encode())
 
     def mark_expired(self, snapshot_id: int) -> None:
-        """Replace snapshot ``snapshot_id`` by a tombstone (its id stays taken)."""
-        self._io.replace(self._layout.snapshot_path(snapshot_id), TOMBSTONE)
+        """Expire snapshot ``snapshot_id``: mark its id (first), then delete its file."""
+        self._io.replace(self._layout.expired_marker_path(snapshot_id), b"")
+        self._io.delete(self._layout.snapshot_path(snapshot_id))
+
+    def _marked_ids(self) -> list[tuple[int, int]]:
+        """(id, marker written at ms) of every expiry marker."""
+        out = []
+        for status in self._io.list_files(self._layout.snapshot_dir):
+            sid = TableLayout.expired_id_of(status.name)
+            if sid is not None:
+                out.append((sid, status.modified_ms))
+        return out
+
+    def landed_in_expired_id(self, snapshot_id: int) -> bool:
+        """Whether ``snapshot_id`` is marked expired: a snapshot just created under it
+        landed below the latest (the committer deletes it and retries)."""
+        return self._io.exists(self._layout.expired_marker_path(snapshot_id))
 
     def drop_tombstones(self, below: int, older_than_ms: int) -> list[int]:
-        """Delete the tombstones of ids below ``below`` last written before ``older_than_ms``."""
+        """Delete the expiry markers (and legacy tombstones) of ids below ``below`` written
+        before ``older_than_ms``."""
         dropped = []
+        for marked, written in self._marked_ids():
+            if marked < below and written < older_than_ms:
+                self._io.delete(self._layout.expired_marker_path(marked))
+                dropped.append(marked)
         for status in self._io.list_files(self._layout.snapshot_dir):
             sid = TableLayout.snapshot_id_of(status.name)
-            if (sid is None or sid >= below or status.modified_ms >= older_than_ms
-                    or status.size != len(TOMBSTONE)):
-                continue
-            if not self._present(sid) and self._io.delete(self._layout.snapshot_path(sid)):
+            if (sid is not None and sid < below and status.modified_ms < older_than_ms
+                    and status.size == len(LEGACY_TOMBSTONE) and not self._present(sid)
+                    and self._io.delete(self._layout.snapshot_path(sid))):
                 dropped.append(sid)
         return sorted(dropped)
 
     def drop_tombstones_above(self, snapshot_id: int) -> None:
-        """Delete the tombstones of ids above ``snapshot_id``, newest first (a rollback that
-        restored ``snapshot_id`` hands those ids to the next commits)."""
-        ids = [i for i in self._listed_ids() if i > snapshot_id]
-        for sid in sorted(ids, reverse=True):
+        """Delete the expiry markers (and legacy tombstones) of ids above ``snapshot_id``,
+        newest first (a rollback that restored ``snapshot_id`` hands those ids to the next
+        commits)."""
+        for sid, _ in sorted(self._marked_ids(), reverse=True):
+            if sid > snapshot_id:
+                self._io.delete(self._layout.expired_marker_path(sid))
+        for sid in sorted((i for i in self._listed_ids() if i > snapshot_id), reverse=True):
             if not self._present(sid):
                 self._io.delete(self._layout.snapshot_path(sid))
 
     def restore(self, snapshot: Snapshot) -> None:
-        """Write ``snapshot`` (e.g. from a tag) into its id, which must be absent or a
-        tombstone: the id expired."""
+        """Write ``snapshot`` (e.g. from a tag) into its id, which must be absent (the id
+        expired)."""
         if self._present(snapshot.id):
             return
+        self._io.delete(self._layout.expired_marker_path(snapshot.id))
         self._io.replace(self._layout.snapshot_path(snapshot.id), snapshot_codec.encode(snapshot))
 
     def commit_earliest_hint(self, snapshot_id: int) -> None:

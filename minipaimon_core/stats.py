@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .manifest import SimpleStats
+from .format.manifest_file import SimpleStats
 
 MAX_STATS_LENGTH = 64
 _EXACT = decimal.Context(prec=100)  # decimal arithmetic without rounding (DECIMAL(38, s))
@@ -131,13 +131,15 @@ def merge_stats(parts: Sequence[tuple[SimpleStats, int]]) -> SimpleStats:
     width = len(parts[0][0].nullCounts) if parts else 0
     mins: list[Any] = []
     maxs: list[Any] = []
-    nulls: list[int] = []
+    nulls: list[int | None] = []
     for i in range(width):
-        valued = [(s.minValues[i], s.maxValues[i]) for s, rows in parts if s.nullCounts[i] < rows]
+        valued = [(s.minValues[i], s.maxValues[i]) for s, rows in parts
+                  if s.nullCounts[i] is None or s.nullCounts[i] < rows]  # type: ignore[operator]
         known = all(lo is not None and hi is not None for lo, hi in valued)
         mins.append(min(lo for lo, _ in valued) if valued and known else None)
         maxs.append(max(hi for _, hi in valued) if valued and known else None)
-        nulls.append(sum(s.nullCounts[i] for s, _ in parts))
+        counts = [s.nullCounts[i] for s, _ in parts]
+        nulls.append(None if None in counts else sum(c for c in counts if c is not None))
     return SimpleStats(tuple(mins), tuple(maxs), tuple(nulls))
 
 

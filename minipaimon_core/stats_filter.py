@@ -21,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .format.manifest_file import DataFileMeta
 from .literals import FALSE
-from .manifest import DataFileMeta
 from .predicate import DNF, Term, term_might_match
 
 Mask = np.ndarray  # one bool per file

@@ -31,12 +31,12 @@ import pyarrow.compute as pc
 
 from . import options
 from .errors import InvalidArgumentError, SnapshotNotFoundError
-from .kinds import ROW_KIND_COLUMN, VALUE_KIND, RowKind, row_kind_names
-from .manifest import ADD, DataFileMeta, ManifestEntry
+from .format.manifest_file import ADD, DataFileMeta, ManifestEntry
+from .format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
+from .kinds import ROW_KIND_COLUMN, SEQUENCE, VALUE_KIND, RowKind, row_kind_names
 from .options import Options
 from .partition import PartitionSpec
 from .scan import Split
-from .snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 
 if TYPE_CHECKING:
     from .table import Table
@@ -68,19 +68,23 @@ class StreamOffset:
 
 @dataclass(frozen=True)
 class StreamSplit:
-    """Rows of one (partition, bucket) of one step: a full-scan split or changed files."""
+    """Rows of one (partition, bucket): full-scan splits, then the changed files of each
+    snapshot in commit order (``snapshot_id``: the snapshot of the full scan, else of the
+    last change)."""
 
     snapshot_id: int
-    full_split: Split | None
+    full: tuple[Split, ...] = ()
     partition_path: str = ""
     bucket: int = 0
-    files: tuple[DataFileMeta, ...] = ()
+    steps: tuple[tuple[DataFileMeta, ...], ...] = ()
+
+    @property
+    def files(self) -> list[DataFileMeta]:
+        return [f for step in self.steps for f in step]
 
     @property
     def row_count(self) -> int:
-        if self.full_split is not None:
-            return self.full_split.row_count
-        return sum(f.rowCount for f in self.files)
+        return sum(s.row_count for s in self.full) + sum(f.rowCount for f in self.files)
 
 
 class StreamScanner:
@@ -112,8 +116,8 @@ class StreamScanner:
                 "incremental-between-scan-mode=changelog reads changelog files, and this table "
                 "writes none (it needs a primary key and a 'changelog-producer'); use 'delta' or 'diff'")
         self._changes_from = changes
-        self._spec = PartitionSpec.of(table.schema(), table.table_schema.partitionKeys)
-        self._full_plans: dict[int, list[Split]] = {}
+        self._spec = PartitionSpec.of(table.table_schema)
+        self._full_plans: dict[int, list[tuple[Split, ...]]] = {}
 
     # -- schema ------------------------------------------------------------------------------
 
@@ -180,8 +184,8 @@ class StreamScanner:
             splits = self._full_plan(start.snapshot)
             index = start.split_index
             while index < len(splits):
-                more_files = files + len(splits[index].files)
-                more_rows = rows + splits[index].row_count
+                more_files = files + sum(len(s.files) for s in splits[index])
+                more_rows = rows + sum(s.row_count for s in splits[index])
                 if index > start.split_index and _over(more_files, more_rows, max_files, max_rows):
                     return StreamOffset(start.snapshot, True, index)
                 files, rows = more_files, more_rows
@@ -205,35 +209,65 @@ class StreamScanner:
     # -- planning and reading ---------------------------------------------------------------
 
     def plan(self, start: StreamOffset, end: StreamOffset) -> list[StreamSplit]:
-        """The splits of the rows between ``start`` (exclusive) and ``end`` (inclusive)."""
-        out: list[StreamSplit] = []
+        """The splits of the rows between ``start`` (exclusive) and ``end`` (inclusive).
+
+        The changes of one (partition, bucket) over all the snapshots of the range make one
+        split, in commit order, after that bucket's full-scan rows: every change of a key is
+        read by one task in order, so a sink that writes it keeps the order (Spark orders the
+        rows of one task, not those of different tasks).
+        """
+        full: list[StreamSplit] = []
         if start.full:
             splits = self._full_plan(start.snapshot)
             stop = end.split_index if end.full and end.snapshot == start.snapshot else len(splits)
-            out += [StreamSplit(start.snapshot, s) for s in splits[start.split_index:stop]]
+            full = [StreamSplit(start.snapshot, unit, unit[0].partition_path, unit[0].bucket)
+                    for unit in splits[start.split_index:stop]]
         if end.full:
-            return out
+            return full
+        changes: dict[tuple[str, int], list[tuple[DataFileMeta, ...]]] = defaultdict(list)
+        last: dict[tuple[str, int], int] = {}
         for sid in range(start.snapshot + 1, end.snapshot + 1):
-            groups: dict[tuple[str, int], list[DataFileMeta]] = defaultdict(list)
+            step: dict[tuple[str, int], list[DataFileMeta]] = defaultdict(list)
             for entry, f in self._changes(sid):
-                groups[(self._spec.path(entry.partition), entry.bucket)].append(f)
-            for (path, bucket), fs in sorted(groups.items()):
-                fs.sort(key=lambda f: (f.minSequenceNumber, f.fileName))
-                out.append(StreamSplit(sid, None, path, bucket, tuple(fs)))
+                step[(self._spec.path(entry.partition), entry.bucket)].append(f)
+            for where, fs in step.items():
+                changes[where].append(tuple(sorted(fs, key=lambda f: (f.minSequenceNumber, f.fileName))))
+                last[where] = sid
+        out: list[StreamSplit] = []
+        for split in full:  # a primary-key bucket's changes follow its full-scan rows
+            where = (split.partition_path, split.bucket)
+            if self._pk and where in changes:
+                split = replace(split, snapshot_id=last[where], steps=tuple(changes.pop(where)))
+            out.append(split)
+        out += [StreamSplit(last[where], (), where[0], where[1], tuple(steps))
+                for where, steps in sorted(changes.items())]
         return out
 
     def read(self, split: StreamSplit) -> Iterator[pa.RecordBatch]:
         """Arrow batches of one stream split, in :meth:`output_schema`."""
         schema = self.output_schema()
-        if split.full_split is not None:
-            for batch in self._table.read_split(split.full_split):
+        for full in split.full:
+            for batch in self._table.read_split(full):
                 t = pa.Table.from_batches([batch])
                 yield from self._finish(t, None, schema)
+        raw = Split(split.snapshot_id, [], split.partition_path, split.bucket, split.files, True)
+        if not self._pk:
+            for f in split.files:
+                yield from self._finish(self._table.read_file_rows(raw, f), None, schema)
             return
-        raw = Split(split.snapshot_id, [], split.partition_path, split.bucket, list(split.files), True)
-        for f in split.files:
-            t = self._table.read_file_rows(raw, f, with_kind=self._pk)
-            yield from self._finish(t, t.column(VALUE_KIND) if self._pk else None, schema)
+        for step in split.steps:
+            for run in _overlapping_runs(step):
+                # one commit's rows in sequence order, as the table merges them (the tasks
+                # of one Spark write interleave their numbers); a -U/-D row carries the
+                # number of the row it retracts, so it sorts after that row
+                parts = [self._table.read_file_rows(raw, f, with_kind=True, with_sequence=True) for f in run]
+                t = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+                if len(run) > 1:
+                    retracts = pc.is_in(t.column(VALUE_KIND), pa.array([RowKind.UPDATE_BEFORE, RowKind.DELETE],
+                                                                       pa.int8()))
+                    order = pa.table({"seq": t.column(SEQUENCE), "retracts": retracts})
+                    t = t.take(pc.sort_indices(order, [("seq", "ascending"), ("retracts", "ascending")]))
+                yield from self._finish(t, t.column(VALUE_KIND), schema)
 
     def _finish(self, t: pa.Table, kinds: Any, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         if kinds is not None and not self.read_changelog:
@@ -251,13 +285,20 @@ class StreamScanner:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _full_plan(self, snapshot_id: int) -> list[Split]:
+    def _full_plan(self, snapshot_id: int) -> list[tuple[Split, ...]]:
+        """The full scan of a snapshot in units an offset counts: one append file each (no
+        merge, so rate limits can cut them), or all the splits of one primary-key bucket
+        (one task reads a key's full row and its later changes)."""
         if snapshot_id not in self._full_plans:
             splits = self._table.scan(snapshot_id=snapshot_id).plan()
-            if not self._pk:  # append files need no merge: one file per split, so rate
-                splits = [replace(s, files=[f], row_count=f.rowCount)  # limits can cut them
-                          for s in splits for f in s.files]
-            self._full_plans[snapshot_id] = splits
+            if self._pk:
+                buckets: dict[tuple[str, int], list[Split]] = defaultdict(list)
+                for s in splits:
+                    buckets[(s.partition_path, s.bucket)].append(s)
+                units = [tuple(group) for group in buckets.values()]
+            else:
+                units = [(replace(s, files=[f], row_count=f.rowCount),) for s in splits for f in s.files]
+            self._full_plans[snapshot_id] = units
         return self._full_plans[snapshot_id]
 
     def _changes(self, snapshot_id: int) -> list[tuple[ManifestEntry, DataFileMeta]]:
@@ -298,6 +339,21 @@ def check_between(start: int, end: int) -> None:
     if not 0 <= start < end:
         raise InvalidArgumentError(
             f"incremental-between needs snapshot ids 0 <= start < end, got {start},{end}")
+
+
+def _overlapping_runs(files: tuple[DataFileMeta, ...]) -> list[list[DataFileMeta]]:
+    """One snapshot's ``files`` of a bucket in order of their first sequence number, cut
+    where no later file's range overlaps an earlier one's: the rows of different runs need
+    no sorting."""
+    runs: list[list[DataFileMeta]] = []
+    top = -1
+    for f in sorted(files, key=lambda f: (f.minSequenceNumber, f.fileName)):
+        if runs and f.minSequenceNumber <= top:
+            runs[-1].append(f)
+        else:
+            runs.append([f])
+        top = max(top, f.maxSequenceNumber)
+    return runs
 
 
 def _over(files: int, rows: int, max_files: int | None, max_rows: int | None) -> bool:

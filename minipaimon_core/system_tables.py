@@ -33,12 +33,12 @@ import pyarrow as pa
 
 from .consumer import ConsumerManager
 from .errors import InvalidArgumentError
+from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
+from .format.snapshot import Snapshot
 from .kinds import RowKind
-from .manifest import FILE_SOURCE_COMPACT, ManifestEntry
 from .manifest_io import live_files
 from .partition import PartitionSpec
 from .schema import SchemaManager
-from .snapshot import Snapshot
 from .stream import ROW_KIND, changes_between
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def _entries(table: Table, snapshot_id: int | None) -> list[ManifestEntry]:
 
 
 def _partition_namer(table: Table) -> Callable[[Sequence[Any]], str]:
-    spec = PartitionSpec.of(table.schema(), table.partition_keys())
+    spec = PartitionSpec.of(table.table_schema)
     return lambda values: spec.path(values)
 
 

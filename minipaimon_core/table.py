@@ -26,20 +26,21 @@ from .consumer import ConsumerManager
 from .context import TableContext
 from .deletion_vectors import DeletionVectorIO
 from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
+from .features import check_migrated, check_readable
 from .fileio import FileIO
 from .fileio_resolve import resolve, split_options
+from .format.manifest_file import DataFileMeta
+from .format.snapshot import Snapshot
 from .layout import TableLayout
 from .maintenance import expire, orphans, rollback
 from .maintenance import manifests as manifest_rewrite
 from .maintenance.files import TableFiles
-from .manifest import DataFileMeta
 from .manifest_io import ManifestIO
 from .options import Options
 from .post_commit import AfterCommitResult, after_commit
-from .read import SchemaCache
-from .scan import Planner, Split, SplitSizing, resolve_snapshot
-from .schema import SchemaManager, TableSchema, build_schema
-from .snapshot import Snapshot
+from .scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
+from .schema import SchemaCache, SchemaManager, TableSchema, build_schema
+from .sequence import SequenceStart
 from .snapshot_manager import SnapshotManager
 from .table_scan import TableScan, planner, read_file_rows, read_split
 from .table_stream import TableStream
@@ -92,10 +93,11 @@ class Table:
         self.layout = TableLayout(path)
         self._schema_manager = SchemaManager(self.io, self.layout)
         self.table_schema: TableSchema = self._schema_manager.latest()
+        check_readable(self.table_schema, path)
         self._schemas = SchemaCache(self._schema_manager)
         self.snapshot_manager = SnapshotManager(self.io, self.layout)
-        self.manifests = ManifestIO(self.io, self.layout)
-        self.vectors = DeletionVectorIO(self.io, self.layout)
+        self.manifests = ManifestIO(self.io, self.layout, self._schemas)
+        self.vectors = DeletionVectorIO(self.io, self.layout, self.manifests)
         #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
         self.last_after_commit: AfterCommitResult | None = None
 
@@ -128,9 +130,11 @@ class Table:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def new_write(self, commit_user: str | None = None) -> TableWrite:
-        """A writer whose messages are committed by ``new_commit(commit_user)``."""
-        return TableWrite(self.context(), commit_user or str(uuid.uuid4()))
+    def new_write(self, commit_user: str | None = None, sequence: SequenceStart | None = None) -> TableWrite:
+        """A writer whose messages are committed by ``new_commit(commit_user)``.
+        ``sequence``: where its rows' sequence numbers start (default: the table's next
+        number now; see minipaimon_core.sequence)."""
+        return TableWrite(self.context(), commit_user or str(uuid.uuid4()), sequence)
 
     def new_commit(self, commit_user: str | None = None, fresh_user: bool = False) -> FileStoreCommit:
         """A committer for ``commit_user`` (idempotent per commit identifier).
@@ -224,7 +228,7 @@ class Table:
             raise InvalidArgumentError(f"snapshot_id must be a snapshot id >= 1, got {snapshot_id!r}")
         if sum(x is not None for x in (snapshot_id, tag, timestamp_ms, incremental_between)) > 1:
             raise InvalidArgumentError("give at most one of snapshot_id, tag, timestamp_ms, incremental_between")
-        incremental = _parse_incremental(incremental_between)
+        incremental = parse_incremental(incremental_between)
         tag_snap = self.tag_snapshot(tag) if tag is not None else None
         snap = None if incremental else resolve_snapshot(self.snapshot_manager, snapshot_id, timestamp_ms, tag_snap)
         if snap is not None and snap.schemaId > self.table_schema.id:
@@ -262,10 +266,11 @@ class Table:
         """Arrow batches of one split (projected and filtered as planned)."""
         return read_split(self.context(), split)
 
-    def read_file_rows(self, split: Split, file: DataFileMeta, with_kind: bool = False) -> pa.Table:
+    def read_file_rows(self, split: Split, file: DataFileMeta, with_kind: bool = False,
+                       with_sequence: bool = False) -> pa.Table:
         """One data or changelog file of ``split`` as is (no merge), in the current schema,
-        with ``_VALUE_KIND`` if ``with_kind``."""
-        return read_file_rows(self.context(), split, file, with_kind)
+        with ``_VALUE_KIND`` if ``with_kind`` and ``_SEQUENCE_NUMBER`` if ``with_sequence``."""
+        return read_file_rows(self.context(), split, file, with_kind, with_sequence)
 
     # -- snapshots and tags ----------------------------------------------------------------------
 
@@ -283,6 +288,7 @@ class Table:
 
         Raises InvalidArgumentError (bad or existing name), SnapshotNotFoundError.
         """
+        check_migrated(self.table_schema, self.path)
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
         if snap is None:
             raise SnapshotNotFoundError("cannot tag an empty table: it has no snapshot")
@@ -302,6 +308,7 @@ class Table:
 
     def delete_tag(self, name: str) -> None:
         """Delete tag ``name``. Raises SnapshotNotFoundError if there is none."""
+        check_migrated(self.table_schema, self.path)
         self._tags().delete(name)
 
     # -- maintenance (see minipaimon_core/maintenance) --
@@ -309,13 +316,17 @@ class Table:
     def refresh(self) -> Table:
         """Reload the current schema (after schema evolution, by this or another handle)."""
         self.table_schema = self._schema_manager.latest()
+        check_readable(self.table_schema, self.path)
         return self
 
     def _files(self) -> TableFiles:
+        """The files of the table, for the maintenance that removes some of them."""
+        check_migrated(self.table_schema, self.path)
         return TableFiles.of(self.context())
 
     def maybe_expire(self) -> expire.ExpireResult | None:
         """Automatic snapshot expiration by the table options, for after a commit."""
+        check_migrated(self.table_schema, self.path)
         return expire.maybe_expire(self.context())
 
     def expire_snapshots(self, retain_max: int | None = None, retain_min: int | None = None,
@@ -378,19 +389,6 @@ class Table:
     def consumers(self) -> dict[str, int]:
         """Streaming consumer id -> the next snapshot it reads (see minipaimon_core.consumer)."""
         return ConsumerManager(self.io, self.layout).consumers()
-
-
-def _parse_incremental(value: tuple[int, int] | str | None) -> tuple[int, int] | None:
-    if value is None:
-        return None
-    try:
-        if isinstance(value, str):
-            start, end = (int(x) for x in value.split(","))
-        else:
-            start, end = int(value[0]), int(value[1])
-    except (ValueError, TypeError):
-        raise InvalidArgumentError(f"incremental_between must be 'start,end', got {value!r}") from None
-    return start, end
 
 
 __all__ = ["Table", "TableNotFoundError", "create_table", "open_table"]

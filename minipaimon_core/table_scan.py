@@ -19,11 +19,11 @@ import pyarrow as pa
 
 from . import predicate
 from .context import TableContext
-from .data_file import VALUE_KIND
-from .manifest import DataFileMeta
+from .format.manifest_file import DataFileMeta
+from .format.snapshot import Snapshot
+from .kinds import SEQUENCE, VALUE_KIND
 from .read import SplitReader
 from .scan import Planner, PlanStats, Split, SplitSizing
-from .snapshot import Snapshot
 
 
 def planner(ctx: TableContext) -> Planner:
@@ -46,10 +46,12 @@ def read_split(ctx: TableContext, split: Split) -> Iterator[pa.RecordBatch]:
     return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split)
 
 
-def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kind: bool = False) -> pa.Table:
+def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kind: bool = False,
+                   with_sequence: bool = False) -> pa.Table:
     """One data or changelog file of ``split`` as is (no merge), in the current schema,
-    with ``_VALUE_KIND`` if ``with_kind``."""
-    names = ctx.schema.arrow_schema().names + ([VALUE_KIND] if with_kind else [])
+    with ``_VALUE_KIND`` if ``with_kind`` and ``_SEQUENCE_NUMBER`` if ``with_sequence``."""
+    names = (ctx.schema.arrow_schema().names + ([VALUE_KIND] if with_kind else [])
+             + ([SEQUENCE] if with_sequence else []))
     return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema).read_file(split, file, names)
 
 

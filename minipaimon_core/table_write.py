@@ -17,7 +17,9 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
 from .errors import InvalidArgumentError
+from .features import check_writable
 from .kv_writer import KeyValueWriter
+from .sequence import SequenceStart, start_of
 
 
 class TableWrite:
@@ -29,13 +31,17 @@ class TableWrite:
     ``abort`` deletes only what this writer still owns, so it never touches a committed file.
     """
 
-    def __init__(self, ctx: TableContext, commit_user: str) -> None:
+    def __init__(self, ctx: TableContext, commit_user: str, sequence: SequenceStart | None = None) -> None:
+        """``sequence``: where the rows' sequence numbers start (default: the table's next
+        number at the latest snapshot; Spark tasks get theirs from the job's writer)."""
         self.commit_user = commit_user
         schema = ctx.schema
-        self._writer: AppendWriter | KeyValueWriter = (
-            KeyValueWriter(ctx.io, ctx.layout, schema) if schema.primaryKeys
-            else AppendWriter(ctx.io, ctx.layout, schema)
-        )
+        check_writable(schema, ctx.path)
+        if schema.primaryKeys:
+            start = sequence if sequence is not None else start_of(ctx.manifests, ctx.snapshots.latest())
+            self._writer: AppendWriter | KeyValueWriter = KeyValueWriter(ctx.io, ctx.layout, schema, start)
+        else:
+            self._writer = AppendWriter(ctx.io, ctx.layout, schema)
         self._ctx = ctx
 
     def write(self, data: Any) -> None:

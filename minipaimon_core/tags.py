@@ -8,11 +8,12 @@ file a tag references (:mod:`minipaimon_core.maintenance`).
 
 from __future__ import annotations
 
-from . import snapshot as snapshot_codec
 from .errors import InvalidArgumentError, SnapshotNotFoundError
 from .fileio import FileIO
+from .format import snapshot as snapshot_codec
+from .format.snapshot import Snapshot
 from .layout import TableLayout, keys_of
-from .snapshot import Snapshot
+from .snapshot_manager import decode_snapshot
 
 
 class TagManager:
@@ -41,7 +42,7 @@ class TagManager:
             data = self._io.read_bytes(path)
         except FileNotFoundError:
             raise SnapshotNotFoundError(f"no tag {name!r} in {self._layout.root}") from None
-        return snapshot_codec.decode(data, path)
+        return decode_snapshot(data, path)
 
     def names(self) -> list[str]:
         """Names of every tag, sorted."""

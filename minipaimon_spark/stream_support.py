@@ -19,7 +19,7 @@ from minipaimon_spark.types import to_spark_schema
 
 
 class StreamPartition(InputPartition):
-    """One core stream split: a full-scan split or one snapshot's changed files of a bucket."""
+    """One core stream split: a bucket's full-scan rows and/or its changed files."""
 
     def __init__(self, split: StreamSplit) -> None:
         super().__init__(None)
@@ -27,7 +27,7 @@ class StreamPartition(InputPartition):
 
     def __repr__(self) -> str:
         s = self.split
-        kind = "full" if s.full_split is not None else f"{len(s.files)} files"
+        kind = f"{len(s.full)} full splits, {len(s.files)} files"
         return f"StreamPartition(snapshot={s.snapshot_id}, {kind}, rows={s.row_count})"
 
 

@@ -47,12 +47,14 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.sequence import SequenceStart
 from minipaimon_spark.options import WriteOptions, normalized
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 from minipaimon_spark.writer import (
     MiniPaimonCommitMessage,
     core_messages,
     prepare_table,
+    sequence_start,
     write_task,
 )
 
@@ -85,8 +87,9 @@ def make_stream_writer(raw_options: Mapping[str, Any], schema: StructType,
     options = WriteOptions.parse(raw_options)
     user = commit_user(raw_options)
     refuse_variant(schema)
-    prepare_table(options, to_arrow_schema(schema))
-    return MiniPaimonStreamWriter(options.path, user, overwrite, schema, options.connection)
+    table = prepare_table(options, to_arrow_schema(schema))
+    return MiniPaimonStreamWriter(options.path, user, overwrite, schema, options.connection,
+                                  sequence_start(table))
 
 
 def commit_user(raw_options: Mapping[str, Any]) -> str:
@@ -133,8 +136,9 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
     """Writes a micro-batch in tasks; commits it once, idempotently, on the driver."""
 
     def __init__(self, path: str, commit_user: str, overwrite: bool, schema: StructType,
-                 connection: dict[str, str] | None = None) -> None:
+                 connection: dict[str, str] | None = None, sequence: SequenceStart | None = None) -> None:
         self.path = path
+        self.sequence = sequence
         self.connection = connection or {}  # s3.* options: reach the executors pickled
         self.commit_user = commit_user
         self.overwrite = overwrite
@@ -143,7 +147,7 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
     def write(self, iterator: Iterator[Any]) -> MiniPaimonCommitMessage:
         """Write this task's rows; deletes its files if anything fails."""
         return write_task(self.path, self.commit_user, _arrow_batches(iterator, self.schema),
-                          self.connection)
+                          self.connection, self.sequence)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Commit batch ``batchId`` once; a replay of a committed batch only drops its files."""

@@ -36,6 +36,7 @@ from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
 from minipaimon_core.kinds import ROW_KIND_COLUMN
 from minipaimon_core.options import Options, validate
 from minipaimon_core.schema import SchemaManager, build_schema
+from minipaimon_core.sequence import SequenceStart, start_of
 from minipaimon_spark.options import WriteOptions
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 
@@ -68,9 +69,16 @@ def make_writer(raw_options: Mapping[str, Any], schema: StructType,
     """
     options = WriteOptions.parse(raw_options)
     refuse_variant(schema)
-    prepare_table(options, to_arrow_schema(schema))
+    table = prepare_table(options, to_arrow_schema(schema))
     return MiniPaimonWriter(options.path, f"spark-{uuid.uuid4()}", overwrite,
-                            options.dynamic_partition_overwrite, options.connection)
+                            options.dynamic_partition_overwrite, options.connection,
+                            sequence_start(table))
+
+
+def sequence_start(table: mp.Table) -> SequenceStart:
+    """Where the sequence numbers of a job's tasks start (each task interleaves its own,
+    see minipaimon_core.sequence): the table's next number now, on the driver."""
+    return start_of(table.manifests, table.latest_snapshot())
 
 
 def prepare_table(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
@@ -213,8 +221,10 @@ class MiniPaimonWriter(DataSourceArrowWriter):
 
     def __init__(self, path: str, commit_user: str, overwrite: bool,
                  dynamic_partition_overwrite: bool | None,
-                 connection: dict[str, str] | None = None) -> None:
+                 connection: dict[str, str] | None = None,
+                 sequence: SequenceStart | None = None) -> None:
         self.path = path
+        self.sequence = sequence
         self.connection = connection or {}  # s3.* options: reach the executors pickled
         self.commit_user = commit_user
         self.overwrite = overwrite
@@ -222,7 +232,7 @@ class MiniPaimonWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> MiniPaimonCommitMessage:
         """Write this task's batches; deletes its files if anything fails."""
-        return write_task(self.path, self.commit_user, iterator, self.connection)
+        return write_task(self.path, self.commit_user, iterator, self.connection, self.sequence)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commit every task's files in one snapshot (OVERWRITE for overwrite mode)."""
@@ -246,11 +256,14 @@ class MiniPaimonWriter(DataSourceArrowWriter):
 
 
 def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch],
-               connection: dict[str, str] | None = None) -> MiniPaimonCommitMessage:
+               connection: dict[str, str] | None = None,
+               sequence: SequenceStart | None = None) -> MiniPaimonCommitMessage:
     """One task's writing (batch or streaming): files for ``batches``, the commit message
     Spark hands the driver; the task's files are deleted if anything fails. ``connection``:
-    the storage options (``s3.*``) of the write."""
-    writer = mp.open_table(path, options=connection).new_write(commit_user)
+    the storage options (``s3.*``) of the write; ``sequence``: the job's start."""
+    ctx = TaskContext.get()
+    start = sequence.for_task(ctx.partitionId() if ctx else 0) if sequence is not None else None
+    writer = mp.open_table(path, options=connection).new_write(commit_user, sequence=start)
     rows = 0
     try:
         for batch in batches:
@@ -261,7 +274,6 @@ def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch],
     except BaseException:
         writer.abort()
         raise
-    ctx = TaskContext.get()
     return MiniPaimonCommitMessage(
         payload=pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL),
         partition_id=ctx.partitionId() if ctx else -1,

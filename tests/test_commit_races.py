@@ -136,8 +136,9 @@ def test_expired_ids_stay_taken_for_an_hour_then_are_freed(tmp_path):
         t.write(rows(i * 10, 2))
     assert t.expire_snapshots(retain_max=1).snapshots == [1, 2, 3]
     snapshot_dir = tmp_path / "t" / "snapshot"
-    assert sorted(os.listdir(snapshot_dir)) == [  # tombstones: the ids stay taken
-        "EARLIEST", "LATEST", "snapshot-1", "snapshot-2", "snapshot-3", "snapshot-4"]
+    assert sorted(os.listdir(snapshot_dir)) == [  # hidden markers: the ids stay taken
+        ".snapshot-1.expired", ".snapshot-2.expired", ".snapshot-3.expired",
+        "EARLIEST", "LATEST", "snapshot-4"]
     assert [s.id for s in t.snapshots()] == [4]
     with pytest.raises(mp.SnapshotExpiredError):
         t.scan(snapshot_id=3).to_arrow()

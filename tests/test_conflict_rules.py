@@ -14,9 +14,9 @@ import pytest
 from minipaimon_core.commit_message import CommitMessage, entries_for
 from minipaimon_core.conflicts import check_compaction, files_still_live, levels_disjoint
 from minipaimon_core.errors import CommitConflictError, ConflictReason
+from minipaimon_core.format.manifest_file import DataFileMeta, ManifestEntry, SimpleStats
 from minipaimon_core.key_range import find_overlap, key_order, overlaps
 from minipaimon_core.kinds import CommitKind, EntryKind
-from minipaimon_core.manifest import DataFileMeta, ManifestEntry, SimpleStats
 
 PART = ("p",)
 
@@ -130,10 +130,15 @@ def test_entries_for_each_commit_kind() -> None:
     """The pure step before the writes: what each kind of snapshot records."""
     new = CommitMessage(list(PART), "", 0, 1, newFiles=[f("n@0[0..1]")])
     old = live("o@0[0..9]")
-    append = entries_for(CommitKind.APPEND, [new], 10)
-    assert [(e.kind, e.file.fileName, e.file.sequenceOffset) for e in append.entries] == \
-        [(EntryKind.ADD, "n", 10)]
-    assert append.next_sequence == 11
+    append = entries_for(CommitKind.APPEND, [new], 10)  # primary-key files keep their numbers
+    assert [(e.kind, e.file.fileName, e.file.minSequenceNumber) for e in append.entries] == \
+        [(EntryKind.ADD, "n", 0)]
+    assert append.next_sequence == 10
+    ahead = entries_for(CommitKind.APPEND, [new], 0)
+    assert ahead.next_sequence == 1  # one above the highest number the snapshot holds
+    rows = entries_for(CommitKind.APPEND, [new], 10, primary_key=False)  # append files: numbered on
+    assert [(e.file.minSequenceNumber, e.file.maxSequenceNumber) for e in rows.entries] == [(10, 10)]
+    assert rows.next_sequence == 11
     overwrite = entries_for(CommitKind.OVERWRITE, [new], 10, old)
     assert [(e.kind, e.file.fileName) for e in overwrite.entries] == \
         [(EntryKind.DELETE, "o"), (EntryKind.ADD, "n")]

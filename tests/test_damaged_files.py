@@ -9,7 +9,6 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.manifest import decode_entries, encode_entries
 from tests.helpers import SCHEMA, rows
 
 
@@ -35,8 +34,13 @@ def test_damaged_data_and_changelog_files(tmp_path, damage, prefix):
         victim.write_bytes(data[: len(data) // 2])
     elif damage == "empty":
         victim.write_bytes(b"")
-    elif damage == "flip":  # inside the first data page
-        victim.write_bytes(data[:40] + bytes([data[40] ^ 0x10]) + data[41:])
+    elif damage == "flip":  # inside the data page of a column every read takes
+        import pyarrow.parquet as pq
+
+        md = pq.ParquetFile(victim).metadata.row_group(0)
+        col = next(md.column(i) for i in range(md.num_columns) if md.column(i).path_in_schema == "id")
+        pos = col.data_page_offset + col.total_compressed_size - 4
+        victim.write_bytes(data[:pos] + bytes([data[pos] ^ 0x10]) + data[pos + 1:])
     else:
         victim.write_bytes(other.read_bytes())
     with pytest.raises(mp.CorruptDataFileError, match=victim.name):
@@ -59,6 +63,13 @@ def test_flipped_value_byte_is_caught_by_page_checksum(tmp_path):
         t.to_arrow()
 
 
+def decode_entries(data: bytes, path: str) -> list:
+    return mp.open_table(_TABLES[0]).manifests.read_entries(Path(path).name)
+
+
+_TABLES: list[str] = []
+
+
 def _data_manifests(t: mp.Table) -> list[Path]:
     """The manifests of data files (a batch scan reads them; it never reads changelog manifests)."""
     found = []
@@ -73,6 +84,7 @@ def _data_manifests(t: mp.Table) -> list[Path]:
 
 def test_manifest_replaced_by_another_valid_manifest(tmp_path):
     t = _table(tmp_path)
+    _TABLES[:] = [t.path]
     t.write(rows(5, 3))
     t.write(rows(8, 1))
     manifests = _data_manifests(t)
@@ -86,13 +98,14 @@ def test_manifest_replaced_by_another_valid_manifest(tmp_path):
 
 def test_manifest_replaced_by_one_of_equal_size_and_counts(tmp_path):
     t = _table(tmp_path)
+    _TABLES[:] = [t.path]
     victim = next(p for p in (Path(t.path) / "manifest").glob("manifest-*") if "list" not in p.name
                   and decode_entries(p.read_bytes(), str(p)) and "changelog" not in
                   decode_entries(p.read_bytes(), str(p))[0].file.fileName)
     entries = decode_entries(victim.read_bytes(), str(victim))
     f = entries[0].file
     for k in range(1, 20000):  # another creation time: same size, same counts, other content
-        forged = encode_entries([msgspec.structs.replace(
+        forged = t.manifests.encode_entries([msgspec.structs.replace(
             entries[0], file=msgspec.structs.replace(f, creationTime=f.creationTime + k))] + entries[1:])
         if len(forged) == len(victim.read_bytes()):
             break

@@ -138,6 +138,9 @@ def test_concurrent_writers_and_compaction_never_leave_two_live_rows(tmp_path):
     m1, m2 = w1.prepare_commit(), w2.prepare_commit()
     t.new_commit("w1").commit(m1, 1)
     t.new_commit("w2").commit(m2, 1)
+    # three runs in levels 1-3: w1 enters level 4, w2 finds no free level above the bottom
+    # (5, the compactions') and goes below it (lsm/placement.py): visible at once
+    assert sorted(f.level for s in t.refresh().scan().plan() for f in s.files) == [1, 2, 3, 4, 6]
     assert compaction.commit_compaction(ctx, [m for m in compaction_messages if m], True)
     want = {(i, "a"): 2 for i in range(20)} | {(1, "a"): 100, (2, "a"): 200, (3, "a"): 200, (4, "a"): 200}
     t = t.refresh()
@@ -166,7 +169,7 @@ def test_overwrite_drops_the_vectors_of_replaced_files(tmp_path):
     t = t.refresh()
     assert state(t) == {(3, "a"): 5, (1, "b"): 0, (2, "b"): 1} == merged_state(t)
     index = t.context().vectors.entries(t.latest_snapshot())
-    assert [e.partition for e in index] == [["b"]]
+    assert [e.partition for e in index] == [("b",)]
 
 
 # -- maintenance, time travel, streams, diff ---------------------------------------------------
@@ -233,20 +236,27 @@ def _stream_rows(t: mp.Table) -> list[tuple]:
 
 def test_streams_and_diffs_match_a_table_without_vectors(tmp_path):
     rng = random.Random(7)
-    tables = [make(str(tmp_path / "dv"), bucket="2"),
-              make(str(tmp_path / "plain"), bucket="2", **{"deletion-vectors.enabled": "false"})]
+    # compactions only where asked, so both histories have the same snapshots
+    tables = [make(str(tmp_path / "dv"), bucket="2", **{"write-only": "true"}),
+              make(str(tmp_path / "plain"), bucket="2", **{"deletion-vectors.enabled": "false",
+                                                           "write-only": "true"})]
     for step in range(25):
         ids = rng.sample(range(30), rng.randint(1, 8))
         kinds = [rng.choice(["+I", "+U", "-D"]) for _ in ids]
         for t in tables:
             t.write(batch(ids, step, "a", kinds))
-        if step % 7 == 6:
+        if step % 3 == 2:
             for t in tables:
-                t.compact(full=step % 2 == 0)
+                t.compact(full=True)
     dv, plain = (t.refresh() for t in tables)
     assert state(dv) == state(plain) == merged_state(dv)
     assert _stream_rows(dv) == _stream_rows(plain)
-    for start, end in ((1, 10), (5, dv.latest_snapshot().id)):
+    # level-0 files are unseen (as by Paimon's readers) until compacted; none here, as writes
+    # are placed above level 0, so every snapshot is compared
+    settled = [s.id for s in dv.snapshots()
+               if all(e.file.level > 0 for e in dv.context().manifests.data_entries(s))]
+    assert settled == [s.id for s in dv.snapshots()]
+    for start, end in ((settled[0], settled[len(settled) // 2]), (settled[1], settled[-1])):
         a = dv.diff(start, end).sort_by([("id", "ascending"), ("_row_kind", "ascending")])
         b = plain.diff(start, end).sort_by([("id", "ascending"), ("_row_kind", "ascending")])
         assert a.to_pylist() == b.to_pylist()

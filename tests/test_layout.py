@@ -1,4 +1,5 @@
-"""Partition escaping keeps every value inside the table and round-trips."""
+"""Every name of a table is built and parsed in layout.py; partition directories (Paimon's
+escaping) keep every value inside the table."""
 
 from __future__ import annotations
 
@@ -7,56 +8,33 @@ import os
 import re
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minipaimon_core.layout import (
-    NULL_PARTITION,
-    ParsedName,
-    TableLayout,
-    escape_segment,
-    is_temp_name,
-    keys_of,
-    parse,
-    temp_name,
-)
-
-
-def unescape_segment(segment: str) -> str:
-    """Invert :func:`escape_segment` (test-only: the product never parses a path)."""
-    raw = bytearray()
-    i = 0
-    while i < len(segment):
-        if segment[i] == "%":
-            raw.append(int(segment[i + 1 : i + 3], 16))
-            i += 3
-        else:
-            raw.extend(segment[i].encode())
-            i += 1
-    return raw.decode()
+import minipaimon_core as mp
+from minipaimon_core.layout import ParsedName, TableLayout, is_temp_name, keys_of, parse, temp_name
+from minipaimon_core.partition import PartitionSpec
 
 
 @given(st.text())
-def test_escaping_round_trips_and_is_one_safe_segment(value):
-    seg = escape_segment(value)
-    assert unescape_segment(seg) == value
-    assert "/" not in seg and "\\" not in seg and "\x00" not in seg
-    assert seg not in (".", "..")
-    assert seg == "" or seg.isascii() and seg.isprintable()
+def test_partition_directories_stay_one_segment_under_the_table(value):
+    spec = PartitionSpec(["p"], [pa.string()], ["STRING"])
+    path = TableLayout("/warehouse/t").bucket_dir(spec.path([value]), 0)
+    norm = os.path.normpath(path)
+    assert norm.startswith("/warehouse/t/") and norm.count("/") == path.count("/") == 4, (value, path)
 
 
-def test_hostile_values_stay_under_the_table():
-    layout = TableLayout("/warehouse/t")
-    for value in ["..", ".", "../../etc", "/etc/passwd", "a\\b", "\x00", "%2F", "é", "\n", NULL_PARTITION]:
-        path = layout.bucket_dir(TableLayout.partition_path(["p"], [value]), 0)
-        norm = os.path.normpath(path)
-        assert norm.startswith("/warehouse/t/"), (value, path)
-        assert norm.count("/") == path.count("/"), (value, path)
-
-
-def test_null_and_literal_default_partition_differ():
-    assert TableLayout.partition_path(["p"], [None]) != TableLayout.partition_path(["p"], [NULL_PARTITION])
+def test_hostile_values_stay_under_the_table(tmp_path):
+    schema = pa.schema([pa.field("p", pa.string()), pa.field("v", pa.int64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, partition_by=["p"])
+    values = ["..", ".", "../../etc", "/etc/passwd", "a\\b", "\x00", "%2F", "é", "\n", None, "x=y"]
+    t.write(pa.table({"p": values, "v": list(range(len(values)))}, schema=schema))
+    for f in Path(t.path).rglob("*.parquet"):
+        assert f.resolve().is_relative_to((tmp_path / "t").resolve()), f
+    got = {r["p"]: r["v"] for r in t.to_arrow().to_pylist()}
+    assert got == {v: i for i, v in enumerate(values)}
 
 
 def _name(path: str) -> str:

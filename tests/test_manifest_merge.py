@@ -14,10 +14,12 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import codec
+from minipaimon_core.format import avro, manifest_list
+from minipaimon_core.format import snapshot as snapshot_codec
+from minipaimon_core.format.manifest_file import SimpleStats
+from minipaimon_core.format.manifest_list import ManifestFileMeta
 from minipaimon_core.maintenance import TableFiles
 from minipaimon_core.maintenance.orphans import remove_orphan_files
-from minipaimon_core.manifest import ManifestFileMeta, SimpleStats
 from minipaimon_core.manifest_merge import (
     MergeLimits,
     column_ranges,
@@ -25,6 +27,7 @@ from minipaimon_core.manifest_merge import (
     pick_merge,
     union_ranges,
 )
+from minipaimon_core.migrate import migrate
 from minipaimon_core.scan import Planner
 from tests.test_commit_races import StallingFileIO
 from tests.test_crash import FailingFileIO, InjectedFault
@@ -178,7 +181,7 @@ def test_a_commit_under_the_threshold_does_not_rewrite(tmp_path: Path) -> None:
 
 def test_the_small_merge_sorts_and_cuts_its_output_by_partition(tmp_path: Path) -> None:
     table = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["p"], options={
-        "manifest.target-file-size": "4 kb", "manifest.merge-min-count": "6",
+        "manifest.target-file-size": "8 kb", "manifest.merge-min-count": "6",
         "manifest.full-compaction-threshold-size": "1 gb"})
     for c in range(7):  # the 7th commit merges the 6 small deltas (each spans p 100..139)
         write_all(table, c, range(100, 140))
@@ -217,11 +220,20 @@ def test_bad_threshold_is_a_typed_error(tmp_path: Path) -> None:
 # -- old tables, races, crashes ------------------------------------------------------------------
 
 def make_lists_old(path: str) -> None:
-    """Re-encode every manifest list as written before ``clustered`` existed (no such key)."""
+    """Re-encode every manifest list as Paimon's writers do (without minipaimon's clustered
+    flag and digest) and drop the list sizes and digests from the snapshots, as another
+    writer's snapshots are."""
+    schema = {**manifest_list.SCHEMA, "fields": [
+        f for f in manifest_list.SCHEMA["fields"] if not f["name"].startswith("_MINIPAIMON")]}
     for f in Path(path, "manifest").glob("manifest-list-*"):
-        metas = codec.decode_binary(f.read_bytes(), list[ManifestFileMeta], str(f))
-        old = [{k: v for k, v in msgspec.to_builtins(m).items() if k != "clustered"} for m in metas]
-        f.write_bytes(codec.encode_binary(old))
+        records = avro.read_container(f.read_bytes(), str(f)).records
+        f.write_bytes(avro.write_container(schema, [
+            {k: v for k, v in r.items() if not k.startswith("_MINIPAIMON")} for r in records]))
+    for f in Path(path, "snapshot").glob("snapshot-*"):
+        snap = snapshot_codec.decode(f.read_bytes(), str(f))
+        f.write_bytes(snapshot_codec.encode(msgspec.structs.replace(
+            snap, baseManifestListSize=None, deltaManifestListSize=None, changelogManifestListSize=None,
+            minipaimonDigests=None)))
 
 
 def test_old_tables_plan_read_and_get_clustered(tmp_path: Path) -> None:
@@ -244,11 +256,13 @@ def test_old_tables_plan_read_and_get_clustered(tmp_path: Path) -> None:
     assert len(files_of(now, [("p", "=", 42)])) == 6
 
 
-def test_the_v1_fixture_table_takes_an_automatic_rewrite(tmp_path: Path) -> None:
+def test_the_v1_fixture_table_migrated_takes_an_automatic_rewrite(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     shutil.copytree(Path(__file__).parent / "fixtures" / "v1_decimal_table", path)
+    before = mp.open_table(path).to_arrow()
+    assert migrate(path).migrated
     table = mp.open_table(path)
-    before = table.to_arrow()
+    assert table.to_arrow().equals(before)
     table.set_options({"manifest.full-compaction-threshold-size": "1 b"})
     new = before.slice(0, 1).set_column(0, before.schema.field(0), pa.array([4], pa.int64()))
     table.write(new)  # a new key of this primary-key table
@@ -271,7 +285,7 @@ def test_a_committer_that_loses_the_race_during_a_rewrite_loses_nothing(tmp_path
     (rewriting too); B's create fails, it deletes its rewrite and commits on A's snapshot."""
     path = str(tmp_path / "t")
     table = mp.create_table(path, SCHEMA, partition_by=["p"], options={
-        "manifest.target-file-size": "1 kb", "manifest.full-compaction-threshold-size": "1 b"})
+        "manifest.target-file-size": "8 kb", "manifest.full-compaction-threshold-size": "1 b"})
     for c in range(4):
         write_all(table, c, range(30))
 

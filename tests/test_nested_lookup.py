@@ -7,8 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import minipaimon_core as mp
+from minipaimon_core.format.snapshot import COMPACT
 from minipaimon_core.maintenance import TableFiles
-from minipaimon_core.snapshot import COMPACT
 
 NESTED = pa.schema([
     pa.field("id", pa.int64(), nullable=False),

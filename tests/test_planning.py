@@ -12,7 +12,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.fileio import LocalFileIO
-from minipaimon_core.manifest import DataFileMeta
+from minipaimon_core.format.manifest_file import DataFileMeta
 from minipaimon_core.scan import Planner, SplitSizing
 from minipaimon_core.stats import values_stats
 

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import minipaimon_core as mp
+from minipaimon_core.format.snapshot import APPEND, COMPACT
 from minipaimon_core.maintenance import TableFiles
-from minipaimon_core.snapshot import APPEND, COMPACT
 
 KV = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
 WRITES = int(os.environ.get("MINIPAIMON_SEQUENCE_WRITES", "300"))

@@ -59,9 +59,13 @@ def write(path: str, engine: str, data: list[pa.Table], buffer: str, spillable: 
 
 
 def level0_files_by_bucket(table: mp.Table) -> dict[Any, list[Any]]:
+    """The files the write left in each bucket (every level: a first-row table's writes are
+    placed above level 0, and level 0 is not read)."""
+    from minipaimon_core.manifest_io import live_files
+
     out: dict[Any, list[Any]] = {}
-    for split in table.scan().plan():
-        out.setdefault(split.bucket, []).extend(split.files)
+    for e in live_files(table.manifests, table.refresh().latest_snapshot()):
+        out.setdefault(e.bucket, []).append(e.file)
     return out
 
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from minipaimon_core import predicate
-from minipaimon_core.manifest import DataFileMeta, SimpleStats
+from minipaimon_core.format.manifest_file import DataFileMeta, SimpleStats
 from minipaimon_core.stats_filter import may_match
 
 # f mixes int and float stats (an int column evolved to double); s is missing from the files

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import snapshot as snapshot_codec
 from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.format import snapshot as snapshot_codec
 from minipaimon_core.layout import TableLayout
 from minipaimon_core.tags import TagManager
 from tests.helpers import SCHEMA, rows

@@ -30,7 +30,7 @@ sorted runs than the stop trigger: see :func:`should_stop_writes`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 from minipaimon_core.options import Options
@@ -71,7 +71,7 @@ class PickerOptions:
         UnsupportedOptionError: a value out of range (names the option).
     """
 
-    num_levels: int = 5  # num-levels
+    num_levels: int = 6  # num-levels (Paimon: num-sorted-run.compaction-trigger + 1)
     max_size_amplification_percent: int = 200  # compaction.max-size-amplification-percent
     size_ratio: int = 1  # compaction.size-ratio
     num_run_compaction_trigger: int = 5  # num-sorted-run.compaction-trigger
@@ -87,6 +87,13 @@ class PickerOptions:
         for key, value, minimum in checks:
             if value < minimum:
                 raise UnsupportedOptionError(f"option {key!r} must be >= {minimum}, got {value}")
+
+    def for_levels(self, deepest: int) -> PickerOptions:
+        """These options for a bucket whose deepest file is at level ``deepest``: Paimon
+        takes the number of levels as the larger of ``num-levels`` and deepest + 1 (files
+        placed below the bottom, lsm/placement.py, or written by a writer with more
+        levels)."""
+        return replace(self, num_levels=max(self.num_levels, deepest + 1))
 
     @property
     def max_level(self) -> int:
@@ -108,8 +115,9 @@ class PickerOptions:
             UnsupportedOptionError: a value is not an integer or out of range.
         """
         typed = Options(options)
+        trigger = typed["num-sorted-run.compaction-trigger"]
         return PickerOptions(
-            num_levels=typed["num-levels"],
+            num_levels=typed["num-levels"] or trigger + 1,
             max_size_amplification_percent=typed["compaction.max-size-amplification-percent"],
             size_ratio=typed["compaction.size-ratio"],
             num_run_compaction_trigger=typed["num-sorted-run.compaction-trigger"],

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
 from .. import options as option_values
+from ..format.table_schema import TableSchema
 from ..kinds import SEQUENCE, VALUE_KIND, RowKind
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = RowKind  # short names of the merge code
@@ -123,3 +124,23 @@ def prepare_input(table: pa.Table, config: MergeConfig) -> pa.Table:
             ones = pc.cast(pc.is_valid(col), pa.int8()).cast(col.type)
             table = table.set_column(i, table.schema.field(i), ones)
     return table
+
+
+def places_above_level0(schema: TableSchema) -> bool:
+    """Whether a write of the table is committed above level 0 (lsm/placement.py): where
+    readers skip level 0, unless a ``lookup`` / ``full-compaction`` changelog producer makes
+    every write's level-0 files visible by the compaction that writes their changelog (as
+    Paimon does)."""
+    producer = option_values.Options(schema.options)["changelog-producer"]
+    return skips_level0(schema) and producer in ("none", "input")
+
+
+def skips_level0(schema: TableSchema) -> bool:
+    """Whether batch reads of the table skip level-0 files, as Paimon's do
+    (``batch_scan_skip_level0``): primary-key tables with deletion vectors or the
+    ``first-row`` engine. Their writes are placed above level 0 (lsm/placement.py). Tables
+    of minipaimon's earlier format read level 0 too (its vectors covered it)."""
+    if not schema.primaryKeys or schema.legacyFormat:
+        return False
+    typed = option_values.Options(schema.options)
+    return bool(typed["deletion-vectors.enabled"]) or typed["merge-engine"] == "first-row"

@@ -42,9 +42,9 @@ from ..errors import (
     SnapshotExpiredError,
     SnapshotNotFoundError,
 )
-from ..manifest import ADD
+from ..format.manifest_file import ADD
+from ..format.snapshot import Snapshot
 from ..options import Options
-from ..snapshot import Snapshot
 from ..snapshot_manager import TOMBSTONE_RETAINED_MS
 from .files import TableFiles
 

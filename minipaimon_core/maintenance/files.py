@@ -23,12 +23,12 @@ from typing import Any
 from ..context import HasContext
 from ..deletion_vectors import DeletionVectorIO, index_file_names
 from ..fileio import FileIO
+from ..format.manifest_file import ManifestEntry
+from ..format.snapshot import Snapshot
 from ..layout import TableLayout
-from ..manifest import ManifestEntry
 from ..manifest_io import ManifestIO, merge_entries
 from ..partition import PartitionSpec
 from ..schema import TableSchema
-from ..snapshot import Snapshot
 from ..snapshot_manager import SnapshotManager
 from ..tags import TagManager
 
@@ -57,7 +57,7 @@ class TableFiles:
         """Path of the data or changelog file of a manifest entry."""
         key = tuple(e.partition)
         if key not in self._paths:
-            spec = PartitionSpec.of(self.schema.arrow_schema(), self.schema.partitionKeys)
+            spec = PartitionSpec.of(self.schema)
             self._paths[key] = spec.path(list(e.partition))
         return self.layout.data_file_path(self._paths[key], e.bucket, e.file.fileName)
 

@@ -23,12 +23,16 @@ from dataclasses import dataclass
 
 import msgspec
 
-from .. import snapshot as snapshot_codec
 from ..context import HasContext, TableContext
 from ..errors import CommitConflictError, ConflictReason
+from ..features import check_writable
+from ..format import snapshot as snapshot_codec
+from ..format.snapshot import VERSION as SNAPSHOT_VERSION
+from ..format.snapshot import Digests
 from ..kinds import CommitKind
 from ..manifest_io import merge_entries
 from ..manifest_merge import write_sorted
+from ..sequence import next_sequence
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
     more than ``commit.max-retries`` times.
     """
     ctx = table.context()
+    check_writable(ctx.schema, ctx.path)
     options = ctx.options
     mio, snapshots, layout = ctx.manifests, ctx.snapshots, ctx.layout
     for _attempt in range(options["commit.max-retries"] + 1):
@@ -59,19 +64,27 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
         try:
             metas = write_sorted(mio, adds, options["manifest.target-file-size"], ctx.schema.id,
                                  len(ctx.schema.partitionKeys), True, written)
-            base = mio.write_list(metas)
+            base, base_size, base_digest = mio.write_list(metas)
             written.append(base)
-            delta = mio.write_list([])
+            delta, delta_size, delta_digest = mio.write_list([])
             written.append(delta)
         except BaseException:  # a failed write: delete what this attempt wrote, nothing else
             _delete(ctx, written)
             raise
+        digests = latest.minipaimonDigests or Digests()
         snap = msgspec.structs.replace(
-            latest, id=latest.id + 1, baseManifestList=base, deltaManifestList=delta,
+            latest, version=SNAPSHOT_VERSION, id=latest.id + 1, baseManifestList=base,
+            baseManifestListSize=base_size, deltaManifestList=delta, deltaManifestListSize=delta_size,
             commitUser=f"rewrite-manifests-{uuid.uuid4()}", commitIdentifier=0,
             commitKind=CommitKind.COMPACT, timeMillis=int(time.time() * 1000), deltaRecordCount=0,
-            changelogManifestList=None, changelogRecordCount=None)
+            changelogManifestList=None, changelogManifestListSize=None, changelogRecordCount=None,
+            nextSequenceNumber=next_sequence(mio, latest),
+            minipaimonDigests=Digests(base_digest, delta_digest, None, digests.index))
         if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)):
+            if snapshots.landed_in_expired_id(snap.id):
+                ctx.io.delete(layout.snapshot_path(snap.id))
+                _delete(ctx, written)
+                continue
             snapshots.commit_latest_hint(snap.id)
             return RewriteResult(snap.id, len(before), len(metas))
         _delete(ctx, written)  # lost the race: ours is garbage, theirs stands

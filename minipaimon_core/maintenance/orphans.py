@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 
 from ..errors import CorruptMetadataError, InvalidArgumentError
 from ..fileio import FileStatus
-from ..layout import TableLayout, is_temp_name, parse, partition_prefix
+from ..layout import TableLayout, is_temp_name, parse
+from ..partition import partition_prefix
 from .files import TableFiles
 
 DEFAULT_SAFE_AGE_MS = 86_400_000
@@ -98,7 +99,7 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
     collect(layout.manifest_dir, lambda n: _kind(n) in ("manifest", "manifest-list", "index-manifest", "temp"))
     collect(layout.index_dir, lambda n: _kind(n) in ("index", "temp"))
     progress("listing", len(found), 0)
-    keys = [partition_prefix(k) for k in files.schema.partitionKeys]
+    keys = [partition_prefix(k, files.schema.legacyFormat) for k in files.schema.partitionKeys]
     pending = [""]
     for depth in range(len(keys)):
         pending = [

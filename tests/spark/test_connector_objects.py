@@ -307,7 +307,7 @@ def test_append_splits_are_sized_for_the_read_parallelism(tmp_path: Path) -> Non
     assert len(partitions(**{"scan.parallelism": "4", "source.split.open-file-cost": "0"})) == 4
     ids = read_all(path, SPARK_SCHEMA, **{"source.split.target-size": "1 b"}).column("id").to_pylist()
     assert sorted(ids) == list(range(8))
-    assert mp.open_table(str(path)).options() == {}  # read options change no table option
+    assert mp.open_table(str(path)).options() == {"bucket": "-1"}  # read options change no table option
 
 
 def test_empty_table_reads_nothing(tmp_path: Path) -> None:
@@ -398,7 +398,7 @@ def test_writes_ignore_read_options(tmp_path: Path) -> None:
     """A temporary view hands its (read) options to INSERT too."""
     path = tmp_path / "t"
     write_job(path, [[batch([1])]], **{"scan.snapshot-id": "1", "columns": "id"})
-    assert mp.open_table(str(path)).options() == {}
+    assert mp.open_table(str(path)).options() == {"bucket": "-1"}
     write_job(path, [[batch([2])]], **{"scan.tag-name": "x", "incremental-between": "1,2"})
     assert len(mp.open_table(str(path)).snapshots()) == 2
 

@@ -1,0 +1,57 @@
+"""Where a new file of a table whose readers skip level 0 goes (lsm/placement.py): a table
+of cases over key ranges. ``max_level`` 5 (``num-levels`` 6): levels 1..4 are the writers',
+5 the compactions'."""
+
+from __future__ import annotations
+
+import pytest
+
+from minipaimon_core.lsm.placement import place
+
+MAX = 5
+
+
+def r(lo: int, hi: int) -> tuple[list[int], list[int]]:
+    return ([lo], [hi])
+
+
+CASES = [
+    # (new files, existing ranges by level, expected levels)
+    ("empty bucket: level 1", [r(1, 5)], {}, [1]),
+    ("disjoint from level 1: joins it", [r(6, 9)], {1: [r(1, 5)]}, [1]),
+    ("touching a boundary key overlaps", [r(5, 9)], {1: [r(1, 5)]}, [2]),
+    ("overlaps levels 1 and 2: level 3", [r(2, 3)], {1: [r(1, 5)], 2: [r(0, 9)]}, [3]),
+    ("a gap in level 1 is used", [r(6, 7)], {1: [r(1, 5), r(8, 9)], 2: [r(6, 6)]}, [1]),
+    ("the bottom level is not the writers'", [r(1, 2)], {5: [r(100, 200)]}, [1]),
+    ("levels 1..4 full: below the bottom", [r(1, 2)],
+     {1: [r(0, 9)], 2: [r(0, 9)], 3: [r(0, 9)], 4: [r(0, 9)], 5: [r(0, 9)]}, [6]),
+    ("levels 1..4 full, a free level below the bottom is reused", [r(1, 2)],
+     {1: [r(0, 9)], 2: [r(0, 9)], 3: [r(0, 9)], 4: [r(0, 9)], 6: [r(5, 9)], 7: [r(0, 9)]}, [6]),
+    ("every level taken: a new deepest one", [r(1, 2)],
+     {1: [r(0, 9)], 2: [r(0, 9)], 3: [r(0, 9)], 4: [r(0, 9)], 6: [r(0, 9)]}, [7]),
+    ("files of one commit see each other", [r(1, 5), r(3, 8), r(6, 9)], {}, [1, 2, 1]),
+    ("an empty level below others is free", [r(1, 2)], {1: [r(0, 9)], 2: [], 3: [r(0, 9)]}, [2]),
+]
+
+
+@pytest.mark.parametrize(("new", "levels", "want"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_placement(new, levels, want) -> None:
+    assert place(new, levels, MAX) == want
+
+
+def test_a_level_never_holds_overlapping_files() -> None:
+    """Property: whatever the history, every level >= 1 stays one sorted run."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        levels: dict[int, list] = {}
+        for _ in range(rng.randint(1, 30)):
+            lo = rng.randint(0, 50)
+            new = [r(lo, lo + rng.randint(0, 10))]
+            (level,) = place(new, levels, MAX)
+            assert level >= 1
+            levels.setdefault(level, []).append(new[0])
+        for ranges in levels.values():
+            ordered = sorted((lo[0], hi[0]) for lo, hi in ranges)
+            assert all(a[1] < b[0] for a, b in zip(ordered, ordered[1:]))
