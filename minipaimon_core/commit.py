@@ -48,6 +48,7 @@ from .dv_maintainer import VectorMaintainer
 from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
 from .features import check_writable
 from .fileio import FileIO
+from .first_row import first_rows_only
 from .format import snapshot as snapshot_codec
 from .format.manifest_file import DataFileMeta, ManifestEntry
 from .format.manifest_list import ManifestFileMeta
@@ -92,6 +93,10 @@ class FileStoreCommit:
         dvio = DeletionVectorIO(io, layout, self._manifests)
         self._vectors = VectorMaintainer(io, layout, schema, self._manifests, dvio) \
             if schema.primaryKeys and self._options["deletion-vectors.enabled"] else None
+        # first-row without vectors: new rows of keys already there are dropped (first_row.py)
+        self._first_rows = VectorMaintainer(io, layout, schema, self._manifests, dvio) \
+            if self._vectors is None and self._options["merge-engine"] == "first-row" \
+            and places_above_level0(schema) else None
 
     # -- public ----------------------------------------------------------------------------
 
@@ -205,7 +210,7 @@ class FileStoreCommit:
                 if snap_id == 1:
                     self._snapshots.commit_earliest_hint(1)
                 # the originals of rewritten files were never committed: garbage now
-                for path in resequence.file_paths(self._layout, [old for old, _ in moved]):
+                for path in resequence.rewritten_paths(self._layout, moved, originals=True):
                     self._io.delete(path)
                 return snap_id
             self._clean(written, moved)
@@ -240,7 +245,7 @@ class FileStoreCommit:
         """Delete what a failed attempt wrote: metadata files by name, rewritten data files."""
         for name in names:
             self._io.delete(self._layout.metadata_path(name))
-        for path in resequence.file_paths(self._layout, [new for _, new in moved]):
+        for path in resequence.rewritten_paths(self._layout, moved, originals=False):
             self._io.delete(path)
 
     def _try_commit(
@@ -268,6 +273,9 @@ class FileStoreCommit:
             messages = self._moved_above(messages, latest, next_seq, moved)
         if kind != COMPACT and places_above_level0(self._schema):
             messages = self._placed(messages, latest, overwritten)
+            if self._first_rows is not None:
+                messages = first_rows_only(self._first_rows, self._io, self._layout, self._schemas,
+                                           messages, latest, overwritten, moved)
         change = entries_for(kind, messages, next_seq, overwritten, bool(self._schema.primaryKeys))
         snap = self._write_metadata(kind, change, identifier, properties, latest, written)
         # If base N expired meanwhile, snapshot-(N+1) was committed before it: its file is
@@ -381,5 +389,6 @@ class FileStoreCommit:
                              self._options["manifest.merge-min-count"])
         return new_base(self._manifests, self._manifests.data_manifests(latest), limits, self._schema.id,
                         len(self._schema.partitionKeys), written)
+
 
 __all__ = ["CommitMessage", "DataFileMeta", "FileStoreCommit"]

@@ -207,6 +207,9 @@ def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: st
     rows = pa.concat_tables([read_rows(ctx, path, bucket, f) for f in inputs])
     bottom = unit.output_level == opts.max_level
     merged = merge(rows, config, keep_deletes=not bottom or config.keeps_tombstones)
+    if config.engine == "first-row":
+        merged = _without_older_keys(ctx, path, bucket, inputs, [f for f in files if f.fileName not in names],
+                                     merged)
     after = write_sorted_run(ctx.io, ctx.layout, schema, path, bucket, merged,
                              level=unit.output_level, target=options["target-file-size"],
                              compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
@@ -282,6 +285,28 @@ def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[Dat
     before = merge(old, config, keep_deletes=False)
     after = merge(pa.concat_tables([old, new_rows]), config, keep_deletes=False)
     return changelog.diff(before, after, keys)
+
+
+def _without_older_keys(ctx: TableContext, path: str, bucket: int, inputs: list[DataFileMeta],
+                        others: list[DataFileMeta], merged: pa.Table) -> pa.Table:
+    """``merged`` without the keys the bucket's other files at levels >= 1 hold: a first-row
+    table keeps those older rows, and Paimon's readers take its levels >= 1 unmerged, so a
+    key may be in one of their files only (minipaimon_core.first_row; Paimon's lookup
+    compaction drops them the same way)."""
+    others = [f for f in others if f.level > 0]
+    if not others or merged.num_rows == 0:
+        return merged
+    keys = list(ctx.schema.primaryKeys)
+    lo = min(key_order(f.minKey) for f in inputs)
+    hi = max(key_order(f.maxKey) for f in inputs)
+    found = [read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, keys)
+             for f in others if overlaps(f, lo, hi)]
+    if not found:
+        return merged
+    old = pa.concat_tables(found).group_by(keys).aggregate([])
+    hit = np.zeros(merged.num_rows, dtype=bool)
+    hit[_semi_join_rows(merged, old, keys).to_numpy()] = True
+    return merged.filter(pa.array(~hit))
 
 
 def _semi_join_rows(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa.Array:

@@ -141,6 +141,28 @@ class VectorMaintainer:
         written.append(name)
         return name, digest
 
+    def losing_rows(self, base: Snapshot | None, added: dict[BucketKey, list[DataFileMeta]],
+                    removed: set[tuple[BucketKey, str]]) -> dict[BucketKey, Vectors]:
+        """Per bucket, the rows of the ``added`` files (levels >= 1) the merge engine
+        discards against each other and the base's live files at levels >= 1 (those in
+        ``removed`` left out); buckets without such rows are left out. Marks the base's
+        files would get are not returned (see minipaimon_core.first_row for the engine that
+        uses this, where they cannot occur)."""
+        touched = set(added)
+        survivors: dict[BucketKey, list[DataFileMeta]] = defaultdict(list)
+        for e in live_in_buckets(self._manifests, base, touched):
+            key = (tuple(e.partition), e.bucket)
+            if (key, e.file.fileName) not in removed and e.file.level > 0:
+                survivors[key].append(e.file)
+        out: dict[BucketKey, Vectors] = {}
+        for key in sorted(touched, key=repr):
+            names = {f.fileName for f in added[key]}
+            marked = self._bucket(key, survivors[key], added[key], {}) or {}
+            mine = {n: p for n, p in marked.items() if n in names}
+            if mine:
+                out[key] = mine
+        return out
+
     # -- one bucket --------------------------------------------------------------------------
 
     def _bucket(self, key: BucketKey, survivors: list[DataFileMeta], added: list[DataFileMeta],

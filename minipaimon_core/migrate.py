@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+import pyarrow.parquet as pq
 
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
@@ -122,10 +123,11 @@ def _copy_into(old: Table, target: str, io: FileIO, link: bool) -> tuple[int, in
     reusable: list[Any] = []
     if link and not schema.primaryKeys and int(schema.options["bucket"]) < 1:
         # written with the latest schema: columns by name and type as the new schema 0
-        reusable = [e for e in live_files(old.manifests, snapshot) if e.file.schemaId == old.table_schema.id]
+        reusable = [e for e in live_files(old.manifests, snapshot) if e.file.schemaId == old.table_schema.id
+                    and paimon_reads(_path_of(old, e))]
     messages = []
     for e in reusable:
-        src = old.layout.data_file_path(old.context().partition_spec().path(e.partition), e.bucket, e.file.fileName)
+        src = _path_of(old, e)
         path = new.context().partition_spec().path(e.partition)
         os.makedirs(new.layout.bucket_dir(path, 0), exist_ok=True)
         os.link(src, new.layout.data_file_path(path, 0, e.file.fileName))
@@ -144,6 +146,33 @@ def _copy_into(old: Table, target: str, io: FileIO, link: bool) -> tuple[int, in
     commit: FileStoreCommit = new.new_commit("migrate")
     commit.commit([*messages, *writer.prepare_commit()], 0)
     return len(reusable), rewritten
+
+
+# Parquet encodings Paimon's Java reader (0.9) decodes; the earlier format's writer used
+# DELTA_BINARY_PACKED for integer columns, which it refuses ("Unsupported encoding").
+_JAVA_ENCODINGS = frozenset({"PLAIN", "PLAIN_DICTIONARY", "RLE_DICTIONARY", "RLE", "BIT_PACKED"})
+
+
+def paimon_reads(path: str) -> bool:
+    """Whether every Paimon reader takes the data file at ``path`` (local) as it is: only
+    encodings Java's reader knows, and decimals of up to 18 digits stored as integers."""
+    metadata = pq.ParquetFile(path).metadata
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        for j in range(group.num_columns):
+            if not set(group.column(j).encodings) <= _JAVA_ENCODINGS:
+                return False
+    for k in range(metadata.num_columns):
+        column = metadata.schema.column(k)
+        if column.logical_type.type == "DECIMAL" and column.precision <= 18 \
+                and column.physical_type not in ("INT32", "INT64"):
+            return False
+    return True
+
+
+def _path_of(table: Table, entry: Any) -> str:
+    return table.layout.data_file_path(table.context().partition_spec().path(entry.partition),
+                                       entry.bucket, entry.file.fileName)
 
 
 def _message(new: Table, entry: Any, path: str) -> CommitMessage:

@@ -91,4 +91,14 @@ def file_paths(layout: TableLayout, messages: Sequence[CommitMessage]) -> list[s
             for m in messages for f in (*m.newFiles, *m.changelogFiles)]
 
 
-__all__ = ["added_since", "file_paths", "move", "needs_moving"]
+def rewritten_paths(layout: TableLayout, moved: Sequence[tuple[CommitMessage, CommitMessage]],
+                    originals: bool) -> set[str]:
+    """Data and changelog files of the (original, rewritten) message pairs of an attempt
+    that only the originals (``originals=True``: garbage once the rewrite is committed) or
+    only the rewrites (garbage when the attempt fails) have; a rewrite keeps some files."""
+    old = set(file_paths(layout, [m for m, _ in moved]))
+    new = set(file_paths(layout, [m for _, m in moved]))
+    return old - new if originals else new - old
+
+
+__all__ = ["added_since", "file_paths", "move", "needs_moving", "rewritten_paths"]

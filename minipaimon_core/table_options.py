@@ -11,7 +11,8 @@ with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
 * ``merge-engine``, ``sequence.field``, ``changelog-producer``, ``ignore-delete``,
   ``partial-update.*``, ``deletion-vectors.enabled`` and the aggregation options belong to
   primary-key tables only.
-* ``deletion-vectors.enabled`` needs the ``deduplicate`` or ``first-row`` engine.
+* ``deletion-vectors.enabled`` needs the ``deduplicate`` engine (Paimon refuses it with
+  ``first-row``, which never deletes an older row; see minipaimon_core.first_row).
 * ``sequence.field``: one existing, non-key column of an orderable type (numeric, decimal,
   date, time, timestamp); several sequence fields are refused.
 * ``fields.<f>.*``: ``f`` is a non-key column; aggregation options need
@@ -33,7 +34,7 @@ PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delet
            "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
            "partial-update.remove-record-on-delete", "fields.default-aggregate-function",
            "deletion-vectors.enabled")
-DELETION_VECTOR_ENGINES = ("deduplicate", "first-row")
+DELETION_VECTOR_ENGINES = ("deduplicate",)
 
 
 def names_in(value: str | None) -> list[str]:
@@ -64,9 +65,10 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
     _check_sequence_field(options, schema, pk)
     if typed["deletion-vectors.enabled"] and typed["merge-engine"] not in DELETION_VECTOR_ENGINES:
         raise UnsupportedOptionError(
-            f"option 'deletion-vectors.enabled' needs 'merge-engine' deduplicate or first-row "
-            f"(this table's is {typed['merge-engine']!r}): a {typed['merge-engine']} row merges "
-            "values of several versions, which marking old rows as deleted cannot express")
+            f"option 'deletion-vectors.enabled' needs 'merge-engine' deduplicate (this "
+            f"table's is {typed['merge-engine']!r}): a {typed['merge-engine']} row merges values "
+            "of several versions, which marking old rows as deleted cannot express, and a "
+            "first-row table never deletes an older row (Paimon refuses the pair too)")
     _check_field_options(typed, options, schema, pk)
     MergeConfig.from_options(tuple(pk), options)
 

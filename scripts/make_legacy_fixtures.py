@@ -24,6 +24,13 @@ def main(root: str) -> None:
                       "dt": pa.array([19723, 19723, 19724], pa.date32())}, schema=append))
     a.write(pa.table({"id": [4], "name": ["d"], "dt": pa.array([19724], pa.date32())}, schema=append))
     a.create_tag("first", 1)
+    # no integer column: the earlier writer's DELTA_BINARY_PACKED encoding (which Paimon's
+    # Java reader refuses) is not in its files, so migrate hard-links them
+    text = pa.schema([("name", pa.string()), pa.field("dt", pa.date32())])
+    x = mp.create_table(f"{root}/append_text", text, partition_by=["dt"])
+    x.write(pa.table({"name": ["a", "b", None], "dt": pa.array([19723, 19724, 19724], pa.date32())},
+                     schema=text))
+    x.write(pa.table({"name": ["c"], "dt": pa.array([19723], pa.date32())}, schema=text))
     pk = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()),
                     pa.field("p", pa.string(), nullable=False)])
     t = mp.create_table(f"{root}/pk", pk, primary_key=["id", "p"], partition_by=["p"],

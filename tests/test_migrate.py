@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import minipaimon_core as mp
@@ -26,7 +27,7 @@ from tests.conftest import Storage
 FIXTURES = Path(__file__).parent / "fixtures" / "legacy_tables"
 
 
-@pytest.fixture(params=["append", "pk"])
+@pytest.fixture(params=["append", "append_text", "pk"])
 def legacy(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     path = tmp_path / request.param
     shutil.copytree(FIXTURES / request.param, path)
@@ -85,10 +86,26 @@ def test_append_files_are_hard_linked_and_primary_key_files_rewritten(legacy: st
     new_files = {p: os.stat(os.path.join(legacy, p)).st_ino
                  for p in files_under(legacy) if p.endswith(".parquet")}
     linked = {p for p, ino in new_files.items() if ino in set(old_files.values())}
-    if "pk" in legacy:
-        assert result.files_reused == 0 and not linked and result.rows_rewritten == 9
-    else:
-        assert result.files_reused == len(linked) == len(old_files) and result.rows_rewritten == 0
+    if legacy.endswith("append_text"):  # strings and dates only: plain encodings, kept
+        assert result.files_reused == len(linked) == len(old_files) == 3 and result.rows_rewritten == 0
+    else:  # primary-key layout, or integers in DELTA_BINARY_PACKED (Java 0.9 refuses it)
+        assert result.files_reused == 0 and not linked
+        assert result.rows_rewritten == (9 if legacy.endswith("pk") else 4)
+
+
+def test_only_files_every_paimon_reader_takes_are_reused(tmp_path: Path) -> None:
+    ints = pa.table({"i": pa.array([1, 2, 3], pa.int64()), "d": pa.array([1, 2, 3], pa.decimal128(5, 2))})
+    cases = {
+        "plain": ({"use_dictionary": False, "store_decimal_as_integer": True}, True),
+        "dictionary": ({"store_decimal_as_integer": True}, True),
+        "delta": ({"use_dictionary": False, "column_encoding": {"i": "DELTA_BINARY_PACKED"},
+                   "store_decimal_as_integer": True}, False),
+        "small decimal as bytes": ({}, False),
+    }
+    for name, (kwargs, want) in cases.items():
+        path = str(tmp_path / f"{name}.parquet")
+        pq.write_table(ints, path, **kwargs)
+        assert migrate_module.paimon_reads(path) == want, name
 
 
 class Crash(Exception):
@@ -151,6 +168,6 @@ def test_the_cli_migrates(legacy: str, capsys: pytest.CaptureFixture[str]) -> No
     assert cli(["migrate", legacy]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"migrated {legacy}:")
-    assert ("tags not carried over: first" in out) == ("append" in legacy)
+    assert ("tags not carried over: first" in out) == legacy.endswith("/append")
     assert cli(["migrate", legacy]) == 0
     assert "in Apache Paimon's format already" in capsys.readouterr().out

@@ -238,7 +238,11 @@ def decode_stats(record: dict[str, Any] | None, names: Sequence[str], types: Seq
     """Stats over all ``names`` of a SimpleStats record that covers ``covered`` columns
     (None: all of them, in order); columns it does not cover are unknown."""
     n = len(names)
-    if record is None:
+    if record is None or (covered is None and _is_empty_row(record["_MIN_VALUES"])
+                          and _is_empty_row(record["_MAX_VALUES"])):
+        # an empty row where every column was meant: pypaimon writes primary-key value stats
+        # as no columns (``_VALUE_STATS_COLS`` = []), a field Java 0.9's records drop when it
+        # rewrites the entry; Java reads such stats as unknown, and so does this
         return SimpleStats((None,) * n, (None,) * n, (None,) * n)
     cols = list(names) if covered is None else list(covered)
     col_types = [types[list(names).index(c)] if c in names else "STRING" for c in cols]
@@ -254,6 +258,11 @@ def decode_stats(record: dict[str, Any] | None, names: Sequence[str], types: Seq
     return SimpleStats(tuple(None if i is None else lo[i] for i in pick),
                        tuple(None if i is None else hi[i] for i in pick),
                        tuple(None if i is None else nulls[i] for i in pick))
+
+
+def _is_empty_row(data: bytes) -> bool:
+    """Whether ``data`` is a BinaryRow of no fields (its arity prefix is 0)."""
+    return len(data) >= 4 and int.from_bytes(data[:4], "big", signed=True) == 0
 
 
 def _entry(r: dict[str, Any], path: str, types: RowTypes) -> ManifestEntry:
