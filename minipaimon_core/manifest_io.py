@@ -31,6 +31,10 @@ _CACHE_SIZE = 4096
 _READ_THREADS = 8  # manifests read at once by one plan
 
 
+# Encoded manifest records of every table this process wrote: merges and rewrites of the
+# base manifests write the same entries again (format/manifest_file.RecordCache).
+_RECORDS = manifest_file.RecordCache()
+
 class _Facts(NamedTuple):
     """What a manifest's summary is checked against, computed once per decoded manifest:
     its size and xxhash64 as read, its ADD and DELETE counts, and the rows it adds."""
@@ -153,7 +157,8 @@ class ManifestIO:
         return entries
 
     def encode_entries(self, entries: list[ManifestEntry]) -> bytes:
-        return manifest_file.encode(entries, self.row_types(), self._compression())
+        return manifest_file.encode(entries, self.row_types(), self._compression(), _RECORDS,
+                                    self._layout.root)
 
     def write_entries(self, entries: list[ManifestEntry], schema_id: int, partition_width: int,
                       clustered: bool = False, encoded: bytes | None = None) -> ManifestFileMeta:

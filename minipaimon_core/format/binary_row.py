@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -142,26 +142,77 @@ def encode(values: Sequence[Any], types: Sequence[str], *, reserve_nulls: bool =
     Raises InvalidArgumentError for a bad type string, a value count different from the type
     count, or a value that does not fit its type.
     """
+    return _row_encoder(tuple(types), reserve_nulls)(values)
+
+
+_ZERO_SLOT = bytes(8)
+_OFFSET = struct.Struct("<I")
+
+
+@lru_cache(maxsize=1024)
+def _row_encoder(types: tuple[str, ...], reserve_nulls: bool) -> Callable[[Sequence[Any]], bytes]:
+    """:func:`encode` for one row type, its per-type work done once (manifests encode
+    thousands of rows of a few row types)."""
     parsed = [_parse_type(t) for t in types]
-    if len(values) != len(parsed):
-        raise InvalidArgumentError(f"{len(values)} values for {len(parsed)} types {list(types)}")
-    width = _bitset_width(len(parsed))
-    fixed = bytearray(width + 8 * len(parsed))
-    var = bytearray()
-    for i, (t, value) in enumerate(zip(parsed, values)):
-        if value is None:
-            fixed[(i + 8) >> 3] |= 1 << ((i + 8) & 7)
-            slot, chunk = bytes(8), bytes(t.chunk_size if reserve_nulls else 0)
-        else:
-            try:
-                slot, chunk = _encode_value(t, value)
-            except InvalidArgumentError as e:
-                raise InvalidArgumentError(f"field {i} ({types[i]}): {e}") from None
-        if chunk:  # slot bytes 4..7 = offset of the chunk
-            slot = slot[:4] + struct.pack("<I", len(fixed) + len(var))
-            var += chunk
-        fixed[width + 8 * i : width + 8 * i + 8] = slot
-    return struct.pack(">i", len(parsed)) + bytes(fixed) + bytes(var)
+    n = len(parsed)
+    width = _bitset_width(n)
+    prefix = struct.pack(">i", n)
+    fields = [_field_encoder(t) for t in parsed]
+    null_chunks = [bytes(t.chunk_size if reserve_nulls else 0) for t in parsed]
+    fixed_size = width + 8 * n
+
+    def encode_row(values: Sequence[Any]) -> bytes:
+        if len(values) != n:
+            raise InvalidArgumentError(f"{len(values)} values for {n} types {list(types)}")
+        nulls = 0
+        slots = []
+        chunks = []
+        var_size = 0
+        for i, value in enumerate(values):
+            if value is None:
+                nulls |= 1 << (i + 8)
+                slot, chunk = _ZERO_SLOT, null_chunks[i]
+            else:
+                try:
+                    slot, chunk = fields[i](value)
+                except InvalidArgumentError as e:
+                    raise InvalidArgumentError(f"field {i} ({types[i]}): {e}") from None
+            if chunk:  # slot bytes 4..7 = offset of the chunk
+                slot = slot[:4] + _OFFSET.pack(fixed_size + var_size)
+                chunks.append(chunk)
+                var_size += len(chunk)
+            slots.append(slot)
+        return b"".join([prefix, nulls.to_bytes(width, "little"), *slots, *chunks])
+
+    return encode_row
+
+
+def _field_encoder(t: _Type) -> Callable[[Any], tuple[bytes, bytes]]:
+    """(slot, chunk) of a non-null value of ``t``: a fast path for plain ints, floats and
+    short strings, :func:`_encode_value` (with its checks and errors) for the rest."""
+    fmt = _FIXED_FORMAT.get(t.root)
+    if fmt is not None and t.root not in ("BOOLEAN", "TIME"):
+        packer = struct.Struct(fmt + f"{8 - struct.calcsize(fmt)}x")
+        exact = float if t.root in ("FLOAT", "DOUBLE") else int
+
+        def fixed(value: Any) -> tuple[bytes, bytes]:
+            if type(value) is exact or (exact is float and type(value) is int):
+                try:
+                    return packer.pack(value), b""
+                except (struct.error, OverflowError):
+                    pass  # the general path raises the error
+            return _encode_value(t, value)
+
+        return fixed
+    if t.root == "STRING":
+
+        def string(value: Any) -> tuple[bytes, bytes]:
+            if type(value) is str and value.isascii():
+                return _encode_bytes(value.encode())
+            return _encode_value(t, value)
+
+        return string
+    return lambda value: _encode_value(t, value)
 
 
 def _encode_value(t: _Type, value: Any) -> tuple[bytes, bytes]:

@@ -29,6 +29,7 @@ element of an ARRAY at nesting depth ``d`` (1 for the column's own element) gets
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -107,6 +108,7 @@ class AtomicType:
         return pa.timestamp(unit, "UTC" if self.name == "TIMESTAMP_LTZ" else None)
 
 
+@functools.lru_cache(maxsize=4096)  # per partition value and stats row: parse each text once
 def parse_atomic(text: str) -> AtomicType:
     """Parse an atomic type string. Raises UnsupportedFeatureError if it is not one minipaimon
     reads (unknown or malformed, MULTISET/VARIANT/BLOB/..., bad length/precision/scale)."""
