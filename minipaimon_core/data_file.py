@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from . import pools
 from .errors import CorruptDataFileError, InvalidArgumentError, SnapshotExpiredError
 from .fileio import FileIO
 from .format import data_types
@@ -151,12 +152,14 @@ def write_data_file_parts(
                     store_decimal_as_integer=True,  # as Paimon's Java writer (which reads only that)
                     write_page_checksum=True)  # CRC32 per page: a flipped bit fails the read
             assert target is not None and writer is not None
+            # the stats kernels run beside the Parquet encoder (both release the GIL)
+            part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
             writer.write_table(to_file_layout(part, target).replace_schema_metadata(writer.schema.metadata))
             if part.num_rows:
                 first = first if first is not None else part.slice(0, 1)
                 last = part.slice(part.num_rows - 1, 1)
             rows += part.num_rows
-            stats.append((table_stats(part, schema.field_names), part.num_rows))
+            stats.append((part_stats.result(), part.num_rows))
             if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
                 retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
                                    pa.scalar(1, pa.int8()))

@@ -11,8 +11,6 @@ oldest first so that sorted runs are not sorted again.
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import predicate
+from . import pools, predicate
 from .data_file import read_data_file
 from .deletion_vectors import DeletionVectorIO, live_mask
 from .errors import CorruptDataFileError
@@ -125,31 +123,16 @@ def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: 
     return t
 
 
-_POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
-_POOL_LOCK = threading.Lock()
-
-
-def _pool(name: str) -> ThreadPoolExecutor:
-    """Thread pool ``name``: one thread per core, shared by every reader of the process,
-    made anew in a forked child (whose copy has no threads)."""
-    with _POOL_LOCK:
-        found = _POOLS.get(name)
-        if found is None or found[0] != os.getpid():
-            found = _POOLS[name] = (os.getpid(), ThreadPoolExecutor(
-                max_workers=os.cpu_count() or 1, thread_name_prefix=f"minipaimon-{name}"))
-        return found[1]
-
-
 def file_pool() -> ThreadPoolExecutor:
     """The threads that read the files of one split concurrently. Its tasks wait only on
     :func:`column_pool` tasks, so callers on any thread but its own may block on them."""
-    return _pool("read")
+    return pools.pool("read")
 
 
 def column_pool() -> ThreadPoolExecutor:
     """The threads that filter the columns of one table concurrently. Its tasks never wait
     on other tasks, so callers on any thread (a file pool task too) may block on them."""
-    return _pool("filter")
+    return pools.pool("filter")
 
 
 def filter_columns(table: pa.Table, mask: pa.Array) -> pa.Table:

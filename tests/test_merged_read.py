@@ -10,6 +10,8 @@ sequential read, for every engine, multi-column keys and ``sequence.field``.
 from __future__ import annotations
 
 import datetime
+import multiprocessing
+import os
 import random
 
 import pyarrow as pa
@@ -17,6 +19,7 @@ import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
+from minipaimon_core import pools
 from minipaimon_core import read as read_module
 from minipaimon_core.lsm.merge_engines import SEQUENCE, VALUE_KIND, MergeConfig, merge
 from minipaimon_core.lsm.newest_wins import newest_wins
@@ -143,8 +146,30 @@ def test_concurrent_run_reads_equal_sequential_reads(tmp_path, monkeypatch, name
 def test_file_pool_is_made_anew_after_fork(monkeypatch):
     pool = read_module.file_pool()
     assert read_module.file_pool() is pool
-    monkeypatch.setattr(read_module.os, "getpid", lambda: -1)  # as in a forked child
+    monkeypatch.setattr(pools.os, "getpid", lambda: -1)  # as in a forked child
     assert read_module.file_pool() is not pool
+
+
+def _write_and_read_in_child(path: str) -> None:
+    t = mp.open_table(path)
+    t.write(pa.table({"id": pa.array([7], pa.int64()), "g": pa.array([1], pa.int64())}))
+    os._exit(0 if 7 in t.to_arrow().column("id").to_pylist() else 1)
+
+
+def test_a_forked_child_writes_and_reads_with_the_parents_pools_used(tmp_path):
+    """The parent's read and stats pools have threads; the child's copies have none, so a
+    child that used them would wait forever."""
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, pa.schema([("id", pa.int64()), ("g", pa.int64())]))
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "g": pa.array([1], pa.int64())}))
+    assert t.to_arrow().num_rows == 1  # the parent's pools now have threads
+    child = multiprocessing.get_context("fork").Process(target=_write_and_read_in_child, args=(path,))
+    child.start()
+    child.join(timeout=120)
+    if child.is_alive():
+        child.kill()
+    assert child.exitcode == 0
+    assert sorted(mp.open_table(path).to_arrow().column("id").to_pylist()) == [1, 7]
 
 
 # ---------------------------------------------------------------- merge: runs not re-sorted
