@@ -20,6 +20,7 @@ from .errors import (
 )
 from .fileio import FileIO, LocalFileIO
 from .format.snapshot import Snapshot
+from .merge_into import MergeBuilder, MergeResult
 from .post_commit import AfterCommitResult, after_commit
 from .scan import Split
 from .table import Table, create_table, open_table
@@ -37,6 +38,8 @@ __all__ = [
     "FileIO",
     "InvalidArgumentError",
     "LocalFileIO",
+    "MergeBuilder",
+    "MergeResult",
     "MiniPaimonError",
     "SchemaMismatchError",
     "Snapshot",

@@ -38,11 +38,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import msgspec
 
 from . import resequence
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
-from .conflicts import check_compaction
+from .conflicts import check_compaction, files_still_live
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
 from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
@@ -135,6 +137,32 @@ class FileStoreCommit:
             last = self._commit_kind(COMPACT, compactions, commit_identifier, properties, False)
         return last
 
+    def commit_rewrite(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int,
+        check: Callable[[Snapshot | None], None] | None = None,
+    ) -> int | None:
+        """Commit a row-level change as one snapshot: each message's ``compactBefore``
+        files DELETEd (files rewritten without the rows the change removes; they must still
+        be live, else ``CommitConflictError`` FILES_GONE) and its ``newFiles`` ADDed. The
+        snapshot is an OVERWRITE if it deletes files (as Paimon commits a copy-on-write
+        DELETE), else an APPEND. ``check(latest)`` runs on the snapshot each attempt builds
+        on, before anything is written, and raises ``CommitConflictError`` if the change no
+        longer applies there (see minipaimon_core.dml).
+
+        Raises:
+            CommitConflictError: a conflict, or the snapshot race lost too often.
+        """
+        check_writable(self._schema, self._layout.root)
+        if self._committed_kinds(commit_identifier):
+            return None
+        removes = any(m.compactBefore for m in messages)
+        if not removes and not any(m.newFiles or m.changelogFiles for m in messages):
+            return None
+        kind = OVERWRITE if removes else APPEND
+        return self._commit_kind(kind, messages, commit_identifier, None, False, check=check, rewrite=True)
+
     def is_committed(self, commit_identifier: int) -> bool:
         """Whether some snapshot of this commit user has ``commit_identifier`` (or later)."""
         return bool(self._committed_kinds(commit_identifier, even_if_fresh=True))
@@ -181,6 +209,8 @@ class FileStoreCommit:
         identifier: int,
         properties: dict[str, str] | None,
         dynamic: bool,
+        check: Callable[[Snapshot | None], None] | None = None,
+        rewrite: bool = False,
     ) -> int | None:
         max_retries = self._options["commit.max-retries"]
         deadline = time.monotonic() + self._options["commit.timeout"] / 1000
@@ -195,7 +225,7 @@ class FileStoreCommit:
             moved: list[tuple[CommitMessage, CommitMessage]] = []  # (original, rewritten)
             try:
                 snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
-                                           written, moved)
+                                           written, moved, check, rewrite)
             except (CorruptMetadataError, SnapshotExpiredError):
                 # metadata or (deletion vectors) data files of our base read missing
                 self._clean(written, moved)
@@ -259,9 +289,15 @@ class FileStoreCommit:
         read_at: float,
         written: list[str],
         moved: list[tuple[CommitMessage, CommitMessage]],
+        check: Callable[[Snapshot | None], None] | None = None,
+        rewrite: bool = False,
     ) -> int | None:
         overwritten: list[ManifestEntry] = []
-        if kind == COMPACT:
+        if check is not None:
+            check(latest)
+        if rewrite:
+            overwritten, messages = self._rewritten(latest, messages)
+        elif kind == COMPACT:
             conflict = check_compaction(live_files(self._manifests, latest), messages,
                                         bool(self._schema.primaryKeys))
             if conflict is not None:
@@ -292,6 +328,17 @@ class FileStoreCommit:
             self._io.delete(path)
             return None
         return snap.id
+
+    def _rewritten(self, latest: Snapshot | None, messages: Sequence[CommitMessage]
+                   ) -> tuple[list[ManifestEntry], list[CommitMessage]]:
+        """The entries a row-level change replaces (its messages' ``compactBefore``, which
+        must all be live in ``latest``) and the messages left to ADD."""
+        conflict = files_still_live(live_files(self._manifests, latest), messages,
+                                    bool(self._schema.primaryKeys))
+        if conflict is not None:
+            raise conflict.error()
+        gone = [m.entry(0, f) for m in messages for f in m.compactBefore]
+        return gone, [msgspec.structs.replace(m, compactBefore=[]) for m in messages if m.newFiles]
 
     def _placed(self, messages: Sequence[CommitMessage], latest: Snapshot | None,
                 overwritten: Sequence[ManifestEntry]) -> list[CommitMessage]:

@@ -35,6 +35,8 @@ class ConflictReason(str, Enum):
     LEVEL_OVERLAP = "level-overlap"
     #: the snapshot a compaction read was expired meanwhile (a newer compaction replaced it)
     BASE_EXPIRED = "base-expired"
+    #: a row-level change (delete / update / merge) read rows that a concurrent commit changed
+    ROWS_CHANGED = "rows-changed"
     #: other writers won the race for the next snapshot (or schema) id too often
     RETRIES_EXHAUSTED = "retries-exhausted"
 

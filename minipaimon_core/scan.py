@@ -216,6 +216,9 @@ class Planner:
                     partition_ok[e.partition] = predicate.might_match(
                         dnf, _partition_lookup(self._spec, e.partition), self._spec.keys)
             candidates = [e for e in entries if partition_ok[e.partition]]
+        # a bucket of a partition the filter keeps has all its entries (manifests are pruned
+        # by partition only); other buckets may have some of theirs: only the former are checked
+        complete = candidates
         if dnf:  # the filter on the files' stats, one term at a time over all files
             keep = stats_filter.may_match(dnf, [e.file for e in candidates], self._schema_positions, file_columns)
             candidates = list(itertools.compress(candidates, keep))
@@ -227,7 +230,7 @@ class Planner:
                                sum(max(e.file.fileSize, cost) for g in groups.values() for e in g))
         splits: list[Split] = []
         if index:
-            _check_vectors_name_live_files(index, entries)
+            _check_vectors_name_live_files(index, complete)
         for (partition, bucket), group in sorted(groups.items(), key=lambda kv: repr(kv[0])):
             files = [e.file for e in group]
             path = self._spec.path(list(partition))

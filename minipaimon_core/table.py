@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import compaction, predicate, schema_evolution, system_tables
+from . import compaction, dml, predicate, schema_evolution, system_tables
 from . import diff as diff_rows
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
@@ -36,6 +36,7 @@ from .maintenance import expire, orphans, rollback
 from .maintenance import manifests as manifest_rewrite
 from .maintenance.files import TableFiles
 from .manifest_io import ManifestIO
+from .merge_into import MergeBuilder
 from .options import Options
 from .post_commit import AfterCommitResult, after_commit
 from .scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
@@ -164,6 +165,40 @@ class Table:
         snap_id, messages = write_and_commit(self.context(), data, mode)
         self.last_after_commit = self.after_commit(messages) if snap_id is not None else None
         return snap_id
+
+    def delete(self, filter: Any = None) -> int:
+        """Delete the rows ``filter`` selects (the filter language of :meth:`scan`; all rows
+        if None) in one commit; returns how many rows were deleted. How the rows change on
+        disk and how it races other writers: minipaimon_core.dml.
+
+        Raises:
+            InvalidArgumentError: a bad filter.
+            UnsupportedFeatureError: the table's merge engine cannot delete (first-row,
+                aggregation, partial-update without 'partial-update.remove-record-on-delete').
+            CommitConflictError: concurrent commits kept changing the rows read.
+        """
+        return dml.delete(self._fresh_context, filter)
+
+    def update(self, filter: Any = None, set: Mapping[str, Any] | None = None) -> int:
+        """Set columns of the rows ``filter`` selects (all rows if None) in one commit;
+        returns how many rows were updated. ``set`` maps a column to a Python literal or a
+        ``pyarrow.compute`` expression over the row's columns (``pc.field("v") * 2``); a
+        primary-key column cannot be set.
+
+        Raises InvalidArgumentError, SchemaMismatchError (a value that does not fit),
+        UnsupportedFeatureError, CommitConflictError as :meth:`delete`.
+        """
+        return dml.update(self._fresh_context, filter, set or {})
+
+    def merge(self, source: Any, on: list[str] | str) -> MergeBuilder:
+        """A merge of ``source`` (anything :meth:`write` takes) into this table, joined on
+        the columns ``on``: add ``when_*`` clauses, then ``execute()`` (see
+        minipaimon_core.merge_into)."""
+        return MergeBuilder(self._fresh_context, source, on)
+
+    def _fresh_context(self) -> TableContext:
+        """The context of the latest schema (a row-level change reads and writes with it)."""
+        return self.refresh().context()
 
     def after_commit(self, messages: Sequence[CommitMessage] | None = None) -> AfterCommitResult:
         """The follow-ups of a landed commit of ``messages`` (all buckets if None):

@@ -329,3 +329,19 @@ def test_a_read_racing_expiration_gets_snapshot_expired_for_index_and_data_files
     for split in (index_split, plain_split):  # vectors gone / data file gone: one error
         with pytest.raises(mp.SnapshotExpiredError, match="re-plan the read"):
             list(mp.open_table(t.path).read_split(split))
+
+
+def test_a_filter_on_the_partition_plans_when_other_partitions_manifests_are_pruned(tmp_path):
+    """Manifests are pruned by partition: a bucket of a partition the filter drops keeps only
+    some of its entries, so its vectors name files the plan did not see. Only buckets of kept
+    partitions are checked against their vectors (this once raised CorruptMetadataError)."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("p", pa.string(), nullable=False),
+                        pa.field("v", pa.int64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id", "p"], partition_by=["p"],
+                        options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": [1, 2], "p": ["a", "b"], "v": [1, 2]}, schema=schema))  # spans a..b
+    for v in range(3):  # manifests of partition a only, the key rewritten: vectors in (a, 0)
+        t.write(pa.table({"id": [1], "p": ["a"], "v": [10 + v]}, schema=schema))
+    assert t.scan(filter=[("p", "=", "b")]).to_arrow().to_pylist() == [{"id": 2, "p": "b", "v": 2}]
+    assert t.scan(filter=[("p", "=", "b"), ("v", ">=", 0)]).to_arrow().num_rows == 1
+    assert t.scan(filter=[("p", "=", "a")]).to_arrow().to_pylist() == [{"id": 1, "p": "a", "v": 12}]

@@ -1,0 +1,283 @@
+"""``Table.merge``: fold a batch of changes into a table by a join condition, in
+delta-spark's shape (snake_case), as one commit.
+
+```python
+t.merge(source, on=["id"]) \\
+    .when_matched_update(set={"v": "source.v"}, condition=pc.field("source.v") > pc.field("target.v")) \\
+    .when_matched_delete(condition=pc.field("source.deleted")) \\
+    .when_not_matched_insert_all() \\
+    .execute()                       # MergeResult(inserted=..., updated=..., deleted=...)
+```
+
+Values and conditions (one form, as in the docs): a ``pyarrow.compute`` expression over the
+columns ``"source.<c>"`` and ``"target.<c>"`` (``pc.field("source.v") + 1``), a string naming
+one of them (``"source.v"``), or a Python literal other than a string (a string literal is
+``pc.scalar("text")``). A condition that is null counts as false, as in SQL.
+
+Semantics, as Delta's: a target row matched by source rows on ``on`` (equality of every
+column; a null never matches) goes to the first ``when_matched_*`` clause whose condition
+holds; a source row matching no target row to the first ``when_not_matched_*`` clause; a
+target row matching no source row to the first ``when_not_matched_by_source_*`` clause.
+Rows no clause takes are left as they are. Two source rows matching one target row are an
+error when there is a matched clause (which of them would win is undefined).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import dml, predicate
+from .conform import to_batches
+from .context import TableContext
+from .errors import InvalidArgumentError
+
+SOURCE, TARGET = "source.", "target."
+_T_ROW, _S_ROW = "__minipaimon_target_row", "__minipaimon_source_row"
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """Rows the merge inserted, updated and deleted."""
+
+    inserted: int
+    updated: int
+    deleted: int
+
+
+@dataclass(frozen=True)
+class _Clause:
+    kind: str  # "matched", "not_matched", "not_matched_by_source"
+    action: str  # "update", "delete", "insert"
+    condition: pc.Expression | None
+    values: Mapping[str, Any] | None  # None: every column (update_all / insert_all)
+
+
+class MergeBuilder:
+    """Clauses of one merge, applied in the order they are added; ``execute`` commits."""
+
+    def __init__(self, ctx_of: Callable[[], TableContext], source: Any, on: list[str] | str) -> None:
+        self._ctx_of = ctx_of
+        self._source = _source_table(source)
+        self._on = [on] if isinstance(on, str) else list(on)
+        if not self._on:
+            raise InvalidArgumentError("merge: 'on' needs at least one column")
+        arrow = ctx_of().schema.arrow_schema()
+        for c in self._on:
+            if c not in arrow.names or c not in self._source.column_names:
+                raise InvalidArgumentError(
+                    f"merge: join column {c!r} must be in the table {arrow.names} and in the "
+                    f"source {self._source.column_names}")
+        self._clauses: list[_Clause] = []
+
+    def _add(self, kind: str, action: str, condition: Any, values: Mapping[str, Any] | None) -> MergeBuilder:
+        if condition is not None and not isinstance(condition, pc.Expression):
+            raise InvalidArgumentError(
+                f"merge: a condition must be a pyarrow.compute expression, got {condition!r}")
+        if values is not None and (not isinstance(values, Mapping) or not values):
+            raise InvalidArgumentError(f"merge: values must be a non-empty dict, got {values!r}")
+        self._clauses.append(_Clause(kind, action, condition, values))
+        return self
+
+    def when_matched_update(self, set: Mapping[str, Any], condition: Any = None) -> MergeBuilder:
+        return self._add("matched", "update", condition, set)
+
+    def when_matched_update_all(self, condition: Any = None) -> MergeBuilder:
+        return self._add("matched", "update", condition, None)
+
+    def when_matched_delete(self, condition: Any = None) -> MergeBuilder:
+        return self._add("matched", "delete", condition, None)
+
+    def when_not_matched_insert(self, values: Mapping[str, Any], condition: Any = None) -> MergeBuilder:
+        return self._add("not_matched", "insert", condition, values)
+
+    def when_not_matched_insert_all(self, condition: Any = None) -> MergeBuilder:
+        return self._add("not_matched", "insert", condition, None)
+
+    def when_not_matched_by_source_delete(self, condition: Any = None) -> MergeBuilder:
+        return self._add("not_matched_by_source", "delete", condition, None)
+
+    def execute(self) -> MergeResult:
+        """Apply the clauses in one commit (read again and retried on a conflict with a
+        concurrent commit; see minipaimon_core.dml).
+
+        Raises:
+            InvalidArgumentError: no clause, a bad value or condition, duplicate source rows
+                matching one target row.
+            UnsupportedFeatureError: a change the table's merge engine cannot express.
+            SchemaMismatchError: a value that does not fit its column.
+            CommitConflictError: conflicts kept winning (``commit.max-retries``).
+        """
+        if not self._clauses:
+            raise InvalidArgumentError("merge: add at least one when_* clause before execute()")
+        if self._source.num_rows == 0 and all(c.kind != "not_matched_by_source" for c in self._clauses):
+            dml.check_changeable(self._ctx_of(), False, False)
+            return MergeResult(0, 0, 0)
+        return dml.with_retries(self._ctx_of, self._attempt)
+
+    # -- one attempt ---------------------------------------------------------------------------
+
+    def _attempt(self, ctx: TableContext) -> MergeResult:
+        actions = {c.action for c in self._clauses}
+        dml.check_changeable(ctx, deletes="delete" in actions, updates="update" in actions)
+        arrow = ctx.schema.arrow_schema()
+        updates = [self._update_expressions(ctx, c) for c in self._clauses]
+        prune = predicate.normalize(self._prune_filter(), arrow)
+        target = dml.read_target(ctx, prune)
+        t_rows, s_rows = self._match(target.rows)
+        matched = [c for c in self._clauses if c.kind == "matched"]
+        if matched and len(np.unique(t_rows)) < len(t_rows):
+            raise InvalidArgumentError(
+                "merge: several source rows match one target row on "
+                f"{self._on}; de-duplicate the source (which one would win is undefined)")
+        n = target.rows.num_rows
+        deleted = np.zeros(n, dtype=bool)
+        updated = np.zeros(n, dtype=bool)
+        new_values: list[tuple[np.ndarray, pa.Table]] = []  # (target rows, their new values)
+
+        pairs = _prefixed(target.rows.take(pa.array(t_rows)), TARGET)
+        pairs = _append(pairs, _prefixed(self._source.take(pa.array(s_rows)), SOURCE))
+        left = np.ones(len(t_rows), dtype=bool)
+        for c, exprs in zip(self._clauses, updates):
+            if c.kind != "matched":
+                continue
+            take = left & dml.mask_of(pairs, c.condition, "merge condition")
+            left &= ~take
+            rows = t_rows[take]
+            if c.action == "delete":
+                deleted[rows] = True
+            else:
+                updated[rows] = True
+                new_values.append((rows, dml.updated_rows(pairs.filter(pa.array(take)), exprs, arrow,
+                                                           "merge update", prefix=TARGET)))
+
+        unmatched_source = np.ones(self._source.num_rows, dtype=bool)
+        unmatched_source[s_rows] = False
+        sources = _prefixed(self._source.filter(pa.array(unmatched_source)), SOURCE)
+        left = np.ones(sources.num_rows, dtype=bool)
+        inserted = []
+        for c in self._clauses:
+            if c.kind != "not_matched":
+                continue
+            take = left & dml.mask_of(sources, c.condition, "merge insert condition")
+            left &= ~take
+            inserted.append(self._inserted(sources.filter(pa.array(take)), c, arrow))
+
+        unmatched_target = np.ones(n, dtype=bool)
+        unmatched_target[t_rows] = False
+        orphans = np.flatnonzero(unmatched_target)
+        targets = _prefixed(target.rows.take(pa.array(orphans)), TARGET)
+        left = np.ones(len(orphans), dtype=bool)
+        for c in self._clauses:
+            if c.kind != "not_matched_by_source":
+                continue
+            take = left & dml.mask_of(targets, c.condition, "merge by-source condition")
+            left &= ~take
+            deleted[orphans[take]] = True
+
+        values = _in_target_order(new_values, arrow)
+        inserts = pa.concat_tables(inserted) if inserted else arrow.empty_table()
+        change = dml.Change(deleted, updated, values, inserts)
+        dml.apply_change(ctx, target, change)
+        return MergeResult(inserts.num_rows, int(updated.sum()), int(deleted.sum()))
+
+    def _update_expressions(self, ctx: TableContext, c: _Clause) -> dict[str, pc.Expression]:
+        """The set expressions of an update clause (``update_all``: every non-key column
+        from the source); {} for other clauses."""
+        if c.action != "update":
+            return {}
+        if c.values is not None:
+            return dml.set_expressions(ctx, c.values, "merge update", references=True)
+        names = [n for n in ctx.schema.arrow_schema().names if n not in ctx.schema.primaryKeys]
+        missing = [n for n in names if n not in self._source.column_names]
+        if missing:
+            raise InvalidArgumentError(f"merge: when_matched_update_all needs source columns {missing}")
+        return {n: pc.field(SOURCE + n) for n in names}
+
+    def _inserted(self, sources: pa.Table, c: _Clause, arrow: pa.Schema) -> pa.Table:
+        if c.values is None:
+            missing = [n for n in arrow.names if n not in self._source.column_names]
+            if missing:
+                raise InvalidArgumentError(f"merge: when_not_matched_insert_all needs source columns {missing}")
+            exprs = {n: pc.field(SOURCE + n) for n in arrow.names}
+        else:
+            unknown = [n for n in c.values if n not in arrow.names]
+            if unknown:
+                raise InvalidArgumentError(f"merge insert: columns {unknown} are not in the table {arrow.names}")
+            exprs = {n: dml.as_expression(v, f"merge insert of {n!r}", references=True)
+                     for n, v in c.values.items()}
+            exprs.update({n: pc.scalar(None) for n in arrow.names if n not in exprs})
+        values = dml.evaluate(sources, exprs, "merge insert")
+        return pa.Table.from_arrays(
+            [dml.cast_to(values.column(f.name), f, "merge insert") if values.column(f.name).type != pa.null()
+             else pa.nulls(values.num_rows, f.type) for f in arrow], schema=arrow)
+
+    def _prune_filter(self) -> list[list[tuple[str, str, Any]]] | None:
+        """Where the target rows the source can match lie: each join column between the
+        source's min and max (all rows when a by-source clause needs every target row)."""
+        if any(c.kind == "not_matched_by_source" for c in self._clauses):
+            return None
+        terms: list[tuple[str, str, Any]] = []
+        for c in self._on:
+            col = self._source.column(c)
+            if col.null_count == len(col):
+                return [[(c, "is null", None), (c, "is not null", None)]]  # nothing can match
+            if pa.types.is_nested(col.type):
+                continue
+            mm = pc.min_max(col)
+            terms += [(c, ">=", mm["min"].as_py()), (c, "<=", mm["max"].as_py())]
+        return [terms] if terms else None
+
+    def _match(self, target: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+        """Row numbers (target, source) of every pair that agrees on the join columns."""
+        t = target.select(self._on).append_column(_T_ROW, pa.array(np.arange(target.num_rows, dtype=np.int64)))
+        s = self._source.select(self._on)
+        s = pa.Table.from_arrays([_comparable(s.column(c), target.schema.field(c).type) for c in self._on],
+                                 names=self._on)
+        s = s.append_column(_S_ROW, pa.array(np.arange(s.num_rows, dtype=np.int64)))
+        if t.num_rows == 0 or s.num_rows == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        joined = t.join(s, self._on, join_type="inner")
+        return (joined.column(_T_ROW).to_numpy().astype(np.int64),
+                joined.column(_S_ROW).to_numpy().astype(np.int64))
+
+
+def _comparable(column: pa.ChunkedArray, target_type: pa.DataType) -> pa.ChunkedArray:
+    """A source join column in the target column's type (refused if it does not fit)."""
+    if column.type == target_type:
+        return column
+    return dml.cast_to(column, pa.field("join column", target_type), "merge join column")
+
+
+def _source_table(source: Any) -> pa.Table:
+    batches = list(to_batches(source))
+    if not batches:
+        raise InvalidArgumentError("merge: the source has no schema (no batches)")
+    return pa.Table.from_batches(batches).combine_chunks()
+
+
+def _prefixed(rows: pa.Table, prefix: str) -> pa.Table:
+    return rows.rename_columns([prefix + n for n in rows.column_names])
+
+
+def _append(left: pa.Table, right: pa.Table) -> pa.Table:
+    for name, col in zip(right.column_names, right.columns):
+        left = left.append_column(name, col)
+    return left
+
+
+def _in_target_order(parts: list[tuple[np.ndarray, pa.Table]], arrow: pa.Schema) -> pa.Table:
+    """New values of updated rows ordered by their target row (as ``Change`` wants)."""
+    if not parts:
+        return arrow.empty_table()
+    rows = np.concatenate([r for r, _ in parts])
+    values = pa.concat_tables([v for _, v in parts])
+    return values.take(pa.array(np.argsort(rows, kind="stable")))
+
+
+__all__ = ["MergeBuilder", "MergeResult"]
