@@ -52,6 +52,7 @@ from .errors import (
 from .features import check_writable
 from .format.manifest_file import ADD, DataFileMeta
 from .format.snapshot import COMPACT, Snapshot
+from .post_commit import after_commit
 from .read import read_file_as
 from .scan import Split
 from .schema import ROW_KIND_COLUMN
@@ -231,11 +232,14 @@ def apply_change(ctx: TableContext, target: Target, change: Change) -> int | Non
         else:
             check = None
             _write_append_change(ctx, target, change, messages)
-        return committer.commit_rewrite(messages, 0, check=check)
+        snap_id = committer.commit_rewrite(messages, 0, check=check)
     except BaseException:
         if not committer.is_committed(0):
             committer.abort(messages)
         raise
+    if snap_id is not None:  # as every writer: automatic compaction and expiration, never raising
+        after_commit(ctx, messages)
+    return snap_id
 
 
 def _write_append_change(ctx: TableContext, target: Target, change: Change,

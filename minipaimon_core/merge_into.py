@@ -258,7 +258,18 @@ def _source_table(source: Any) -> pa.Table:
     batches = list(to_batches(source))
     if not batches:
         raise InvalidArgumentError("merge: the source has no schema (no batches)")
-    return pa.Table.from_batches(batches).combine_chunks()
+    table = pa.Table.from_batches(batches).combine_chunks()
+    plain = pa.schema([f.with_type(_plain(f.type)) for f in table.schema])
+    return table if plain == table.schema else table.cast(plain)
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    """The type the evaluation kernels take for a view type (Polars hands out string views)."""
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    return t
 
 
 def _prefixed(rows: pa.Table, prefix: str) -> pa.Table:
