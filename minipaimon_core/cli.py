@@ -14,6 +14,7 @@ minipaimon orphans   PATH [--older-than TIME] [--dry-run]
 minipaimon rollback  PATH (--snapshot N | --tag NAME)
 minipaimon tag       create PATH NAME [--snapshot N] | delete PATH NAME | list PATH
 minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
+minipaimon delete    PATH --where "CONDITION" [--dry-run]
 ```
 
 PATH is a table path (local, ``file:`` or ``s3://``), or ``namespace.table`` in the
@@ -23,7 +24,10 @@ splits, time) and the splits; ``--where`` terms are ANDed, OP one of = != < <= >
 ``COL is [not] null``, VALUE cast to the column's type. TIME is epoch milliseconds, an ISO date-time (``2024-05-01T12:00``, local time unless it has
 an offset), or an age such as ``2d`` / ``36 h`` (that long before now). Long work
 (compaction, orphan scan) draws a progress bar on stderr when stderr is a terminal, or
-always with ``--progress``. Any error exits with status 1 and one line on stderr.
+always with ``--progress``. ``delete`` deletes the rows a SQL condition selects
+(``dt < '2025-01-01' AND status = 'void'``; the grammar is minipaimon_core.condition's) in
+one commit; ``--dry-run`` prints what it would delete, per partition, and changes nothing.
+Any error exits with status 1 and one line on stderr.
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from . import dml
 from .catalog import WAREHOUSE_ENV, table_location
 from .cli_progress import ProgressBar
 from .compaction import compact_table
+from .condition import parse_condition
 from .errors import InvalidArgumentError, MiniPaimonError
 from .format import data_types
 from .manifest_io import live_files
@@ -281,6 +287,18 @@ def cmd_tag(t: Table, args: argparse.Namespace) -> str:
     return format_arrow(t.system_table("tags"))
 
 
+def cmd_delete(t: Table, args: argparse.Namespace) -> str:
+    flt = parse_condition(args.where, t.schema())
+    if args.dry_run:
+        preview = dml.preview_delete(t.context(), flt)
+        rows = [(p or "(table)", n, files) for p, n, files in preview.partitions]
+        table = format_table(["partition", "rows", "files rewritten"], rows) + "\n\n" if rows else ""
+        return f"{table}would delete {preview.rows} rows (dry run: nothing changed)"
+    deleted = t.delete(flt)
+    latest = t.latest_snapshot()
+    return f"deleted {deleted} rows" + (f": snapshot {latest.id}" if deleted and latest else "")
+
+
 def cmd_migrate(path: str) -> str:
     result = migrate(path)
     if not result.migrated:
@@ -337,6 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument("--tag")
     cmd("migrate", "rewrite a table of minipaimon's earlier format into Apache Paimon's, "
         "in place (local disk; its latest rows, not its history)")
+    c = cmd("delete", "delete the rows a SQL condition selects, in one commit")
+    c.add_argument("--where", required=True, metavar="CONDITION",
+                   help="e.g. \"dt < '2025-01-01' AND status = 'void'\" (AND / OR, no parentheses)")
+    c.add_argument("--dry-run", action="store_true", help="print what would be deleted, change nothing")
     tag = sub.add_parser("tag", help="create, delete or list tags")
     tag_sub = tag.add_subparsers(dest="tag_command", required=True)
     create = tag_sub.add_parser("create")
@@ -352,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 _SIMPLE = {"info": cmd_info, "snapshots": cmd_snapshots, "files": cmd_files, "schema": cmd_schema,
            "plan": cmd_plan, "rewrite-manifests": cmd_rewrite_manifests,
-           "system": cmd_system, "expire": cmd_expire, "rollback": cmd_rollback, "tag": cmd_tag}
+           "system": cmd_system, "expire": cmd_expire, "rollback": cmd_rollback, "tag": cmd_tag,
+           "delete": cmd_delete}
 _LONG = {"compact": cmd_compact, "orphans": cmd_orphans}
 
 

@@ -161,3 +161,22 @@ def test_rewrite_manifests_then_plan_reads_fewer(tmp_path):
     assert code == 0 and out.strip() == "rewrote 3 manifests into 6 clustered by partition: snapshot 4"
     assert "3 of 6 manifests read (3 skipped), 3 entries, 3 files" in after[1]
     assert sorted_ids(t.refresh().to_arrow()) == list(range(12))
+
+
+def test_delete_with_a_sql_condition_and_a_dry_run(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, partition_by=["dt"])
+    t.write(rows(0, 10, "d1"))
+    t.write(rows(10, 10, "d2"))
+    code, out, err = run("delete", path, "--where", "dt = 'd2' AND v < 7.5 OR id IN (1, 2)", "--dry-run")
+    assert code == 0, err
+    assert "dt=d1" in out and "dt=d2" in out and "would delete 7 rows" in out
+    assert len(mp.open_table(path).snapshots()) == 2  # the dry run changed nothing
+    code, out, err = run("delete", path, "--where", "dt = 'd2' AND v < 7.5 OR id IN (1, 2)")
+    assert code == 0 and "deleted 7 rows" in out, err
+    assert sorted_ids(mp.open_table(path).to_arrow()) == [0, *range(3, 10), *range(15, 20)]
+    code, _, err = run("delete", path, "--where", "nope = 1")
+    assert code == 1 and err.count("\n") == 1 and "'nope' is not a column" in err
+    code, _, err = run("delete", path, "--where", "(id = 1)")
+    assert code == 1 and "parentheses" in err
+    assert len(mp.open_table(path).snapshots()) == 3

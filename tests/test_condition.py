@@ -1,0 +1,54 @@
+"""SQL conditions as the core's filters (minipaimon_core.condition): what the command line
+and the SQL procedures take."""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+from minipaimon_core.condition import parse_condition
+from minipaimon_core.errors import InvalidArgumentError
+
+SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("d", pa.date32()),
+                    ("ts", pa.timestamp("us")), ("x", pa.decimal128(10, 2)), ("f", pa.float64()),
+                    ("b", pa.bool_())])
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("id = 1", [[("id", "=", 1)]]),
+    ("id <> 1 and s = 'it''s'", [[("id", "!=", 1), ("s", "=", "it's")]]),
+    ("id < 3 OR id >= 10 AND s IS NOT NULL", [[("id", "<", 3)], [("id", ">=", 10), ("s", "is not null", None)]]),
+    ("d < '2025-01-01'", [[("d", "<", datetime.date(2025, 1, 1))]]),
+    ("d = DATE '2025-01-02'", [[("d", "=", datetime.date(2025, 1, 2))]]),
+    ("ts >= TIMESTAMP '2025-01-02 03:04:05'", [[("ts", ">=", datetime.datetime(2025, 1, 2, 3, 4, 5))]]),
+    ("ts < '2025-01-02T03:04'", [[("ts", "<", datetime.datetime(2025, 1, 2, 3, 4))]]),
+    ("x > 1.25", [[("x", ">", Decimal("1.25"))]]),
+    ("f <= -2.5e3", [[("f", "<=", -2500.0)]]),
+    ("id IN (1, 2,3)", [[("id", "in", [1, 2, 3])]]),
+    ("s not in ('a')", [[("s", "not in", ["a"])]]),
+    ("b = TRUE", [[("b", "=", True)]]),
+    ("`id` is null", [[("id", "is null", None)]]),
+])
+def test_conditions_parse_to_filters(text, expected):
+    assert parse_condition(text, SCHEMA) == expected
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "empty"),
+    ("nope = 1", "'nope' is not a column"),
+    ("id = ", "literal"),
+    ("id = NULL", "IS NULL"),
+    ("(id = 1)", "parentheses"),
+    ("id = 1 AND (s = 'a' OR s = 'b')", "parentheses"),
+    ("id = 1 s = 2", "unexpected"),
+    ("d = 'yesterday'", "not a date32"),
+    ("id ~ 3", "cannot read"),
+    ("id NOT = 3", "NOT"),
+    ("s = 'open", "cannot read"),
+])
+def test_malformed_conditions_are_typed_errors(text, message):
+    with pytest.raises(InvalidArgumentError, match=message):
+        parse_condition(text, SCHEMA)
