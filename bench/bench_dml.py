@@ -369,7 +369,7 @@ def main() -> None:
           + (f"; deltalake {delta_version}" if delta_version else "; deltalake not run"))
     common.print_table(["op", "table", "minipaimon s", "deltalake s", "ratio", "target", "verdict", "cpu ratio",
                         "load1 (ours)"], rows)
-    print("\nfiles replaced (first run): engine, op: files before, removed, added, removed outside p=3")
+    print(f"\nfiles (first run), per engine and op: before/-removed/+added/-removed outside p={PARTITION}")
     for engine, by_op in files.items():
         print(f"  {engine:20s} " + "; ".join(
             f"{op} {f['files_before']}/-{f['removed']}/+{f['added']}/-{f['removed_outside']}" for op, f in by_op.items()))

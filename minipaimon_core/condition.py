@@ -1,4 +1,4 @@
-"""SQL conditions as the core's filters: ``dt < '2025-01-01' AND status = 'void' OR id IN (1, 2)``
+"""SQL conditions as the core's filters (and SET lists as an update's values): ``dt < '2025-01-01' AND status = 'void' OR id IN (1, 2)``
 -> ``[[("dt", "<", date(2025, 1, 1)), ("status", "=", "void")], [("id", "in", [1, 2])]]``.
 
 What the command line (``minipaimon delete --where``) and the SQL procedures
@@ -189,4 +189,35 @@ def parse_condition(text: str, schema: pa.Schema) -> list[list[tuple[str, str, A
     return _Parser(text, schema).parse()
 
 
-__all__ = ["parse_condition"]
+def parse_assignments(text: str, schema: pa.Schema) -> dict[str, Any]:
+    """``"status = 'void', amount = 0, note = NULL"`` -> ``{"status": "void", "amount": 0,
+    "note": None}``: the SET list of an update, literals only (as the condition's, plus
+    NULL).
+
+    Raises InvalidArgumentError: malformed text, an unknown column, a column set twice.
+    """
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"assignments must be a string, got {text!r}")
+    p = _Parser(text, schema)
+    out: dict[str, Any] = {}
+    if not p.tokens:
+        raise p.fail("no assignment")
+    while True:
+        column = p.take("word").strip("`")
+        if column not in schema.names:
+            raise p.fail(f"{column!r} is not a column of {schema.names}")
+        if column in out:
+            raise p.fail(f"{column!r} is set twice")
+        if p.take("op") not in ("=", "=="):
+            raise p.fail("expected '='")
+        if p.peek_word("NULL"):
+            p.i += 1
+            out[column] = None
+        else:
+            out[column] = p.literal(schema.field(column).type)
+        if p.i == len(p.tokens):
+            return out
+        p.take("punct", ",")
+
+
+__all__ = ["parse_assignments", "parse_condition"]

@@ -86,11 +86,30 @@ def compact(spark: SparkSession, path: str, full: bool | None = None,
     return compact_on_executors(spark, path, explicit_strategy(strategy, full), parallelism, options)
 
 
+def merge(spark: SparkSession, target: str, source: DataFrame, on: list[str] | str,
+          options: dict[str, str] | None = None) -> Any:
+    """A merge of the DataFrame ``source`` into the table at ``target`` (a path, or
+    ``namespace.table`` in the session's ``spark.minipaimon.warehouse``), joined on ``on``:
+    the builder of ``Table.merge`` (``when_matched_update(...)``, ..., ``execute()``), with
+    the same clauses, values and conditions (minipaimon_core.merge_into).
+
+    The source is collected to the driver as Arrow (``DataFrame.toArrow``) and the merge
+    runs there in one commit: meant for change batches (millions of rows), not for
+    re-joining two large tables. ``options``: storage connection options (``s3.*``),
+    else the session's ``spark.minipaimon.s3.*`` settings.
+    """
+    from minipaimon_spark.procedure_support import Connection
+
+    table = Connection.of_session(spark, options).table(target)
+    return table.merge(source.toArrow(), on)
+
+
 __all__ = [
     "FILTER_PUSHDOWN_CONF",
     "SHORT_NAME",
     "MiniPaimonDataSource",
     "compact",
+    "merge",
     "register",
     "supports_filter_pushdown",
 ]

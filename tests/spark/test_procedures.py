@@ -133,6 +133,12 @@ def test_tables_of_a_warehouse_from_sql(sql: Any, tmp_path: Path) -> None:
     ("minipaimon_diff('{path}', 1, 7)", "SnapshotNotFoundError"),
     ("minipaimon_diff('{missing}', 1, 2)", "TableNotFoundError"),
     ("minipaimon_tables(7)", "InvalidArgumentError"),
+    ("minipaimon_delete('{missing}', 'id = 1')", "TableNotFoundError"),
+    ("minipaimon_delete('{path}', 'nope = 1')", "InvalidArgumentError"),
+    ("minipaimon_delete('{path}', 'id = (1)')", "InvalidArgumentError"),
+    ("minipaimon_update('{path}', 'id = 5', 'id = 1')", "InvalidArgumentError"),  # a key column
+    ("minipaimon_update('{path}', 'v = ', 'id = 1')", "InvalidArgumentError"),
+    ("minipaimon_update('{path}', 'v = 3', 'nope > 3')", "InvalidArgumentError"),
 ])
 def test_bad_calls_fail_at_analysis_in_one_line_and_change_nothing(
         sql: Any, tmp_path: Path, call: str, error: str) -> None:

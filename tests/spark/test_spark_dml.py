@@ -1,0 +1,97 @@
+"""Row-level changes from Spark: ``minipaimon_spark.merge`` and the SQL procedures
+``minipaimon_delete`` / ``minipaimon_update``, checked with chispa against the same
+operation done in pandas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+pytest.importorskip("pyspark")
+
+from chispa import assert_df_equality  # noqa: E402
+
+import minipaimon_core as mp  # noqa: E402
+import minipaimon_spark  # noqa: E402
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
+                    pa.field("status", pa.string()), pa.field("amount", pa.int64())])
+
+
+def seed(path: str, primary_key: bool) -> tuple[mp.Table, pd.DataFrame]:
+    frame = pd.DataFrame({"id": range(40), "dt": [f"d{i % 3}" for i in range(40)],
+                          "status": ["open"] * 40, "amount": [i * 10 for i in range(40)]})
+    t = mp.create_table(path, SCHEMA, partition_by=["dt"], primary_key=["id", "dt"] if primary_key else None,
+                        options={"bucket": "2"} if primary_key else {})
+    t.write(pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False))
+    return t, frame
+
+
+def spark_rows(spark: Any, path: str) -> Any:
+    return spark.read.format("minipaimon").load(path).orderBy("id")
+
+
+def expected(spark: Any, frame: pd.DataFrame) -> Any:
+    table = pa.Table.from_pandas(frame.sort_values("id"), schema=SCHEMA, preserve_index=False)
+    return spark.createDataFrame(table.to_pandas(), schema=spark_rows_schema(spark)).orderBy("id")
+
+
+def spark_rows_schema(spark: Any) -> Any:
+    from minipaimon_spark.types import to_spark_schema
+
+    return to_spark_schema(SCHEMA)
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("primary_key", [False, True], ids=["append", "primary-key"])
+def test_merge_a_dataframe_like_pandas_would(spark: Any, tmp_path: Path, primary_key: bool) -> None:
+    path = str(tmp_path / "t")
+    _, frame = seed(path, primary_key)
+    changes = pd.DataFrame({"id": [1, 2, 3, 100], "dt": ["d1", "d2", "d0", "d1"],
+                            "status": ["paid", "void", "x", "new"], "amount": [1, 0, 3, 4]})
+    source = spark.createDataFrame(changes)
+    result = (minipaimon_spark.merge(spark, path, source, on=["id", "dt"])
+              .when_matched_delete(condition=pc.field("source.status") == "void")
+              .when_matched_update(set={"status": "source.status", "amount": pc.field("target.amount") + 1})
+              .when_not_matched_insert_all()
+              .execute())
+    # the same in pandas: the join, then the first clause that holds
+    merged = frame.merge(changes, on=["id", "dt"], how="left", suffixes=("", "_s"), indicator=True)
+    matched = merged["_merge"] == "both"
+    deleted = matched & (merged["status_s"] == "void")
+    want = merged[~deleted].copy()
+    upd = matched[~deleted]
+    want.loc[upd, "status"] = want.loc[upd, "status_s"]
+    want.loc[upd, "amount"] = want.loc[upd, "amount"] + 1
+    unmatched = changes.merge(frame[["id", "dt"]], on=["id", "dt"], how="left", indicator=True)
+    inserts = unmatched[unmatched["_merge"] == "left_only"][list(changes.columns)]
+    want = pd.concat([want[list(frame.columns)], inserts], ignore_index=True)
+    assert (result.inserted, result.updated, result.deleted) == (len(inserts), int(upd.sum()), int(deleted.sum()))
+    assert_df_equality(spark_rows(spark, path), expected(spark, want), ignore_nullable=True)
+
+
+@pytest.mark.parametrize("primary_key", [False, True], ids=["append", "primary-key"])
+def test_delete_and_update_procedures_like_pandas(spark: Any, tmp_path: Path, primary_key: bool) -> None:
+    minipaimon_spark.register(spark)
+    path = str(tmp_path / "t")
+    _, frame = seed(path, primary_key)
+    row = spark.sql(f"SELECT * FROM minipaimon_delete('{path}', \"dt = 'd1' AND amount < 200 OR id IN (0, 2)\")"
+                    ).collect()[0]
+    gone = ((frame.dt == "d1") & (frame.amount < 200)) | frame.id.isin([0, 2])
+    assert row.rows_deleted == int(gone.sum()) and row.snapshot_id == 2
+    frame = frame[~gone]
+    row = spark.sql(f"SELECT * FROM minipaimon_update('{path}', \"status = 'void', amount = 0\", 'amount >= 300')"
+                    ).collect()[0]
+    hit = frame.amount >= 300
+    assert row.rows_updated == int(hit.sum())
+    frame = frame.copy()
+    frame.loc[hit, "status"] = "void"
+    frame.loc[hit, "amount"] = 0
+    assert_df_equality(spark_rows(spark, path), expected(spark, frame), ignore_nullable=True)
+    nothing = spark.sql(f"SELECT * FROM minipaimon_delete('{path}', 'id > 1000')").collect()[0]
+    assert nothing.rows_deleted == 0 and nothing.snapshot_id is None
