@@ -29,15 +29,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from . import predicate
+from . import pools, predicate
 from .append_writer import AppendWriter
-from .bucket import num_buckets
+from .bucket import bucket_keys, num_buckets
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
@@ -137,13 +136,10 @@ def read_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:
         rows = scan.to_arrow() if snapshot is not None else arrow.empty_table()
         return Target(snapshot, rows)
     target = Target(snapshot, arrow.empty_table())
-    parts = []
-    for split in (scan.plan() if snapshot is not None else []):
-        for f in split.files:
-            part = read_file_rows(ctx, split, f).cast(arrow)
-            parts.append(part)
-            target.files.append((split, f))
-            target.offsets.append(target.offsets[-1] + part.num_rows)
+    target.files = [(split, f) for split in (scan.plan() if snapshot is not None else []) for f in split.files]
+    parts = list(pools.pool("read").map(lambda sf: read_file_rows(ctx, sf[0], sf[1]).cast(arrow), target.files))
+    for part in parts:
+        target.offsets.append(target.offsets[-1] + part.num_rows)
     if parts:
         target.rows = pa.concat_tables(parts)
     return target
@@ -244,27 +240,45 @@ def apply_change(ctx: TableContext, target: Target, change: Change) -> int | Non
 
 def _write_append_change(ctx: TableContext, target: Target, change: Change,
                          messages: list[CommitMessage]) -> None:
-    """Copy-on-write: each file with a removed row replaced by its other rows; updated and
-    inserted rows through the table's writer (messages appended as they are written)."""
-    removed = change.removed
-    compression = ctx.options["file.compression"]
+    """Copy-on-write: each file with a removed row replaced by one file of its other rows and
+    of its updated rows that stay in its partition and bucket (files written concurrently);
+    rows that move and inserted rows through the table's writer (messages appended as files
+    are written, so a failure deletes them)."""
+    updated_at = np.flatnonzero(change.updated)
+    stays = _stays_in_place(ctx, target.rows.take(pa.array(updated_at)), change.new_values)
+    file_of = np.searchsorted(np.asarray(target.offsets), updated_at, side="right") - 1
     buckets = num_buckets(ctx.schema)
+    compression = ctx.options["file.compression"]
+    removed = change.removed
+    work = []
     for i, (split, f) in enumerate(target.files):
         lo, hi = target.offsets[i], target.offsets[i + 1]
-        gone = removed[lo:hi]
-        if not gone.any():
+        if not removed[lo:hi].any():
             continue
-        kept = target.rows.slice(lo, hi - lo).filter(pa.array(~gone))
-        new_files: list[DataFileMeta] = []
-        message = CommitMessage(partition=list(split.partition), partitionPath=split.partition_path,
-                                bucket=split.bucket, totalBuckets=buckets, compactBefore=[f])
-        messages.append(message)  # listed first: its file is deleted if a later write fails
-        if kept.num_rows:
-            new_files.append(write_data_file(
-                ctx.io, ctx.layout, split.partition_path, split.bucket, kept, schema=ctx.schema,
-                compression=compression, min_seq=0, max_seq=kept.num_rows - 1))
-            messages[-1] = msgspec.structs.replace(message, newFiles=new_files)
-    fresh = pa.concat_tables([change.new_values, change.inserted])
+        kept = target.rows.slice(lo, hi - lo).filter(pa.array(~removed[lo:hi]))
+        mine = np.flatnonzero(stays & (file_of == i))
+        if len(mine):
+            kept = pa.concat_tables([kept, change.new_values.take(pa.array(mine))])
+        work.append((split, f, kept))
+
+    def rewrite(item: tuple[Split, DataFileMeta, pa.Table]) -> CommitMessage:
+        split, f, rows = item
+        new_files = [write_data_file(ctx.io, ctx.layout, split.partition_path, split.bucket, rows,
+                                     schema=ctx.schema, compression=compression, min_seq=0,
+                                     max_seq=rows.num_rows - 1)] if rows.num_rows else []
+        return CommitMessage(partition=list(split.partition), partitionPath=split.partition_path,
+                             bucket=split.bucket, totalBuckets=buckets, compactBefore=[f], newFiles=new_files)
+
+    futures = [pools.pool("write").submit(rewrite, item) for item in work]
+    failure: BaseException | None = None
+    for future in futures:  # every write finishes first: a failure deletes what the others wrote
+        try:
+            messages.append(future.result())
+        except BaseException as e:  # noqa: BLE001 - re-raised below, after the others
+            failure = failure or e
+    if failure is not None:
+        raise failure
+    fresh = pa.concat_tables([change.new_values.filter(pa.array(~stays)), change.inserted])
     if fresh.num_rows:
         writer = AppendWriter(ctx.io, ctx.layout, ctx.schema)
         try:
@@ -272,6 +286,18 @@ def _write_append_change(ctx: TableContext, target: Target, change: Change,
             messages += writer.prepare_commit()
         finally:
             writer.close()
+
+
+def _stays_in_place(ctx: TableContext, old: pa.Table, new: pa.Table) -> np.ndarray:
+    """Which updated rows keep their partition and bucket (every partition and bucket-key
+    value unchanged, nulls equal to nulls)."""
+    stays = np.ones(new.num_rows, dtype=bool)
+    keys = list(ctx.schema.partitionKeys) + (bucket_keys(ctx.schema) if num_buckets(ctx.schema) > 0 else [])
+    for name in dict.fromkeys(keys):
+        a, b = old.column(name), new.column(name)
+        same = pc.or_kleene(pc.equal(a, b), pc.and_(pc.is_null(a), pc.is_null(b)))
+        stays &= np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False), dtype=bool)
+    return stays
 
 
 def _write_key_value_change(ctx: TableContext, target: Target, change: Change, user: str,

@@ -168,17 +168,17 @@ class MergeBuilder:
             left &= ~take
             inserted.append(self._inserted(sources.filter(pa.array(take)), c, arrow))
 
-        unmatched_target = np.ones(n, dtype=bool)
-        unmatched_target[t_rows] = False
-        orphans = np.flatnonzero(unmatched_target)
-        targets = _prefixed(target.rows.take(pa.array(orphans)), TARGET)
-        left = np.ones(len(orphans), dtype=bool)
-        for c in self._clauses:
-            if c.kind != "not_matched_by_source":
-                continue
-            take = left & dml.mask_of(targets, c.condition, "merge by-source condition")
-            left &= ~take
-            deleted[orphans[take]] = True
+        by_source = [c for c in self._clauses if c.kind == "not_matched_by_source"]
+        if by_source:
+            unmatched_target = np.ones(n, dtype=bool)
+            unmatched_target[t_rows] = False
+            orphans = np.flatnonzero(unmatched_target)
+            targets = _prefixed(target.rows.take(pa.array(orphans)), TARGET)
+            left = np.ones(len(orphans), dtype=bool)
+            for c in by_source:
+                take = left & dml.mask_of(targets, c.condition, "merge by-source condition")
+                left &= ~take
+                deleted[orphans[take]] = True
 
         values = _in_target_order(new_values, arrow)
         inserts = pa.concat_tables(inserted) if inserted else arrow.empty_table()

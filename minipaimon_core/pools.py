@@ -2,7 +2,7 @@
 forked child (whose copy of a pool has no threads, so a task submitted to it would wait
 forever).
 
-A pool's tasks may wait only on tasks of pools named before it in :data:`ORDER`, so no
+A pool's tasks may wait only on tasks of pools named after it in :data:`ORDER`, so no
 cycle of waiting threads can form."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-# read: a split's files; filter: a table's columns; stats: a written part's column stats.
-# Only "read" tasks wait, on "filter" tasks.
-ORDER = ("read", "filter", "stats")
+# read: a split's files; write: files a row-level change writes (they wait on stats);
+# filter: a table's columns; stats: a written part's column stats.
+ORDER = ("read", "write", "filter", "stats")
 
 _POOLS: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 _LOCK = threading.Lock()

@@ -77,15 +77,19 @@ def test_a_delete_in_one_partition_rewrites_nothing_outside_it(tmp_path, kind: s
 
 
 def test_append_files_without_a_selected_row_are_never_rewritten(tmp_path) -> None:
-    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["dt"])
     for start in range(0, 100, 10):  # ten files, each its own id range (stats prune nine)
         t.write(orders(range(start, start + 10), "d"))
     before = files(t)
     assert t.update([("id", "=", 42)], set={"amount": pc.field("amount") + 1}) == 1
     after = files(t)
-    assert len(set(before) - set(after)) == 1 and len(set(after) - set(before)) == 2  # kept rows + the update
+    # one file replaced by one holding its other rows and the updated row (same partition)
+    assert len(set(before) - set(after)) == 1 and len(set(after) - set(before)) == 1
+    assert t.update([("id", "=", 43)], set={"dt": "e"}) == 1  # the row moves: its own file
+    assert len(set(files(t)) - set(after)) == 2 and set(files(t).values()) == {"dt=d", "dt=e"}
+    after = files(t)
     assert t.delete([("id", ">", 1000)]) == 0 and files(t) == after  # nothing selected: no commit
-    assert len(t.snapshots()) == 11
+    assert len(t.snapshots()) == 12
 
 
 def test_history_keeps_the_rows_before_a_change(tmp_path, kind: str) -> None:
