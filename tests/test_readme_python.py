@@ -74,3 +74,16 @@ def test_object_storage_snippets_run_as_written_on_a_real_s3_server(
     cat = scope["cat"]
     orders = cat.create_table("sales.orders", schema, primary_key=["id"])
     assert orders.path == f"s3://{bucket}/wh/sales.db/orders" and cat.list_tables("sales") == ["orders"]
+
+
+def test_row_level_changes_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the snippet creates "orders" in the working directory
+    (code,) = blocks("Row-level changes: delete, update, merge")
+    scope: dict[str, Any] = {}
+    exec(compile(code, "README:Row-level changes", "exec"), scope)
+    result = scope["result"]
+    assert (result.inserted, result.updated, result.deleted) == (1, 1, 0)
+    rows = {r["id"]: r for r in mp.open_table("orders").to_arrow().to_pylist()}
+    assert rows == {2: {"id": 2, "dt": "2025-01-02", "status": "paid", "amount": 20},
+                    3: {"id": 3, "dt": "2025-01-02", "status": "void", "amount": 60},
+                    4: {"id": 4, "dt": "2025-01-02", "status": "new", "amount": 40}}
