@@ -250,19 +250,17 @@ def _write_append_change(ctx: TableContext, target: Target, change: Change,
     buckets = num_buckets(ctx.schema)
     compression = ctx.options["file.compression"]
     removed = change.removed
-    work = []
-    for i, (split, f) in enumerate(target.files):
+    work = [i for i in range(len(target.files)) if removed[target.offsets[i]:target.offsets[i + 1]].any()]
+
+    def rewrite(i: int) -> CommitMessage:
+        """File ``i`` replaced (on a write thread: the filter and the write of each file run
+        concurrently)."""
+        split, f = target.files[i]
         lo, hi = target.offsets[i], target.offsets[i + 1]
-        if not removed[lo:hi].any():
-            continue
-        kept = target.rows.slice(lo, hi - lo).filter(pa.array(~removed[lo:hi]))
+        rows = target.rows.slice(lo, hi - lo).filter(pa.array(~removed[lo:hi]))
         mine = np.flatnonzero(stays & (file_of == i))
         if len(mine):
-            kept = pa.concat_tables([kept, change.new_values.take(pa.array(mine))])
-        work.append((split, f, kept))
-
-    def rewrite(item: tuple[Split, DataFileMeta, pa.Table]) -> CommitMessage:
-        split, f, rows = item
+            rows = pa.concat_tables([rows, change.new_values.take(pa.array(mine))])
         new_files = [write_data_file(ctx.io, ctx.layout, split.partition_path, split.bucket, rows,
                                      schema=ctx.schema, compression=compression, min_seq=0,
                                      max_seq=rows.num_rows - 1)] if rows.num_rows else []
