@@ -42,11 +42,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import dml
 from .catalog import WAREHOUSE_ENV, table_location
+from .cli_format import format_arrow, format_table, size_text, time_text
 from .cli_progress import ProgressBar
 from .compaction import compact_table
 from .condition import parse_condition
+from .dml_preview import preview_delete
 from .errors import InvalidArgumentError, MiniPaimonError
 from .format import data_types
 from .manifest_io import live_files
@@ -54,54 +55,6 @@ from .migrate import migrate
 from .options import parse_duration_ms
 from .scan import PlanStats
 from .table import Table, open_table
-
-
-def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Rows as aligned text: a header, a rule, numbers right-aligned."""
-    cells = [[_cell(v) for v in row] for row in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    numeric = [bool(rows) and all(isinstance(r[i], (int, float)) or r[i] is None for r in rows)
-               for i in range(len(columns))]
-
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w)
-                         for v, w, num in zip(values, widths, numeric)).rstrip()
-
-    out = [line(columns), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in cells]
-    return "\n".join(out)
-
-
-def format_arrow(table: pa.Table, max_width: int = 60) -> str:
-    rows = [[_shorten(v, max_width) for v in row.values()] for row in table.to_pylist()]
-    return format_table(table.column_names, rows)
-
-
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, datetime.datetime):
-        return v.isoformat(sep=" ", timespec="milliseconds")
-    return str(v)
-
-
-def _shorten(v: Any, width: int) -> Any:
-    if isinstance(v, str) and len(v) > width:
-        return v[: width - 3] + "..."
-    return v
-
-
-def _time(ms: int) -> str:
-    return datetime.datetime.fromtimestamp(ms / 1000).isoformat(sep=" ", timespec="seconds")
-
-
-def _size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return str(n)
 
 
 def parse_time(text: str, now_ms: int | None = None) -> int:
@@ -138,9 +91,9 @@ def cmd_info(t: Table, args: argparse.Namespace) -> str:
         ("schema id", schema.id),
         ("columns", len(schema.fields)),
         ("snapshots", f"{len(snaps)} (ids {snaps[0].id}..{snaps[-1].id})" if snaps else "0"),
-        ("latest commit", f"{latest.commitKind} at {_time(latest.timeMillis)}" if latest else ""),
+        ("latest commit", f"{latest.commitKind} at {time_text(latest.timeMillis)}" if latest else ""),
         ("records", latest.totalRecordCount if latest else 0),
-        ("data files", f"{len(files)} ({_size(sum(e.file.fileSize for e in files))})"),
+        ("data files", f"{len(files)} ({size_text(sum(e.file.fileSize for e in files))})"),
         ("tags", len(t.tags())),
         ("consumers", len(t.consumers())),
         ("full plan", _plan_cost(_planned(t))),
@@ -205,7 +158,7 @@ def cmd_plan(t: Table, args: argparse.Namespace) -> str:
 
 
 def cmd_snapshots(t: Table, args: argparse.Namespace) -> str:
-    rows = [(s.id, s.schemaId, s.commitKind, _time(s.timeMillis), s.commitUser, s.commitIdentifier,
+    rows = [(s.id, s.schemaId, s.commitKind, time_text(s.timeMillis), s.commitUser, s.commitIdentifier,
              s.totalRecordCount, s.deltaRecordCount) for s in t.snapshots()]
     return format_table(["id", "schema", "kind", "committed", "user", "identifier", "records", "delta"], rows)
 
@@ -266,7 +219,7 @@ def cmd_orphans(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
     bar.close()
     verb = "would delete" if r.dry_run else "deleted"
     lines = [p.removeprefix(t.layout.root + "/") for p in r.files]
-    return "\n".join([*lines, f"{verb} {len(r.files)} orphan files ({_size(r.bytes)})"])
+    return "\n".join([*lines, f"{verb} {len(r.files)} orphan files ({size_text(r.bytes)})"])
 
 
 def cmd_rollback(t: Table, args: argparse.Namespace) -> str:
@@ -290,7 +243,7 @@ def cmd_tag(t: Table, args: argparse.Namespace) -> str:
 def cmd_delete(t: Table, args: argparse.Namespace) -> str:
     flt = parse_condition(args.where, t.schema())
     if args.dry_run:
-        preview = dml.preview_delete(t.context(), flt)
+        preview = preview_delete(t.context(), flt)
         rows = [(p or "(table)", n, files) for p, n, files in preview.partitions]
         table = format_table(["partition", "rows", "files rewritten"], rows) + "\n\n" if rows else ""
         return f"{table}would delete {preview.rows} rows (dry run: nothing changed)"

@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from . import resequence
+from .commit_dedupe import committed_kinds, landed_since
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
 from .conflicts import check_compaction, files_still_live
 from .deletion_vectors import DeletionVectorIO
@@ -137,31 +138,24 @@ class FileStoreCommit:
             last = self._commit_kind(COMPACT, compactions, commit_identifier, properties, False)
         return last
 
-    def commit_rewrite(
-        self,
-        messages: Sequence[CommitMessage],
-        commit_identifier: int,
-        check: Callable[[Snapshot | None], None] | None = None,
-    ) -> int | None:
-        """Commit a row-level change as one snapshot: each message's ``compactBefore``
-        files DELETEd (files rewritten without the rows the change removes; they must still
-        be live, else ``CommitConflictError`` FILES_GONE) and its ``newFiles`` ADDed. The
-        snapshot is an OVERWRITE if it deletes files (as Paimon commits a copy-on-write
-        DELETE), else an APPEND. ``check(latest)`` runs on the snapshot each attempt builds
-        on, before anything is written, and raises ``CommitConflictError`` if the change no
-        longer applies there (see minipaimon_core.dml).
-
-        Raises:
-            CommitConflictError: a conflict, or the snapshot race lost too often.
-        """
+    def commit_rewrite(self, messages: Sequence[CommitMessage], commit_identifier: int,
+                       check: Callable[[Snapshot | None], None] | None = None) -> int | None:
+        """Commit a row-level change (minipaimon_core.dml) as one snapshot: each message's
+        ``compactBefore`` DELETEd (still live, else CommitConflictError FILES_GONE) and its
+        ``newFiles`` ADDed; an OVERWRITE if it deletes files (as Paimon's copy-on-write
+        DELETE), else an APPEND. ``check(latest)`` runs on the base of each attempt before
+        anything is written and raises CommitConflictError if the change no longer applies."""
         check_writable(self._schema, self._layout.root)
         if self._committed_kinds(commit_identifier):
             return None
-        removes = any(m.compactBefore for m in messages)
-        if not removes and not any(m.newFiles or m.changelogFiles for m in messages):
+        kind = OVERWRITE if any(m.compactBefore for m in messages) else APPEND
+        if kind == APPEND and not any(m.newFiles or m.changelogFiles for m in messages):
             return None
-        kind = OVERWRITE if removes else APPEND
         return self._commit_kind(kind, messages, commit_identifier, None, False, check=check, rewrite=True)
+
+    def _committed_kinds(self, identifier: int, even_if_fresh: bool = False) -> set[str]:
+        fresh = self._fresh_user and not even_if_fresh  # a new random user: nothing committed yet
+        return set() if fresh else committed_kinds(self._snapshots, self._user, identifier)
 
     def is_committed(self, commit_identifier: int) -> bool:
         """Whether some snapshot of this commit user has ``commit_identifier`` (or later)."""
@@ -172,33 +166,6 @@ class FileStoreCommit:
         for m in messages:
             for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
                 self._io.delete(self._layout.data_file_path(m.partitionPath, m.bucket, f.fileName))
-
-    # -- dedupe -----------------------------------------------------------------------------
-
-    def _committed_kinds(self, identifier: int, even_if_fresh: bool = False) -> set[str]:
-        """Kinds already committed for ``identifier`` by this user.
-
-        Scans back from the latest snapshot to the newest snapshot of this user with a
-        smaller identifier. Identifiers of one user must increase. A later identifier of this
-        user means this one was committed too (all kinds).
-        """
-        if self._fresh_user and not even_if_fresh:
-            return set()
-        kinds: set[str] = set()
-        sid = self._snapshots.latest_id()
-        while sid is not None and sid > 0:
-            snap = self._snapshots.try_get(sid)  # None: expired, the retained range ends
-            sid -= 1
-            if snap is None:
-                break
-            if snap.commitUser != self._user:
-                continue
-            if snap.commitIdentifier > identifier:
-                return {APPEND, COMPACT, OVERWRITE}
-            if snap.commitIdentifier < identifier:
-                break
-            kinds.add(snap.commitKind)
-        return kinds
 
     # -- one snapshot ------------------------------------------------------------------------
 
@@ -219,7 +186,7 @@ class FileStoreCommit:
         while True:
             read_at = time.monotonic()
             latest = self._snapshots.latest()
-            if attempt > 0 and latest is not None and self._landed_since(start_latest, latest, identifier, kind):
+            if attempt > 0 and latest is not None and landed_since(self._snapshots, self._user, start_latest, latest, identifier, kind):
                 return None
             written: list[str] = []
             moved: list[tuple[CommitMessage, CommitMessage]] = []  # (original, rewritten)
@@ -261,15 +228,6 @@ class FileStoreCommit:
         metadata of ``base`` missing under us means we lost the race for the next id, not
         that the table is damaged (docs/format.md, "Expiration order")."""
         return base is not None and self._snapshots.try_get(base.id) is None
-
-    def _landed_since(self, start: int | None, latest: Snapshot, identifier: int, kind: str) -> bool:
-        """Did our own earlier attempt land after all (e.g. a hint or IO error after it)?"""
-        for sid in range(latest.id, (start or 0), -1):
-            snap = self._snapshots.try_get(sid)
-            if snap and snap.commitUser == self._user and snap.commitIdentifier == identifier \
-                    and snap.commitKind == kind:
-                return True
-        return False
 
     def _clean(self, names: list[str], moved: Sequence[tuple[CommitMessage, CommitMessage]] = ()) -> None:
         """Delete what a failed attempt wrote: metadata files by name, rewritten data files."""
@@ -331,10 +289,9 @@ class FileStoreCommit:
 
     def _rewritten(self, latest: Snapshot | None, messages: Sequence[CommitMessage]
                    ) -> tuple[list[ManifestEntry], list[CommitMessage]]:
-        """The entries a row-level change replaces (its messages' ``compactBefore``, which
-        must all be live in ``latest``) and the messages left to ADD."""
-        conflict = files_still_live(live_files(self._manifests, latest), messages,
-                                    bool(self._schema.primaryKeys))
+        """The entries a row-level change replaces (``compactBefore``: live in ``latest``,
+        else FILES_GONE) and the messages left to ADD."""
+        conflict = files_still_live(live_files(self._manifests, latest), messages, bool(self._schema.primaryKeys))
         if conflict is not None:
             raise conflict.error()
         gone = [m.entry(0, f) for m in messages for f in m.compactBefore]

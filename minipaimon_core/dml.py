@@ -32,7 +32,6 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from . import pools, predicate
 from .append_writer import AppendWriter
@@ -41,11 +40,11 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
 from .data_file import write_data_file
+from .dml_values import mask_of, set_expressions, updated_rows
 from .errors import (
     CommitConflictError,
     ConflictReason,
     InvalidArgumentError,
-    SchemaMismatchError,
     UnsupportedFeatureError,
 )
 from .features import check_writable
@@ -59,57 +58,6 @@ from .table_scan import TableScan, read_file_rows
 from .table_write import TableWrite
 
 T = TypeVar("T")
-
-
-# -- values and conditions -----------------------------------------------------------------
-
-def as_expression(value: Any, what: str, references: bool = False) -> pc.Expression:
-    """``value`` as an expression: a ``pyarrow.compute.Expression`` as it is; with
-    ``references`` (merge) a string must name a column (``"source.c"`` / ``"target.c"``),
-    without (update) a string is a literal like any other Python value."""
-    if isinstance(value, pc.Expression):
-        return value
-    if references and isinstance(value, str):
-        if not value.startswith(("source.", "target.")):
-            raise InvalidArgumentError(
-                f"{what}: {value!r} is neither 'source.<column>' nor 'target.<column>'; give a "
-                "string literal as pyarrow.compute.scalar({value!r})")
-        return pc.field(value)
-    if isinstance(value, pa.Scalar):
-        return pc.scalar(value)
-    try:
-        return pc.scalar(value)
-    except (TypeError, pa.ArrowException) as e:
-        raise InvalidArgumentError(f"{what}: {value!r} is not a literal or an expression ({e})") from None
-
-
-def evaluate(rows: pa.Table, exprs: Mapping[str, pc.Expression], what: str) -> pa.Table:
-    """Each of ``exprs`` evaluated over ``rows`` (one output column per name)."""
-    try:
-        return ds.dataset(rows).to_table(columns=dict(exprs))
-    except (pa.ArrowException, KeyError, TypeError) as e:
-        raise InvalidArgumentError(f"{what}: cannot evaluate over columns {rows.column_names}: {e}") from None
-
-
-def mask_of(rows: pa.Table, condition: pc.Expression | None, what: str) -> np.ndarray:
-    """The rows ``condition`` holds for (SQL: null is not true); all rows if None."""
-    if condition is None:
-        return np.ones(rows.num_rows, dtype=bool)
-    out = evaluate(rows, {"c": condition}, what).column("c")
-    if not pa.types.is_boolean(out.type):
-        raise InvalidArgumentError(f"{what}: the condition gives {out.type}, not a boolean")
-    return np.asarray(pc.fill_null(out, False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def cast_to(column: pa.ChunkedArray | pa.Array, field_: pa.Field, what: str) -> pa.ChunkedArray | pa.Array:
-    """``column`` as ``field_``'s type, refusing a value that does not fit exactly."""
-    if column.type == field_.type:
-        return column
-    try:
-        return column.cast(field_.type, safe=True)
-    except (pa.ArrowException, TypeError) as e:
-        raise SchemaMismatchError(f"{what}: values of type {column.type} do not fit column "
-                                  f"{field_.name!r} of type {field_.type}: {e}") from None
 
 
 # -- what a change reads -------------------------------------------------------------------
@@ -393,7 +341,7 @@ def delete(ctx_of: Callable[[], TableContext], filter: Any) -> int:
         check_changeable(ctx, deletes=True, updates=False)
         dnf = predicate.normalize(filter, ctx.schema.arrow_schema())
         target = read_target(ctx, dnf)
-        selected = _selected(ctx, target, dnf)
+        selected = selected_rows(ctx, target, dnf)
         empty = ctx.schema.arrow_schema().empty_table()
         nothing = np.zeros(len(selected), dtype=bool)
         apply_change(ctx, target, Change(selected, nothing, empty, empty))
@@ -412,7 +360,7 @@ def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, An
         exprs = set_expressions(ctx, set, "update")
         dnf = predicate.normalize(filter, arrow)
         target = read_target(ctx, dnf)
-        selected = _selected(ctx, target, dnf)
+        selected = selected_rows(ctx, target, dnf)
         chosen = target.rows.filter(pa.array(selected))
         new_values = updated_rows(chosen, exprs, arrow, "update")
         nothing = np.zeros(len(selected), dtype=bool)
@@ -421,76 +369,11 @@ def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, An
     return with_retries(ctx_of, attempt)
 
 
-@dataclass(frozen=True)
-class DeletePreview:
-    """What :func:`delete` would do now: rows deleted in all, and per partition path (""
-    for an unpartitioned table) the rows deleted and the files rewritten (append tables;
-    0 for primary-key tables, whose deletes are written as new rows)."""
-
-    rows: int
-    partitions: list[tuple[str, int, int]]
-
-
-def preview_delete(ctx: TableContext, filter: Any) -> DeletePreview:
-    """What ``delete(filter)`` would change on the latest snapshot, changing nothing."""
-    check_changeable(ctx, deletes=True, updates=False)
-    dnf = predicate.normalize(filter, ctx.schema.arrow_schema())
-    target = read_target(ctx, dnf)
-    selected = _selected(ctx, target, dnf)
-    spec = ctx.partition_spec()
-    per: dict[str, list[int]] = {}
-    if target.files:
-        for i, (split, _) in enumerate(target.files):
-            n = int(selected[target.offsets[i]:target.offsets[i + 1]].sum())
-            if n:
-                counts = per.setdefault(split.partition_path, [0, 0])
-                counts[0] += n
-                counts[1] += 1
-    elif selected.any():
-        keys = list(ctx.schema.partitionKeys)
-        rows = target.rows.filter(pa.array(selected))
-        if keys:
-            grouped = rows.group_by(keys).aggregate([([], "count_all")])
-            for r in grouped.to_pylist():
-                per[spec.path([r[k] for k in keys])] = [r["count_all"], 0]
-        else:
-            per[""] = [rows.num_rows, 0]
-    return DeletePreview(int(selected.sum()), sorted((p, c[0], c[1]) for p, c in per.items()))
-
-
-def _selected(ctx: TableContext, target: Target, dnf: predicate.DNF | None) -> np.ndarray:
+def selected_rows(ctx: TableContext, target: Target, dnf: predicate.DNF | None) -> np.ndarray:
     if dnf is None or ctx.schema.primaryKeys:  # primary-key rows were filtered exactly
         return np.ones(target.rows.num_rows, dtype=bool)
     return mask_of(target.rows, predicate.to_expression(dnf), "filter")
 
 
-def set_expressions(ctx: TableContext, set: Mapping[str, Any], what: str,
-                    references: bool = False) -> dict[str, pc.Expression]:
-    """``set`` checked against the table (known columns, no primary-key column)."""
-    names = ctx.schema.arrow_schema().names
-    out = {}
-    for column, value in set.items():
-        if column not in names:
-            raise InvalidArgumentError(f"{what}: column {column!r} is not in the table {names}")
-        if column in ctx.schema.primaryKeys:
-            raise InvalidArgumentError(
-                f"{what}: {column!r} is a primary-key column and cannot be set; delete the row "
-                "and insert the new one")
-        out[column] = as_expression(value, f"{what} of {column!r}", references)
-    return out
-
-
-def updated_rows(rows: pa.Table, exprs: Mapping[str, pc.Expression], arrow: pa.Schema,
-                 what: str, prefix: str = "") -> pa.Table:
-    """``rows`` (columns named ``prefix`` + column) with ``exprs`` applied, in ``arrow``'s
-    schema."""
-    values = evaluate(rows, exprs, what) if exprs else None
-    columns = []
-    for f in arrow:
-        col = values.column(f.name) if values is not None and f.name in exprs else rows.column(prefix + f.name)
-        columns.append(cast_to(col, f, what))
-    return pa.Table.from_arrays(columns, schema=arrow)
-
-
-__all__ = ["Change", "DeletePreview", "preview_delete", "Target", "apply_change", "delete", "keys_changed_since", "read_target",
+__all__ = ["Change", "Target", "apply_change", "delete", "keys_changed_since", "read_target",
            "update", "with_retries"]

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import dml, predicate
+from . import dml_values as exprs_of
 from .conform import to_batches
 from .context import TableContext
 from .errors import InvalidArgumentError
@@ -146,14 +147,14 @@ class MergeBuilder:
         for c, exprs in zip(self._clauses, updates):
             if c.kind != "matched":
                 continue
-            take = left & dml.mask_of(pairs, c.condition, "merge condition")
+            take = left & exprs_of.mask_of(pairs, c.condition, "merge condition")
             left &= ~take
             rows = t_rows[take]
             if c.action == "delete":
                 deleted[rows] = True
             else:
                 updated[rows] = True
-                new_values.append((rows, dml.updated_rows(pairs.filter(pa.array(take)), exprs, arrow,
+                new_values.append((rows, exprs_of.updated_rows(pairs.filter(pa.array(take)), exprs, arrow,
                                                            "merge update", prefix=TARGET)))
 
         unmatched_source = np.ones(self._source.num_rows, dtype=bool)
@@ -164,7 +165,7 @@ class MergeBuilder:
         for c in self._clauses:
             if c.kind != "not_matched":
                 continue
-            take = left & dml.mask_of(sources, c.condition, "merge insert condition")
+            take = left & exprs_of.mask_of(sources, c.condition, "merge insert condition")
             left &= ~take
             inserted.append(self._inserted(sources.filter(pa.array(take)), c, arrow))
 
@@ -176,7 +177,7 @@ class MergeBuilder:
             targets = _prefixed(target.rows.take(pa.array(orphans)), TARGET)
             left = np.ones(len(orphans), dtype=bool)
             for c in by_source:
-                take = left & dml.mask_of(targets, c.condition, "merge by-source condition")
+                take = left & exprs_of.mask_of(targets, c.condition, "merge by-source condition")
                 left &= ~take
                 deleted[orphans[take]] = True
 
@@ -192,7 +193,7 @@ class MergeBuilder:
         if c.action != "update":
             return {}
         if c.values is not None:
-            return dml.set_expressions(ctx, c.values, "merge update", references=True)
+            return exprs_of.set_expressions(ctx, c.values, "merge update", references=True)
         names = [n for n in ctx.schema.arrow_schema().names if n not in ctx.schema.primaryKeys]
         missing = [n for n in names if n not in self._source.column_names]
         if missing:
@@ -209,12 +210,12 @@ class MergeBuilder:
             unknown = [n for n in c.values if n not in arrow.names]
             if unknown:
                 raise InvalidArgumentError(f"merge insert: columns {unknown} are not in the table {arrow.names}")
-            exprs = {n: dml.as_expression(v, f"merge insert of {n!r}", references=True)
+            exprs = {n: exprs_of.as_expression(v, f"merge insert of {n!r}", references=True)
                      for n, v in c.values.items()}
             exprs.update({n: pc.scalar(None) for n in arrow.names if n not in exprs})
-        values = dml.evaluate(sources, exprs, "merge insert")
+        values = exprs_of.evaluate(sources, exprs, "merge insert")
         return pa.Table.from_arrays(
-            [dml.cast_to(values.column(f.name), f, "merge insert") if values.column(f.name).type != pa.null()
+            [exprs_of.cast_to(values.column(f.name), f, "merge insert") if values.column(f.name).type != pa.null()
              else pa.nulls(values.num_rows, f.type) for f in arrow], schema=arrow)
 
     def _prune_filter(self) -> list[list[tuple[str, str, Any]]] | None:
@@ -251,7 +252,7 @@ def _comparable(column: pa.ChunkedArray, target_type: pa.DataType) -> pa.Chunked
     """A source join column in the target column's type (refused if it does not fit)."""
     if column.type == target_type:
         return column
-    return dml.cast_to(column, pa.field("join column", target_type), "merge join column")
+    return exprs_of.cast_to(column, pa.field("join column", target_type), "merge join column")
 
 
 def _source_table(source: Any) -> pa.Table:

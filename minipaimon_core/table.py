@@ -7,6 +7,7 @@ t.write(data, mode="append")                  # one commit
 w = t.new_write("job-1"); w.write(b); msgs = w.prepare_commit()
 t.new_commit("job-1").commit(msgs, commit_identifier=7)
 t.scan(filter=[("dt", "=", "d1")], columns=["id"]).to_arrow()
+t.delete([("dt", "<", "d1")]); t.update(filter, set={...}); t.merge(src, on=["id"])...execute()
 ```
 """
 
@@ -138,12 +139,9 @@ class Table:
         return TableWrite(self.context(), commit_user or str(uuid.uuid4()), sequence)
 
     def new_commit(self, commit_user: str | None = None, fresh_user: bool = False) -> FileStoreCommit:
-        """A committer for ``commit_user`` (idempotent per commit identifier).
-
-        ``fresh_user=True`` promises that nothing was committed by this user before (a new
-        random user per job), which skips the backward scan for an earlier commit of the
-        same identifier; ``is_committed`` still scans.
-        """
+        """A committer for ``commit_user`` (idempotent per commit identifier). ``fresh_user``
+        promises nothing was committed by this user before (skips the scan for an earlier
+        commit of the same identifier; ``is_committed`` still scans)."""
         fresh = fresh_user or commit_user is None
         return FileStoreCommit(self.io, self.layout, self.table_schema,
                                commit_user or str(uuid.uuid4()), fresh_user=fresh)
@@ -166,39 +164,24 @@ class Table:
         self.last_after_commit = self.after_commit(messages) if snap_id is not None else None
         return snap_id
 
-    def delete(self, filter: Any = None) -> int:
-        """Delete the rows ``filter`` selects (the filter language of :meth:`scan`; all rows
-        if None) in one commit; returns how many rows were deleted. How the rows change on
-        disk and how it races other writers: minipaimon_core.dml.
+    # -- row-level changes (minipaimon_core.dml: on disk, conflicts and retries) -------------
 
-        Raises:
-            InvalidArgumentError: a bad filter.
-            UnsupportedFeatureError: the table's merge engine cannot delete (first-row,
-                aggregation, partial-update without 'partial-update.remove-record-on-delete').
-            CommitConflictError: concurrent commits kept changing the rows read.
-        """
-        return dml.delete(self._fresh_context, filter)
+    def delete(self, filter: Any = None) -> int:
+        """Delete the rows ``filter`` (``scan``'s; None: all) selects in one commit; returns
+        how many. Raises InvalidArgumentError, UnsupportedFeatureError (a merge engine that
+        cannot delete), CommitConflictError (concurrent commits kept changing the rows)."""
+        return dml.delete(lambda: self.refresh().context(), filter)
 
     def update(self, filter: Any = None, set: Mapping[str, Any] | None = None) -> int:
-        """Set columns of the rows ``filter`` selects (all rows if None) in one commit;
-        returns how many rows were updated. ``set`` maps a column to a Python literal or a
-        ``pyarrow.compute`` expression over the row's columns (``pc.field("v") * 2``); a
-        primary-key column cannot be set.
-
-        Raises InvalidArgumentError, SchemaMismatchError (a value that does not fit),
-        UnsupportedFeatureError, CommitConflictError as :meth:`delete`.
-        """
-        return dml.update(self._fresh_context, filter, set or {})
+        """Set columns (a literal or a ``pyarrow.compute`` expression over the row, not a
+        primary-key column) of the rows ``filter`` selects in one commit; returns how many.
+        Raises as :meth:`delete`, and SchemaMismatchError for a value that does not fit."""
+        return dml.update(lambda: self.refresh().context(), filter, set or {})
 
     def merge(self, source: Any, on: list[str] | str) -> MergeBuilder:
-        """A merge of ``source`` (anything :meth:`write` takes) into this table, joined on
-        the columns ``on``: add ``when_*`` clauses, then ``execute()`` (see
-        minipaimon_core.merge_into)."""
-        return MergeBuilder(self._fresh_context, source, on)
-
-    def _fresh_context(self) -> TableContext:
-        """The context of the latest schema (a row-level change reads and writes with it)."""
-        return self.refresh().context()
+        """A merge of ``source`` (anything :meth:`write` takes) joined on ``on``: add
+        ``when_*`` clauses, then ``execute()`` (minipaimon_core.merge_into)."""
+        return MergeBuilder(lambda: self.refresh().context(), source, on)
 
     def after_commit(self, messages: Sequence[CommitMessage] | None = None) -> AfterCommitResult:
         """The follow-ups of a landed commit of ``messages`` (all buckets if None):
@@ -209,27 +192,15 @@ class Table:
         return after_commit(self.context(), messages)
 
     def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:
-        """Automatic compaction after a commit of ``messages`` (all buckets if None).
-
-        Primary-key tables compact the buckets written when the picker finds work (all new
-        level-0 files with the ``lookup`` changelog producer, a full compaction with
-        ``full-compaction``); with ``write-only`` only buckets at
-        ``num-sorted-run.stop-trigger`` sorted runs (``PickerOptions.stop_trigger``) are compacted, so runs never pile up
-        unbounded. Append tables are compacted on demand.
-        """
+        """Automatic compaction after a commit of ``messages`` (all buckets if None): the
+        buckets written where the picker finds work (minipaimon_core.compaction)."""
         return compaction.maybe_compact(self.context(), messages)
 
     def compact(self, full: bool | None = None, strategy: str | None = None) -> int | None:
-        """Compact now; returns the COMPACT snapshot id, or None if there was nothing to do.
-
-        ``strategy`` ``full`` (the default, as Paimon's ``CALL sys.compact`` in batch):
-        every bucket into one sorted run (append buckets into one file); ``minor``
-        (or ``full=False``): each bucket of more than one sorted run has its level-0 files
-        merged into level >= 1 (append buckets: their small files merged).
-
-        Raises InvalidArgumentError (an unknown strategy), CommitConflictError is never
-        raised: a concurrent compaction that replaced the same files wins, this returns None.
-        """
+        """Compact now; returns the COMPACT snapshot id (None: nothing to do, or a concurrent
+        compaction replaced the same files first). ``strategy`` ``full`` (default, as Paimon's
+        ``CALL sys.compact``): every bucket into one sorted run; ``minor`` (``full=False``):
+        level-0 files of buckets with several runs merged up. Raises InvalidArgumentError."""
         return compaction.compact_table(self.context(), compaction.explicit_strategy(strategy, full))
 
     # -- reading -----------------------------------------------------------------------------

@@ -59,6 +59,7 @@ from minipaimon_spark.procedure_support import (
     one_line_errors,
     schema_of,
 )
+from minipaimon_spark.procedures_dml import row_change_procedures
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -292,57 +293,8 @@ def procedures(conn: Connection) -> dict[str, Any]:
             for batch in changes.to_batches():
                 yield from zip(*(column.to_pylist() for column in batch.columns))
 
-    def check_row_change(a: Args, condition_at: int, set_at: int | None) -> None:
-        from minipaimon_core import dml
-        from minipaimon_core.condition import parse_assignments, parse_condition
-
-        table = table_arg(a)
-        if table is None:
-            return
-        dml.check_changeable(table.context(), deletes=set_at is None, updates=set_at is not None)
-        if a.known(condition_at) and a.value(condition_at) is not None:
-            parse_condition(a.value(condition_at), table.schema())
-        if set_at is not None and a.known(set_at):
-            dml.set_expressions(table.context(), parse_assignments(a.value(set_at), table.schema()),
-                                "minipaimon_update")
-
-    class Delete:
-        """``minipaimon_delete(path, condition)``: delete the rows ``condition`` selects
-        (NULL: every row) in one commit; one row: rows deleted, the new snapshot (null:
-        nothing deleted). Checked at analysis (table, condition)."""
-
-        analyze = analyzed("rows_deleted bigint, snapshot_id bigint", lambda a: check_row_change(a, 1, None))
-
-        def eval(self, path: str, condition: str | None) -> Iterator[tuple[Any, ...]]:
-            from minipaimon_core.condition import parse_condition
-
-            table = conn.table(path)
-            flt = parse_condition(condition, table.schema()) if condition is not None else None
-            before = table.latest_snapshot()
-            n = table.delete(flt)
-            after = table.latest_snapshot()
-            yield n, (after.id if after is not None and after != before and n else None)
-
-    class Update:
-        """``minipaimon_update(path, assignments, condition)``: set columns to literals
-        (``"status = 'void', amount = 0"``) in the rows ``condition`` selects (NULL: every
-        row), in one commit; one row: rows updated, the new snapshot."""
-
-        analyze = analyzed("rows_updated bigint, snapshot_id bigint", lambda a: check_row_change(a, 2, 1))
-
-        def eval(self, path: str, assignments: str, condition: str | None = None) -> Iterator[tuple[Any, ...]]:
-            from minipaimon_core.condition import parse_assignments, parse_condition
-
-            table = conn.table(path)
-            flt = parse_condition(condition, table.schema()) if condition is not None else None
-            before = table.latest_snapshot()
-            n = table.update(flt, set=parse_assignments(assignments, table.schema()))
-            after = table.latest_snapshot()
-            yield n, (after.id if after is not None and after != before and n else None)
-
     return {
-        "minipaimon_delete": Delete,
-        "minipaimon_update": Update,
+        **row_change_procedures(conn, table_arg),
         "minipaimon_compact": Compact,
         "minipaimon_compaction_units": CompactionUnits,
         "minipaimon_compact_unit": CompactUnit,
