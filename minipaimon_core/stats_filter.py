@@ -91,7 +91,10 @@ def _gather(files: Sequence[DataFileMeta], positions: Mapping[int, Mapping[str, 
     at = {sid: p.get(column, -1) for sid, p in positions.items()}
     index = [at.get(f.schemaId, -1) for f in files]
     stats = [f.valueStats for f in files]
-    known = np.fromiter((0 <= i < len(s.nullCounts) for s, i in zip(stats, index)), bool, len(files))
+    # a null count of None (Paimon's writers leave it out, e.g. pypaimon's) makes the column's
+    # stats of that file unknown: the file is kept
+    known = np.fromiter((0 <= i < len(s.nullCounts) and s.nullCounts[i] is not None
+                         for s, i in zip(stats, index)), bool, len(files))
     if known.all():
         mins = [s.minValues[i] for s, i in zip(stats, index)]
         maxs = [s.maxValues[i] for s, i in zip(stats, index)]

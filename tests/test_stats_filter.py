@@ -121,3 +121,20 @@ def test_prunes_by_range_on_arrays() -> None:
              for k in range(100)]
     dnf = predicate.normalize([[("i", ">=", 500), ("i", "<", 520)], [("i", "in", [5, 995])]], SCHEMA)
     assert [k for k, m in enumerate(may_match(dnf, files, POSITIONS)) if m] == [0, 50, 51, 99]
+
+
+def test_a_null_count_left_out_makes_a_files_stats_unknown() -> None:
+    """pypaimon writes stats without null counts (None): such a file is kept, never a crash
+    (a filtered scan of a pypaimon-written table once raised TypeError here)."""
+    def file(k: int, null_count: int | None) -> DataFileMeta:
+        return DataFileMeta(fileName=f"f{k}", fileSize=1, rowCount=10, minKey=(), maxKey=(),
+                            valueStats=SimpleStats((k * 10, None, "a", b"", False, 0),
+                                                   (k * 10 + 9, None, "z", b"", True, 0),
+                                                   (null_count, 0, 0, 0, 0, 0)),
+                            minSequenceNumber=0, maxSequenceNumber=0, schemaId=1, level=0, creationTime=0)
+
+    files = [file(0, None), file(1, 0), file(2, None), file(3, 0)]
+    for flt, kept in (([("i", "=", 35)], [0, 2, 3]), ([("i", "is null")], [0, 2]),
+                      ([("i", "is not null")], [0, 1, 2, 3])):
+        dnf = predicate.normalize(flt, SCHEMA)
+        assert [k for k, m in enumerate(may_match(dnf, files, POSITIONS)) if m] == kept, flt
