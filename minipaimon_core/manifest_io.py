@@ -35,6 +35,7 @@ _READ_THREADS = 8  # manifests read at once by one plan
 # base manifests write the same entries again (format/manifest_file.RecordCache).
 _RECORDS = manifest_file.RecordCache()
 
+
 class _Facts(NamedTuple):
     """What a manifest's summary is checked against, computed once per decoded manifest:
     its size and xxhash64 as read, its ADD and DELETE counts, and the rows it adds."""

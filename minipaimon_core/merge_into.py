@@ -256,10 +256,16 @@ def _comparable(column: pa.ChunkedArray, target_type: pa.DataType) -> pa.Chunked
 
 
 def _source_table(source: Any) -> pa.Table:
-    batches = list(to_batches(source))
-    if not batches:
-        raise InvalidArgumentError("merge: the source has no schema (no batches)")
-    table = pa.Table.from_batches(batches).combine_chunks()
+    """``source`` as one Arrow table; an empty table or reader keeps its schema."""
+    if isinstance(source, pa.Table):
+        table = source.combine_chunks()
+    elif isinstance(source, pa.RecordBatchReader):
+        table = source.read_all().combine_chunks()
+    else:
+        batches = list(to_batches(source))
+        if not batches:
+            raise InvalidArgumentError("merge: the source has no schema (no batches)")
+        table = pa.Table.from_batches(batches).combine_chunks()
     plain = pa.schema([f.with_type(_plain(f.type)) for f in table.schema])
     return table if plain == table.schema else table.cast(plain)
 

@@ -182,3 +182,18 @@ def test_merge_literals_conditions_and_clause_order(tmp_path) -> None:
     assert rows[101]["status"] == "big" and rows[101]["amount"] == 5000
     assert rows[102]["status"] == "small" and rows[102]["amount"] == 1020
     assert rows[500] == {"id": 500, "dt": "2025-01-01", "status": None, "amount": 77}
+
+
+def test_changes_on_an_empty_table_and_from_an_empty_source(tmp_path, kind: str) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["dt"],
+                        primary_key=["id", "dt"] if kind == "primary-key" else None)
+    assert t.delete([("id", "=", 1)]) == 0 and t.update(None, set={"status": "x"}) == 0
+    empty = SCHEMA.empty_table()
+    for source in (empty, empty.to_reader()):  # nothing changed upstream today: no commit
+        r = t.merge(source, on=["id", "dt"]).when_matched_update_all().when_not_matched_insert_all().execute()
+        assert (r.inserted, r.updated, r.deleted) == (0, 0, 0)
+    assert t.snapshots() == []
+    r = t.merge(orders(range(3), "d"), on=["id", "dt"]).when_not_matched_insert_all().execute()
+    assert r.inserted == 3 and sorted(by_id(t)) == [0, 1, 2]
+    r = t.merge(empty, on=["id", "dt"]).when_not_matched_by_source_delete().execute()
+    assert r.deleted == 3 and by_id(t) == {}

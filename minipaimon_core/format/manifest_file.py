@@ -269,7 +269,12 @@ class RecordCache:
                 f.minSequenceNumber, f.maxSequenceNumber, f.deleteRowCount, f.fileSource)
 
     def get(self, table: str, e: ManifestEntry) -> bytes | None:
-        return self._records.get(self._key(table, e))
+        key = self._key(table, e)
+        with self._lock:
+            record = self._records.get(key)
+            if record is not None:
+                self._records.move_to_end(key)  # least recently used goes first
+            return record
 
     def put(self, table: str, e: ManifestEntry, record: bytes) -> bytes:
         key = self._key(table, e)

@@ -96,3 +96,16 @@ def test_the_cache_stays_within_its_budget() -> None:
     for _ in range(200):
         manifest_file.encode([random_entry(rng, True)], PK_TYPES, records=cache, table="t")
     assert 0 < cache._used <= 10_000
+
+
+def test_the_cache_drops_the_least_recently_used_record_first() -> None:
+    rng = random.Random(6)
+    entries = [random_entry(rng, True) for _ in range(3)]
+    records = [manifest_file.encode_record(e, PK_TYPES) for e in entries]
+    cache = RecordCache(budget=len(records[0]) + len(records[1]) + len(records[2]) - 1)
+    cache.put("t", entries[0], records[0])
+    cache.put("t", entries[1], records[1])
+    assert cache.get("t", entries[0]) == records[0]  # used again: now the newest
+    cache.put("t", entries[2], records[2])  # over budget: entry 1, the least recently used, goes
+    assert cache.get("t", entries[1]) is None
+    assert cache.get("t", entries[0]) == records[0] and cache.get("t", entries[2]) == records[2]
