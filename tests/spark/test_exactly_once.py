@@ -116,6 +116,14 @@ def replay_pending(workdir: Path, table: str, ck: str) -> bool:
     return bool(batches) and not (workdir / ck / "commits" / str(max(batches))).exists()
 
 
+def failure_summary(text: str) -> str:
+    """The first lines naming an exception (a Java trace's head is what tells its cause), then
+    the log's tail."""
+    heads = [line for line in text.splitlines()
+             if ("Exception" in line or "Error" in line) and not line.startswith("\tat ")]
+    return "\n".join(heads[:20]) + "\n...\n" + text[-1500:]
+
+
 def note(log: Path, line: str) -> None:
     with open(log, "a") as f:
         f.write(f"[test] {line}\n")
@@ -146,7 +154,7 @@ def catch_up(workdir: Path, proc: subprocess.Popen[bytes], log: Path) -> bool:
     while committed_snapshot(workdir / "ck-mirror") < target:
         if proc.poll() is not None:
             return False
-        assert time.monotonic() < deadline, f"mirror does not catch up:\n{log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, f"mirror does not catch up:\n{failure_summary(log.read_text())}"
         time.sleep(0.01)
     return True
 
@@ -180,7 +188,7 @@ def run_round(workdir: Path, source: Source, changelog: ChangelogSource, rng: ra
         while True:
             if proc.poll() is not None:
                 return  # it failed by itself: one more crash point
-            assert time.monotonic() < deadline, f"no progress:\n{log.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"no progress:\n{failure_summary(log.read_text())}"
             started = offsets(workdir / "ck-copy") > offsets_before
             if style != "random":
                 if latest_id(workdir / sink) > sink_before:
@@ -227,7 +235,7 @@ def test_pipeline_killed_at_random_points_neither_duplicates_nor_loses(tmp_path:
             note(log, f"final run done at {time.monotonic() - began:.1f} s")
             break
     else:
-        pytest.fail(f"the final run failed 3 times:\n{log.read_text()[-3000:]}")
+        pytest.fail(f"the final run failed 3 times:\n{failure_summary(log.read_text())}")
 
     want = source.table.to_arrow()
     copy = mp.open_table(str(tmp_path / "dst")).to_arrow()
