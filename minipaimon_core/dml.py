@@ -24,23 +24,19 @@ concurrent writer deleted and never loses a concurrent insert.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from . import pools, predicate
-from .append_writer import AppendWriter
-from .bucket import bucket_keys, num_buckets
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
-from .data_file import write_data_file
 from .dml_values import mask_of, set_expressions, updated_rows
+from .dml_write import Change, commit_change, new_user, write_change
 from .errors import (
     CommitConflictError,
     ConflictReason,
@@ -48,14 +44,10 @@ from .errors import (
     UnsupportedFeatureError,
 )
 from .features import check_writable
-from .format.manifest_file import ADD, DataFileMeta
-from .format.snapshot import COMPACT, Snapshot
-from .post_commit import after_commit
-from .read import read_file_as
+from .format.manifest_file import DataFileMeta
+from .format.snapshot import Snapshot
 from .scan import Split
-from .schema import ROW_KIND_COLUMN
 from .table_scan import TableScan, read_file_rows
-from .table_write import TableWrite
 
 T = TypeVar("T")
 
@@ -95,27 +87,6 @@ def read_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:
 
 # -- what a change writes ------------------------------------------------------------------
 
-@dataclass
-class Change:
-    """A change to the rows of a :class:`Target`, by masks over ``target.rows``: rows
-    ``deleted`` and rows ``updated`` (disjoint), the new values of the updated rows (in
-    their order in ``target.rows``) and rows inserted."""
-
-    deleted: np.ndarray
-    updated: np.ndarray
-    new_values: pa.Table
-    inserted: pa.Table
-
-    @property
-    def removed(self) -> np.ndarray:
-        """Rows that leave their place (deleted or updated)."""
-        return self.deleted | self.updated
-
-    @property
-    def empty(self) -> bool:
-        return not self.removed.any() and self.inserted.num_rows == 0
-
-
 def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
     """Refuse a row-level change the table cannot express, before anything is read."""
     check_writable(ctx.schema, ctx.path)
@@ -145,18 +116,6 @@ def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
             "not deleted")
 
 
-def _check_partial_update_values(ctx: TableContext, updated: pa.Table, before: pa.Table) -> None:
-    """A partial-update table takes a null as "keep the old value": refuse setting one."""
-    for name in updated.column_names:
-        if name in ctx.schema.primaryKeys:
-            continue
-        new_nulls = pc.and_(pc.is_null(updated.column(name)), pc.is_valid(before.column(name)))
-        if pc.any(new_nulls).as_py():
-            raise UnsupportedFeatureError(
-                f"{ctx.path}: a partial-update table cannot set {name!r} to null (a null means "
-                "'keep the old value' there)")
-
-
 def apply_change(ctx: TableContext, target: Target, change: Change) -> int | None:
     """Write and commit ``change`` on ``target`` as one snapshot; returns its id (None if
     nothing changed). Files written are deleted if the commit fails.
@@ -167,155 +126,14 @@ def apply_change(ctx: TableContext, target: Target, change: Change) -> int | Non
     """
     if change.empty:
         return None
-    user = str(uuid.uuid4())
-    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True)
+    user = new_user()
     messages: list[CommitMessage] = []
     try:
-        if ctx.schema.primaryKeys:
-            check = _write_key_value_change(ctx, target, change, user, messages)
-        else:
-            check = None
-            _write_append_change(ctx, target, change, messages)
-        snap_id = committer.commit_rewrite(messages, 0, check=check)
+        keys = write_change(ctx, target, change, user, messages)
     except BaseException:
-        if not committer.is_committed(0):
-            committer.abort(messages)
+        FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True).abort(messages)
         raise
-    if snap_id is not None:  # as every writer: automatic compaction and expiration, never raising
-        after_commit(ctx, messages)
-    return snap_id
-
-
-def _write_append_change(ctx: TableContext, target: Target, change: Change,
-                         messages: list[CommitMessage]) -> None:
-    """Copy-on-write: each file with a removed row replaced by one file of its other rows and
-    of its updated rows that stay in its partition and bucket (files written concurrently);
-    rows that move and inserted rows through the table's writer (messages appended as files
-    are written, so a failure deletes them)."""
-    updated_at = np.flatnonzero(change.updated)
-    stays = _stays_in_place(ctx, target.rows.take(pa.array(updated_at)), change.new_values)
-    file_of = np.searchsorted(np.asarray(target.offsets), updated_at, side="right") - 1
-    buckets = num_buckets(ctx.schema)
-    compression = ctx.options["file.compression"]
-    removed = change.removed
-    work = [i for i in range(len(target.files)) if removed[target.offsets[i]:target.offsets[i + 1]].any()]
-
-    def rewrite(i: int) -> CommitMessage:
-        """File ``i`` replaced (on a write thread: the filter and the write of each file run
-        concurrently)."""
-        split, f = target.files[i]
-        lo, hi = target.offsets[i], target.offsets[i + 1]
-        rows = target.rows.slice(lo, hi - lo).filter(pa.array(~removed[lo:hi]))
-        mine = np.flatnonzero(stays & (file_of == i))
-        if len(mine):
-            rows = pa.concat_tables([rows, change.new_values.take(pa.array(mine))])
-        new_files = [write_data_file(ctx.io, ctx.layout, split.partition_path, split.bucket, rows,
-                                     schema=ctx.schema, compression=compression, min_seq=0,
-                                     max_seq=rows.num_rows - 1)] if rows.num_rows else []
-        return CommitMessage(partition=list(split.partition), partitionPath=split.partition_path,
-                             bucket=split.bucket, totalBuckets=buckets, compactBefore=[f], newFiles=new_files)
-
-    futures = [pools.pool("write").submit(rewrite, item) for item in work]
-    failure: BaseException | None = None
-    for future in futures:  # every write finishes first: a failure deletes what the others wrote
-        try:
-            messages.append(future.result())
-        except BaseException as e:  # noqa: BLE001 - re-raised below, after the others
-            failure = failure or e
-    if failure is not None:
-        raise failure
-    fresh = pa.concat_tables([change.new_values.filter(pa.array(~stays)), change.inserted])
-    if fresh.num_rows:
-        writer = AppendWriter(ctx.io, ctx.layout, ctx.schema)
-        try:
-            writer.write(fresh)
-            messages += writer.prepare_commit()
-        finally:
-            writer.close()
-
-
-def _stays_in_place(ctx: TableContext, old: pa.Table, new: pa.Table) -> np.ndarray:
-    """Which updated rows keep their partition and bucket (every partition and bucket-key
-    value unchanged, nulls equal to nulls)."""
-    stays = np.ones(new.num_rows, dtype=bool)
-    keys = list(ctx.schema.partitionKeys) + (bucket_keys(ctx.schema) if num_buckets(ctx.schema) > 0 else [])
-    for name in dict.fromkeys(keys):
-        a, b = old.column(name), new.column(name)
-        same = pc.or_kleene(pc.equal(a, b), pc.and_(pc.is_null(a), pc.is_null(b)))
-        stays &= np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False), dtype=bool)
-    return stays
-
-
-def _write_key_value_change(ctx: TableContext, target: Target, change: Change, user: str,
-                            messages: list[CommitMessage]) -> Callable[[Snapshot | None], None]:
-    """Through the LSM: -D, -U/+U and +I rows in one write; returns the commit's check that
-    no commit since ``target.snapshot`` wrote a key the change deletes or updates."""
-    rows = target.rows
-    deleted = rows.filter(pa.array(change.deleted))
-    before = rows.filter(pa.array(change.updated))
-    engine = ctx.options["merge-engine"]
-    if engine == "partial-update" and before.num_rows:
-        _check_partial_update_values(ctx, change.new_values, before)
-    parts = []
-    if deleted.num_rows:
-        parts.append(_with_kind(deleted, "-D"))
-    if before.num_rows:
-        if engine == "deduplicate":
-            parts.append(_with_kind(before, "-U"))
-        parts.append(_with_kind(change.new_values, "+U"))
-    if change.inserted.num_rows:
-        parts.append(_with_kind(change.inserted, "+I"))
-    writer = TableWrite(ctx, user)
-    try:
-        for part in parts:
-            writer.write(part)
-        messages += writer.prepare_commit()
-    except BaseException:
-        writer.abort()
-        raise
-    touched = {(tuple(m.partition), m.bucket) for m in messages}
-    keys = rows.filter(pa.array(change.removed)).select(ctx.schema.primaryKeys)
-    base = target.snapshot
-
-    def check(latest: Snapshot | None) -> None:
-        conflict = keys_changed_since(ctx, base, latest, touched, keys)
-        if conflict is not None:
-            raise CommitConflictError(conflict, ConflictReason.ROWS_CHANGED)
-    return check
-
-
-def _with_kind(rows: pa.Table, kind: str) -> pa.Table:
-    return rows.append_column(ROW_KIND_COLUMN, pa.repeat(pa.scalar(kind, pa.string()), rows.num_rows))
-
-
-def keys_changed_since(ctx: TableContext, base: Snapshot | None, latest: Snapshot | None,
-                       buckets: set[tuple[tuple[Any, ...], int]], keys: pa.Table) -> str | None:
-    """Why a primary-key change read at ``base`` no longer applies on ``latest``: a commit
-    after ``base`` (compactions aside) wrote one of ``keys`` or replaced files of one of
-    ``buckets``; None if none did."""
-    if latest is None or (base is not None and latest.id <= base.id) or keys.num_rows == 0:
-        return None
-    first = (base.id if base is not None else 0) + 1
-    names = keys.column_names
-    spec = ctx.partition_spec()
-    for sid in range(first, latest.id + 1):
-        snap = latest if sid == latest.id else ctx.snapshots.try_get(sid)
-        if snap is None:
-            return f"snapshot {sid} expired before the change could check it; the change is read again"
-        if snap.commitKind == COMPACT:
-            continue
-        for e in ctx.manifests.delta_entries(snap):
-            if (tuple(e.partition), e.bucket) not in buckets:
-                continue
-            if e.kind != ADD:
-                return (f"snapshot {sid} ({snap.commitKind}) replaced files of bucket {e.bucket} "
-                        f"of partition {list(e.partition)} that the change read")
-            written = read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema,
-                                   spec.path(list(e.partition)), e.bucket, e.file, names)
-            if written.join(keys, names, join_type="inner").num_rows:
-                return (f"snapshot {sid} ({snap.commitKind}) wrote keys the change deletes or "
-                        "updates after the change read them")
-    return None
+    return commit_change(ctx, target.snapshot, user, messages, keys)
 
 
 # -- the statements ----------------------------------------------------------------------------
@@ -375,5 +193,5 @@ def selected_rows(ctx: TableContext, target: Target, dnf: predicate.DNF | None) 
     return mask_of(target.rows, predicate.to_expression(dnf), "filter")
 
 
-__all__ = ["Change", "Target", "apply_change", "delete", "keys_changed_since", "read_target",
-           "update", "with_retries"]
+__all__ = ["Change", "Target", "apply_change", "check_changeable", "delete", "read_target",
+           "selected_rows", "update", "with_retries"]

@@ -59,24 +59,24 @@ class _Clause:
     values: Mapping[str, Any] | None  # None: every column (update_all / insert_all)
 
 
-class MergeBuilder:
-    """Clauses of one merge, applied in the order they are added; ``execute`` commits."""
+class MergeClauses:
+    """The ``when_*`` clauses of a merge joined on ``on``, in the order they are added (the
+    builder API; :class:`MergeBuilder` runs them in this process, ``minipaimon_spark.merge``
+    on Spark's executors)."""
 
-    def __init__(self, ctx_of: Callable[[], TableContext], source: Any, on: list[str] | str) -> None:
-        self._ctx_of = ctx_of
-        self._source = _source_table(source)
+    def __init__(self, on: list[str] | str) -> None:
         self._on = [on] if isinstance(on, str) else list(on)
         if not self._on:
             raise InvalidArgumentError("merge: 'on' needs at least one column")
-        arrow = ctx_of().schema.arrow_schema()
-        for c in self._on:
-            if c not in arrow.names or c not in self._source.column_names:
-                raise InvalidArgumentError(
-                    f"merge: join column {c!r} must be in the table {arrow.names} and in the "
-                    f"source {self._source.column_names}")
         self._clauses: list[_Clause] = []
 
-    def _add(self, kind: str, action: str, condition: Any, values: Mapping[str, Any] | None) -> MergeBuilder:
+    def _check_join_columns(self, table: list[str], source: list[str]) -> None:
+        for c in self._on:
+            if c not in table or c not in source:
+                raise InvalidArgumentError(
+                    f"merge: join column {c!r} must be in the table {table} and in the source {source}")
+
+    def _add(self, kind: str, action: str, condition: Any, values: Mapping[str, Any] | None) -> Any:
         if condition is not None and not isinstance(condition, pc.Expression):
             raise InvalidArgumentError(
                 f"merge: a condition must be a pyarrow.compute expression, got {condition!r}")
@@ -85,23 +85,48 @@ class MergeBuilder:
         self._clauses.append(_Clause(kind, action, condition, values))
         return self
 
-    def when_matched_update(self, set: Mapping[str, Any], condition: Any = None) -> MergeBuilder:
+    def when_matched_update(self, set: Mapping[str, Any], condition: Any = None) -> Any:
         return self._add("matched", "update", condition, set)
 
-    def when_matched_update_all(self, condition: Any = None) -> MergeBuilder:
+    def when_matched_update_all(self, condition: Any = None) -> Any:
         return self._add("matched", "update", condition, None)
 
-    def when_matched_delete(self, condition: Any = None) -> MergeBuilder:
+    def when_matched_delete(self, condition: Any = None) -> Any:
         return self._add("matched", "delete", condition, None)
 
-    def when_not_matched_insert(self, values: Mapping[str, Any], condition: Any = None) -> MergeBuilder:
+    def when_not_matched_insert(self, values: Mapping[str, Any], condition: Any = None) -> Any:
         return self._add("not_matched", "insert", condition, values)
 
-    def when_not_matched_insert_all(self, condition: Any = None) -> MergeBuilder:
+    def when_not_matched_insert_all(self, condition: Any = None) -> Any:
         return self._add("not_matched", "insert", condition, None)
 
-    def when_not_matched_by_source_delete(self, condition: Any = None) -> MergeBuilder:
+    def when_not_matched_by_source_delete(self, condition: Any = None) -> Any:
         return self._add("not_matched_by_source", "delete", condition, None)
+
+    def _check_clauses(self, ctx: TableContext, source_names: list[str]) -> None:
+        """No clause, one the table cannot express, or a bad update value: a typed error
+        before anything is read."""
+        if not self._clauses:
+            raise InvalidArgumentError("merge: add at least one when_* clause before execute()")
+        actions = {c.action for c in self._clauses}
+        dml.check_changeable(ctx, deletes="delete" in actions, updates="update" in actions)
+        for c in self._clauses:
+            if c.action == "update":
+                update_expressions(ctx, c, source_names)
+
+    @property
+    def _by_source(self) -> bool:
+        return any(c.kind == "not_matched_by_source" for c in self._clauses)
+
+
+class MergeBuilder(MergeClauses):
+    """A merge of an Arrow-convertible source in this process; ``execute`` commits."""
+
+    def __init__(self, ctx_of: Callable[[], TableContext], source: Any, on: list[str] | str) -> None:
+        super().__init__(on)
+        self._ctx_of = ctx_of
+        self._source = _source_table(source)
+        self._check_join_columns(ctx_of().schema.arrow_schema().names, self._source.column_names)
 
     def execute(self) -> MergeResult:
         """Apply the clauses in one commit (read again and retried on a conflict with a
@@ -114,125 +139,24 @@ class MergeBuilder:
             SchemaMismatchError: a value that does not fit its column.
             CommitConflictError: conflicts kept winning (``commit.max-retries``).
         """
-        if not self._clauses:
-            raise InvalidArgumentError("merge: add at least one when_* clause before execute()")
-        if self._source.num_rows == 0 and all(c.kind != "not_matched_by_source" for c in self._clauses):
-            dml.check_changeable(self._ctx_of(), False, False)
+        self._check_clauses(self._ctx_of(), self._source.column_names)
+        if self._source.num_rows == 0 and not self._by_source:
             return MergeResult(0, 0, 0)
         return dml.with_retries(self._ctx_of, self._attempt)
 
-    # -- one attempt ---------------------------------------------------------------------------
-
     def _attempt(self, ctx: TableContext) -> MergeResult:
-        actions = {c.action for c in self._clauses}
-        dml.check_changeable(ctx, deletes="delete" in actions, updates="update" in actions)
+        self._check_clauses(ctx, self._source.column_names)
         arrow = ctx.schema.arrow_schema()
-        updates = [self._update_expressions(ctx, c) for c in self._clauses]
-        prune = predicate.normalize(self._prune_filter(), arrow)
-        target = dml.read_target(ctx, prune)
+        prune = None if self._by_source else prune_filter(self._on, _bounds(self._source, self._on))
+        target = dml.read_target(ctx, predicate.normalize(prune, arrow))
         t_rows, s_rows = self._match(target.rows)
-        matched = [c for c in self._clauses if c.kind == "matched"]
-        if matched and len(np.unique(t_rows)) < len(t_rows):
-            raise InvalidArgumentError(
-                "merge: several source rows match one target row on "
-                f"{self._on}; de-duplicate the source (which one would win is undefined)")
-        n = target.rows.num_rows
-        deleted = np.zeros(n, dtype=bool)
-        updated = np.zeros(n, dtype=bool)
-        new_values: list[tuple[np.ndarray, pa.Table]] = []  # (target rows, their new values)
-
-        pairs = _prefixed(target.rows.take(pa.array(t_rows)), TARGET)
-        pairs = _append(pairs, _prefixed(self._source.take(pa.array(s_rows)), SOURCE))
-        left = np.ones(len(t_rows), dtype=bool)
-        for c, exprs in zip(self._clauses, updates):
-            if c.kind != "matched":
-                continue
-            take = left & exprs_of.mask_of(pairs, c.condition, "merge condition")
-            left &= ~take
-            rows = t_rows[take]
-            if c.action == "delete":
-                deleted[rows] = True
-            else:
-                updated[rows] = True
-                new_values.append((rows, exprs_of.updated_rows(pairs.filter(pa.array(take)), exprs, arrow,
-                                                           "merge update", prefix=TARGET)))
-
-        unmatched_source = np.ones(self._source.num_rows, dtype=bool)
-        unmatched_source[s_rows] = False
-        sources = _prefixed(self._source.filter(pa.array(unmatched_source)), SOURCE)
-        left = np.ones(sources.num_rows, dtype=bool)
-        inserted = []
-        for c in self._clauses:
-            if c.kind != "not_matched":
-                continue
-            take = left & exprs_of.mask_of(sources, c.condition, "merge insert condition")
-            left &= ~take
-            inserted.append(self._inserted(sources.filter(pa.array(take)), c, arrow))
-
-        by_source = [c for c in self._clauses if c.kind == "not_matched_by_source"]
-        if by_source:
-            unmatched_target = np.ones(n, dtype=bool)
-            unmatched_target[t_rows] = False
-            orphans = np.flatnonzero(unmatched_target)
-            targets = _prefixed(target.rows.take(pa.array(orphans)), TARGET)
-            left = np.ones(len(orphans), dtype=bool)
-            for c in by_source:
-                take = left & exprs_of.mask_of(targets, c.condition, "merge by-source condition")
-                left &= ~take
-                deleted[orphans[take]] = True
-
-        values = _in_target_order(new_values, arrow)
-        inserts = pa.concat_tables(inserted) if inserted else arrow.empty_table()
-        change = dml.Change(deleted, updated, values, inserts)
-        dml.apply_change(ctx, target, change)
+        deleted, updated, values = decide_matched(ctx, self._clauses, self._on, target.rows, t_rows,
+                                                  self._source.take(pa.array(s_rows)))
+        unmatched = np.ones(self._source.num_rows, dtype=bool)
+        unmatched[s_rows] = False
+        inserts = insert_rows(self._clauses, self._source.filter(pa.array(unmatched)), arrow)
+        dml.apply_change(ctx, target, dml.Change(deleted, updated, values, inserts))
         return MergeResult(inserts.num_rows, int(updated.sum()), int(deleted.sum()))
-
-    def _update_expressions(self, ctx: TableContext, c: _Clause) -> dict[str, pc.Expression]:
-        """The set expressions of an update clause (``update_all``: every non-key column
-        from the source); {} for other clauses."""
-        if c.action != "update":
-            return {}
-        if c.values is not None:
-            return exprs_of.set_expressions(ctx, c.values, "merge update", references=True)
-        names = [n for n in ctx.schema.arrow_schema().names if n not in ctx.schema.primaryKeys]
-        missing = [n for n in names if n not in self._source.column_names]
-        if missing:
-            raise InvalidArgumentError(f"merge: when_matched_update_all needs source columns {missing}")
-        return {n: pc.field(SOURCE + n) for n in names}
-
-    def _inserted(self, sources: pa.Table, c: _Clause, arrow: pa.Schema) -> pa.Table:
-        if c.values is None:
-            missing = [n for n in arrow.names if n not in self._source.column_names]
-            if missing:
-                raise InvalidArgumentError(f"merge: when_not_matched_insert_all needs source columns {missing}")
-            exprs = {n: pc.field(SOURCE + n) for n in arrow.names}
-        else:
-            unknown = [n for n in c.values if n not in arrow.names]
-            if unknown:
-                raise InvalidArgumentError(f"merge insert: columns {unknown} are not in the table {arrow.names}")
-            exprs = {n: exprs_of.as_expression(v, f"merge insert of {n!r}", references=True)
-                     for n, v in c.values.items()}
-            exprs.update({n: pc.scalar(None) for n in arrow.names if n not in exprs})
-        values = exprs_of.evaluate(sources, exprs, "merge insert")
-        return pa.Table.from_arrays(
-            [exprs_of.cast_to(values.column(f.name), f, "merge insert") if values.column(f.name).type != pa.null()
-             else pa.nulls(values.num_rows, f.type) for f in arrow], schema=arrow)
-
-    def _prune_filter(self) -> list[list[tuple[str, str, Any]]] | None:
-        """Where the target rows the source can match lie: each join column between the
-        source's min and max (all rows when a by-source clause needs every target row)."""
-        if any(c.kind == "not_matched_by_source" for c in self._clauses):
-            return None
-        terms: list[tuple[str, str, Any]] = []
-        for c in self._on:
-            col = self._source.column(c)
-            if col.null_count == len(col):
-                return [[(c, "is null", None), (c, "is not null", None)]]  # nothing can match
-            if pa.types.is_nested(col.type):
-                continue
-            mm = pc.min_max(col)
-            terms += [(c, ">=", mm["min"].as_py()), (c, "<=", mm["max"].as_py())]
-        return [terms] if terms else None
 
     def _match(self, target: pa.Table) -> tuple[np.ndarray, np.ndarray]:
         """Row numbers (target, source) of every pair that agrees on the join columns."""
@@ -246,6 +170,132 @@ class MergeBuilder:
         joined = t.join(s, self._on, join_type="inner")
         return (joined.column(_T_ROW).to_numpy().astype(np.int64),
                 joined.column(_S_ROW).to_numpy().astype(np.int64))
+
+
+# -- the clauses on rows (here, and on Spark's executors for one piece of the target each) ----
+
+def decide_matched(ctx: TableContext, clauses: list[_Clause], on: list[str], target: pa.Table,
+                   t_rows: np.ndarray, pairs_source: pa.Table) -> tuple[np.ndarray, np.ndarray, pa.Table]:
+    """What the matched and not-matched-by-source clauses do to ``target``: masks of rows
+    deleted and updated, and the updated rows' new values in target order. Pair ``i`` is
+    target row ``t_rows[i]`` with source row ``pairs_source[i]``; every target row not in
+    ``t_rows`` matched no source row.
+
+    Raises InvalidArgumentError for several source rows matching one target row (when a
+    matched clause needs the pair), or a bad value or condition.
+    """
+    arrow = ctx.schema.arrow_schema()
+    matched = [c for c in clauses if c.kind == "matched"]
+    if matched and len(np.unique(t_rows)) < len(t_rows):
+        raise InvalidArgumentError(
+            f"merge: several source rows match one target row on {on}; de-duplicate the "
+            "source (which one would win is undefined)")
+    n = target.num_rows
+    deleted = np.zeros(n, dtype=bool)
+    updated = np.zeros(n, dtype=bool)
+    new_values: list[tuple[np.ndarray, pa.Table]] = []  # (target rows, their new values)
+    pairs = _append(_prefixed(target.take(pa.array(t_rows)), TARGET), _prefixed(pairs_source, SOURCE))
+    left = np.ones(len(t_rows), dtype=bool)
+    for c in matched:
+        take = left & exprs_of.mask_of(pairs, c.condition, "merge condition")
+        left &= ~take
+        rows = t_rows[take]
+        if c.action == "delete":
+            deleted[rows] = True
+        else:
+            updated[rows] = True
+            exprs = update_expressions(ctx, c, pairs_source.column_names)
+            new_values.append((rows, exprs_of.updated_rows(pairs.filter(pa.array(take)), exprs, arrow,
+                                                       "merge update", prefix=TARGET)))
+    by_source = [c for c in clauses if c.kind == "not_matched_by_source"]
+    if by_source:
+        unmatched_target = np.ones(n, dtype=bool)
+        unmatched_target[t_rows] = False
+        orphans = np.flatnonzero(unmatched_target)
+        targets = _prefixed(target.take(pa.array(orphans)), TARGET)
+        left = np.ones(len(orphans), dtype=bool)
+        for c in by_source:
+            take = left & exprs_of.mask_of(targets, c.condition, "merge by-source condition")
+            left &= ~take
+            deleted[orphans[take]] = True
+    return deleted, updated, _in_target_order(new_values, arrow)
+
+
+def insert_rows(clauses: list[_Clause], unmatched: pa.Table, arrow: pa.Schema) -> pa.Table:
+    """The rows the not-matched clauses insert for source rows ``unmatched`` (each to the
+    first clause whose condition holds), in the table's schema."""
+    sources = _prefixed(unmatched, SOURCE)
+    left = np.ones(sources.num_rows, dtype=bool)
+    inserted = []
+    for c in clauses:
+        if c.kind != "not_matched":
+            continue
+        take = left & exprs_of.mask_of(sources, c.condition, "merge insert condition")
+        left &= ~take
+        inserted.append(_inserted(sources.filter(pa.array(take)), c, arrow, unmatched.column_names))
+    return pa.concat_tables(inserted) if inserted else arrow.empty_table()
+
+
+def update_expressions(ctx: TableContext, c: _Clause, source_names: list[str]) -> dict[str, pc.Expression]:
+    """The set expressions of an update clause (``update_all``: every non-key column from
+    the source)."""
+    if c.values is not None:
+        return exprs_of.set_expressions(ctx, c.values, "merge update", references=True)
+    names = [n for n in ctx.schema.arrow_schema().names if n not in ctx.schema.primaryKeys]
+    missing = [n for n in names if n not in source_names]
+    if missing:
+        raise InvalidArgumentError(f"merge: when_matched_update_all needs source columns {missing}")
+    return {n: pc.field(SOURCE + n) for n in names}
+
+
+def _inserted(sources: pa.Table, c: _Clause, arrow: pa.Schema, source_names: list[str]) -> pa.Table:
+    if c.values is None:
+        missing = [n for n in arrow.names if n not in source_names]
+        if missing:
+            raise InvalidArgumentError(f"merge: when_not_matched_insert_all needs source columns {missing}")
+        exprs = {n: pc.field(SOURCE + n) for n in arrow.names}
+    else:
+        unknown = [n for n in c.values if n not in arrow.names]
+        if unknown:
+            raise InvalidArgumentError(f"merge insert: columns {unknown} are not in the table {arrow.names}")
+        exprs = {n: exprs_of.as_expression(v, f"merge insert of {n!r}", references=True)
+                 for n, v in c.values.items()}
+        exprs.update({n: pc.scalar(None) for n in arrow.names if n not in exprs})
+    values = exprs_of.evaluate(sources, exprs, "merge insert")
+    return pa.Table.from_arrays(
+        [exprs_of.cast_to(values.column(f.name), f, "merge insert") if values.column(f.name).type != pa.null()
+         else pa.nulls(values.num_rows, f.type) for f in arrow], schema=arrow)
+
+
+Bounds = dict[str, "tuple[Any, Any] | None"]  # join column -> (min, max); None: every value null
+
+
+def prune_filter(on: list[str], bounds: Bounds) -> list[list[tuple[str, str, Any]]] | None:
+    """Where the target rows the source can match lie: each join column between the
+    source's min and max (a column missing from ``bounds``, e.g. nested, is not pruned)."""
+    terms: list[tuple[str, str, Any]] = []
+    for c in on:
+        if c not in bounds:
+            continue
+        b = bounds[c]
+        if b is None:
+            return [[(c, "is null", None), (c, "is not null", None)]]  # nothing can match
+        terms += [(c, ">=", b[0]), (c, "<=", b[1])]
+    return [terms] if terms else None
+
+
+def _bounds(source: pa.Table, on: list[str]) -> Bounds:
+    out: Bounds = {}
+    for c in on:
+        col = source.column(c)
+        if pa.types.is_nested(col.type):
+            continue
+        if col.null_count == len(col):
+            out[c] = None
+        else:
+            mm = pc.min_max(col)
+            out[c] = (mm["min"].as_py(), mm["max"].as_py())
+    return out
 
 
 def _comparable(column: pa.ChunkedArray, target_type: pa.DataType) -> pa.ChunkedArray:
@@ -298,4 +348,4 @@ def _in_target_order(parts: list[tuple[np.ndarray, pa.Table]], arrow: pa.Schema)
     return values.take(pa.array(np.argsort(rows, kind="stable")))
 
 
-__all__ = ["MergeBuilder", "MergeResult"]
+__all__ = ["MergeBuilder", "MergeClauses", "MergeResult", "decide_matched", "insert_rows", "prune_filter"]

@@ -93,15 +93,17 @@ def merge(spark: SparkSession, target: str, source: DataFrame, on: list[str] | s
     the builder of ``Table.merge`` (``when_matched_update(...)``, ..., ``execute()``), with
     the same clauses, values and conditions (minipaimon_core.merge_into).
 
-    The source is collected to the driver as Arrow (``DataFrame.toArrow``) and the merge
-    runs there in one commit: meant for change batches (millions of rows), not for
-    re-joining two large tables. ``options``: storage connection options (``s3.*``),
-    else the session's ``spark.minipaimon.s3.*`` settings.
+    The join runs in Spark and each piece of the target (an append file, a primary-key
+    bucket) is changed and written by an executor; the driver commits once (see
+    :mod:`minipaimon_spark.distributed_merge`). A merge into a primary-key table that does not join on
+    the whole primary key collects the source to the driver and merges there. ``options``:
+    storage connection options (``s3.*``), else the session's ``spark.minipaimon.s3.*``.
     """
+    from minipaimon_spark.distributed_merge import SparkMerge
     from minipaimon_spark.procedure_support import Connection
 
-    table = Connection.of_session(spark, options).table(target)
-    return table.merge(source.toArrow(), on)
+    connection = Connection.of_session(spark, options)
+    return SparkMerge(spark, connection.table(target), source, on, connection.options)
 
 
 __all__ = [

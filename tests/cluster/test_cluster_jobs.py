@@ -86,6 +86,34 @@ def test_upsert_into_bucketed_primary_key_table(cluster_spark: Any, table_path: 
     assert buckets == {0, 1, 2, 3}
 
 
+@pytest.mark.parametrize("options", [PK, {"partition-keys": "k"}], ids=["primary-key", "append"])
+def test_merge_joins_in_spark_and_writes_on_the_executors(cluster_spark: Any, table_path: str,
+                                                         options: dict[str, str]) -> None:
+    """``minipaimon_spark.merge``: the executors read the target's pieces, change them and
+    write the files to S3; the driver commits once."""
+    import pyarrow.compute as pc
+
+    spark = cluster_spark
+    model: dict[int, tuple[Any, ...]] = {i: (i, f"k{i % 4}", float(i)) for i in range(1000)}
+    save(frame(spark, list(model.values())), table_path, **options)
+    source = [(i, f"k{i % 4}", -1.0 if i % 10 == 0 else i + 0.5) for i in range(900, 1100, 2)]
+    result = (minipaimon_spark.merge(spark, table_path, frame(spark, source), on=["id", "k"])
+              .when_matched_delete(condition=pc.field("source.v") < 0)
+              .when_matched_update(set={"v": "source.v"})
+              .when_not_matched_insert_all()
+              .execute())
+    for i, k, v in source:
+        if i in model and v < 0:
+            del model[i]
+        else:
+            model[i] = (i, k, v)
+    assert (result.inserted, result.updated, result.deleted) == (50, 40, 10)
+    assert spark_rows(spark.read.format("minipaimon").load(table_path)) == sorted(model.values())
+    assert core_rows(table_path) == sorted(model.values())
+    kinds = [s.commitKind for s in mp.open_table(table_path).snapshots() if s.commitKind != "COMPACT"]
+    assert len(kinds) == 2  # the write, then the merge's one commit
+
+
 def test_filtered_read(cluster_spark: Any, table_path: str) -> None:
     spark = cluster_spark
     data = [(i, f"k{i % 4}", i * 1.0) for i in range(2000)]

@@ -1,4 +1,5 @@
-"""``minipaimon_spark.compact``, reads and SQL procedures over Spark Connect.
+"""``minipaimon_spark.compact``, ``minipaimon_spark.merge``, reads and SQL procedures over
+Spark Connect.
 
 Spark Connect sessions have no SparkContext. The session is a local Spark Connect server
 that pyspark starts itself (``remote("local[2]")``, bound to 127.0.0.1), in a child process:
@@ -34,11 +35,15 @@ CLIENT = textwrap.dedent('''
     print("rows", spark.read.format("minipaimon").load(path).count())
     print("compact", minipaimon_spark.compact(spark, path, full=True))
     print("sql", spark.sql(f"SELECT * FROM minipaimon_create_tag('{path}', 'after')").collect()[0][1])
+    source = spark.createDataFrame([(1, "m"), (50, "n")], "id long, v string")
+    r = (minipaimon_spark.merge(spark, path, source, on="id")
+         .when_matched_update_all().when_not_matched_insert_all().execute())
+    print("merge", r.inserted, r.updated, r.deleted)
     spark.stop()
 ''')
 
 
-def test_compact_read_and_procedures_over_spark_connect(tmp_path: Path) -> None:
+def test_compact_merge_read_and_procedures_over_spark_connect(tmp_path: Path) -> None:
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     table = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
                             options={"bucket": "2", "write-only": "true"})
@@ -53,7 +58,10 @@ def test_compact_read_and_procedures_over_spark_connect(tmp_path: Path) -> None:
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
-    assert out == {"rows": "10", "compact": "4", "sql": "4"}
-    latest = mp.open_table(table.path).latest_snapshot()
-    assert latest is not None and latest.commitKind == "COMPACT"
-    assert mp.open_table(table.path).tags() == {"after": 4}
+    assert out == {"rows": "10", "compact": "4", "sql": "4", "merge": "1 1 0"}
+    after = mp.open_table(table.path)
+    assert after.snapshot(4).commitKind == "COMPACT"
+    assert after.tags() == {"after": 4}
+    rows = after.to_arrow().sort_by("id")
+    assert rows.column("id").to_pylist() == [*range(10), 50]
+    assert rows.column("v").to_pylist() == ["2", "m", *["2"] * 8, "n"]

@@ -95,3 +95,72 @@ def test_delete_and_update_procedures_like_pandas(spark: Any, tmp_path: Path, pr
     assert_df_equality(spark_rows(spark, path), expected(spark, frame), ignore_nullable=True)
     nothing = spark.sql(f"SELECT * FROM minipaimon_delete('{path}', 'id > 1000')").collect()[0]
     assert nothing.rows_deleted == 0 and nothing.snapshot_id is None
+
+
+@pytest.mark.parametrize("primary_key", [False, True], ids=["append", "primary-key"])
+def test_merge_with_a_by_source_clause_changes_every_piece_like_pandas(spark: Any, tmp_path: Path,
+                                                                        primary_key: bool) -> None:
+    """A by-source clause reaches the pieces (files, buckets) no source row matched too."""
+    path = str(tmp_path / "t")
+    t, frame = seed(path, primary_key)
+    t.write(pa.Table.from_pandas(frame.assign(id=frame.id + 40), schema=SCHEMA, preserve_index=False))
+    frame = pd.concat([frame, frame.assign(id=frame.id + 40)], ignore_index=True)
+    changes = pd.DataFrame({"id": [1, 41, 7, 200], "dt": ["d1", "d2", "d1", "d0"],
+                            "status": ["a", "b", "c", "d"], "amount": [5, 6, 7, 8]})
+    result = (minipaimon_spark.merge(spark, path, spark.createDataFrame(changes).repartition(3), on=["id", "dt"])
+              .when_matched_update_all(condition=pc.field("target.amount") < 300)
+              .when_not_matched_insert(values={"id": "source.id", "dt": "source.dt", "status": pc.scalar("new")})
+              .when_not_matched_by_source_delete(condition=pc.field("target.amount") >= 350)
+              .execute())
+    merged = frame.merge(changes, on=["id", "dt"], how="left", suffixes=("", "_s"), indicator=True)
+    matched = merged["_merge"] == "both"
+    upd = matched & (merged["amount"] < 300)
+    gone = ~matched & (merged["amount"] >= 350)
+    want = merged[~gone].copy()
+    for c in ("status", "amount"):
+        want.loc[upd[~gone], c] = want.loc[upd[~gone], c + "_s"]
+    known = changes.merge(frame[["id", "dt"]], on=["id", "dt"], how="left", indicator=True)
+    new = known[known["_merge"] == "left_only"][["id", "dt"]].assign(status="new", amount=None)
+    want = pd.concat([want[list(frame.columns)], new], ignore_index=True)
+    want["amount"] = want["amount"].astype("Int64")
+    assert (result.inserted, result.updated, result.deleted) == (len(new), int(upd.sum()), int(gone.sum()))
+    assert_df_equality(spark_rows(spark, path), expected(spark, want), ignore_nullable=True)
+
+
+def table_files(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("primary_key", [False, True], ids=["append", "primary-key"])
+def test_merge_errors_from_the_executors_are_typed_and_leave_nothing(spark: Any, tmp_path: Path,
+                                                                      primary_key: bool) -> None:
+    """Duplicate source rows for one target row, and a value that does not fit, raised
+    typed on the driver; every file the tasks wrote is deleted, no snapshot is made."""
+    path = tmp_path / "t"
+    seed(str(path), primary_key)
+    before = table_files(path)
+    dupes = spark.createDataFrame([(1, "d1", "x", 1), (1, "d1", "y", 2), (5, "d2", "z", 3)],
+                                  "id long, dt string, status string, amount long")
+    with pytest.raises(mp.InvalidArgumentError, match="several source rows match one target row"):
+        minipaimon_spark.merge(spark, str(path), dupes, on=["id", "dt"]).when_matched_update_all().execute()
+    words = spark.createDataFrame([(2, "d2", "x", 2), (300, "d0", "n", 1)],
+                                  "id long, dt string, status string, amount long")
+    with pytest.raises(mp.SchemaMismatchError, match="do not fit column 'amount'"):
+        (minipaimon_spark.merge(spark, str(path), words, on=["id", "dt"])
+         .when_matched_update(set={"amount": "source.status"})
+         .when_not_matched_insert_all().execute())
+    assert table_files(path) == before
+    assert mp.open_table(str(path)).latest_snapshot().id == 1  # type: ignore[union-attr]
+
+
+def test_merge_into_a_primary_key_table_on_other_columns_merges_on_the_driver(spark: Any, tmp_path: Path) -> None:
+    """Joined on a column that is not the key, rows of one key could change in several
+    tasks: the merge runs on the driver instead, with the same result."""
+    path = str(tmp_path / "t")
+    _, frame = seed(path, True)
+    source = spark.createDataFrame([(30, "paid")], "amount long, status string")
+    result = (minipaimon_spark.merge(spark, path, source, on="amount")
+              .when_matched_update(set={"status": "source.status"}).execute())
+    assert (result.inserted, result.updated, result.deleted) == (0, 1, 0)
+    frame.loc[frame.amount == 30, "status"] = "paid"
+    assert_df_equality(spark_rows(spark, path), expected(spark, frame), ignore_nullable=True)

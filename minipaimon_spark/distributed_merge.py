@@ -1,0 +1,152 @@
+"""``minipaimon_spark.merge``: a merge of a DataFrame into a table, the join in Spark, files
+written on the executors, one commit on the driver (minipaimon_core.merge_units).
+
+```
+driver     source bounds on the join columns (one aggregate) -> plan: target units
+executors  each unit's join columns + row numbers           (mapInArrow)
+Spark      source JOIN keys (inner: matched rows carry unit and row; left anti: unmatched)
+executors  per unit: the matched clauses, files written     (groupBy(unit).applyInArrow)
+executors  unmatched rows: the insert clauses, files written (mapInArrow)
+driver     one commit of every task's files (re-planned and retried on a conflict)
+```
+
+Goes through the DataFrame API only (no RDDs), so it also works over Spark Connect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+
+import minipaimon_core as mp
+from minipaimon_core import dml
+from minipaimon_core.context import TableContext
+from minipaimon_core.merge_into import Bounds, MergeClauses, MergeResult
+from minipaimon_core.merge_units import (
+    ROW,
+    UNIT,
+    MergePlan,
+    UnitResult,
+    change_unit,
+    commit_units,
+    insert_rows_of,
+    plan_merge,
+    unit_keys,
+)
+from minipaimon_spark.compaction import default_parallelism
+from minipaimon_spark.types import to_spark_type
+
+RESULT = "result binary"
+_KEY = "__minipaimon_key_"  # the target's join columns in the key index (the source keeps its names)
+
+
+class SparkMerge(MergeClauses):
+    """The builder of ``Table.merge`` (same clauses, values and conditions) for a DataFrame
+    source; ``execute()`` runs it as Spark jobs and commits once."""
+
+    def __init__(self, spark: Any, table: mp.Table, source: Any, on: list[str] | str,
+                 connection: dict[str, str]) -> None:
+        super().__init__(on)
+        self._spark = spark
+        self._table = table
+        self._source = source
+        self._connection = connection
+        self._check_join_columns(table.schema().names, list(source.columns))
+
+    def _context(self) -> TableContext:
+        return self._table.refresh().context()
+
+    def execute(self) -> MergeResult:
+        """Apply the clauses in one commit; raises as ``MergeBuilder.execute``."""
+        ctx = self._context()
+        self._check_clauses(ctx, list(self._source.columns))
+        keys = ctx.schema.primaryKeys
+        if keys and not set(keys) <= set(self._on):
+            # Rows of one key could then change in several tasks: merged on the driver instead.
+            builder = self._table.merge(self._source.toArrow(), self._on)
+            builder._clauses = list(self._clauses)
+            result: MergeResult = builder.execute()
+            return result
+        bounds = self._bounds() if not self._by_source else {}
+        return dml.with_retries(self._context, lambda ctx: self._attempt(ctx, bounds))
+
+    def _bounds(self) -> Bounds:
+        """Min and max of each (non-nested) join column of the source, in one aggregate."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, MapType, StructType
+
+        flat = [c for c in self._on
+                if not isinstance(self._source.schema[c].dataType, (ArrayType, MapType, StructType))]
+        if not flat:
+            return {}
+        aggs = [f(c).alias(f"{i}_{k}") for i, c in enumerate(flat) for k, f in (("min", F.min), ("max", F.max))]
+        row = self._source.agg(*aggs).collect()[0]
+        return {c: None if row[f"{i}_min"] is None else (row[f"{i}_min"], row[f"{i}_max"])
+                for i, c in enumerate(flat)}
+
+    def _attempt(self, ctx: TableContext, bounds: Bounds) -> MergeResult:
+        self._check_clauses(ctx, list(self._source.columns))
+        plan = plan_merge(ctx, self._table.path, self._connection, self._clauses, self._on, bounds)
+        spark, source = self._spark, self._source
+        slices = max(1, min(len(plan.units), default_parallelism(spark)))
+        units = spark.createDataFrame([(i,) for i in range(len(plan.units))], f"{UNIT} int")
+        units = units.repartition(slices, UNIT)
+        arrow = ctx.schema.arrow_schema()
+        key_ddl = ", ".join([f"`{_KEY}{c}` {to_spark_type(arrow.field(c).type).simpleString()}" for c in self._on]
+                            + [f"{UNIT} int", f"{ROW} bigint"])
+        keys = units.mapInArrow(_key_reader(plan), key_ddl)
+        joined_on = [source[c] == keys[_KEY + c] for c in self._on]
+        parts = []
+        if any(c.kind in ("matched", "not_matched_by_source") for c in self._clauses):
+            matched = source.join(keys, joined_on, "inner").drop(*[_KEY + c for c in self._on])
+            if self._by_source:  # every unit, matched or not, must see its clauses
+                matched = matched.unionByName(units, allowMissingColumns=True)
+            parts.append(matched.groupBy(UNIT).applyInArrow(_unit_changer(plan), RESULT))
+        if any(c.kind == "not_matched" for c in self._clauses):
+            unmatched = source.join(keys, joined_on, "left_anti")
+            parts.append(unmatched.mapInArrow(_inserter(plan), RESULT))
+        results = [UnitResult.from_bytes(r.result) for part in parts for r in part.collect()]
+        return commit_units(self._context(), plan, results)
+
+
+def _open(plan: MergePlan) -> TableContext:
+    return mp.open_table(plan.path, options=plan.connection).context()
+
+
+def _key_reader(plan: MergePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Executors: the key index rows of each incoming unit."""
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for index in batch.column(UNIT).to_pylist():
+                keys = unit_keys(plan, _open(plan), index)
+                keys = keys.rename_columns([_KEY + n if n in plan.on else n for n in keys.column_names])
+                yield from keys.to_batches()
+    return run
+
+
+def _unit_changer(plan: MergePlan) -> Callable[[pa.Table], pa.Table]:
+    """Executors: one unit's change, from the source rows matched to it."""
+    def run(rows: pa.Table) -> pa.Table:
+        index = rows.column(UNIT)[0].as_py()
+        result = change_unit(plan, _open(plan), index, rows)
+        return pa.table({"result": pa.array([result.to_bytes()], pa.binary())})
+    return run
+
+
+def _inserter(plan: MergePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Executors: the inserts of one partition of the unmatched source rows."""
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        task = TaskContext.get()
+        rows = [b for b in batches if b.num_rows]
+        if rows:
+            result = insert_rows_of(plan, _open(plan), pa.Table.from_batches(rows),
+                                    task.partitionId() if task else 0)
+            yield pa.RecordBatch.from_pydict({"result": pa.array([result.to_bytes()], pa.binary())})
+    return run
+
+
+__all__ = ["SparkMerge"]
