@@ -14,8 +14,9 @@ the table built once (copying is not timed, nor is opening the table):
   delete-1p   ``p = '3' AND v < n/100``, ~0.1 % of the rows, all in one partition; the
               data files outside that partition must be the same before and after
 
-minipaimon, two tables: ``append`` (copy-on-write: files holding a selected row are
-replaced) and ``pk`` (primary key ``["p", "id"]``, bucket 4: the change is written as
+minipaimon, three tables: ``append`` (copy-on-write: files holding a selected row are
+replaced), ``append-dv`` (``deletion-vectors.enabled``: the rows are marked in deletion
+vectors, changed rows written as new files, nothing rewritten) and ``pk`` (primary key ``["p", "id"]``, bucket 4: the change is written as
 -D / -U +U / +I rows through the LSM; minipaimon, as Paimon, requires the partition column
 in the primary key). deltalake (``DeltaTable.delete`` / ``update`` / ``merge``, partitioned
 by ``p``, no primary keys) runs in the peers' venv (``MINIPAIMON_BENCH_PY``) as a
@@ -54,7 +55,7 @@ import common  # noqa: E402
 # minipaimon_core is imported where it is used: the deltalake child runs in the peers' venv.
 
 OPS = ("delete", "update", "merge", "delete-1p")
-KINDS = ("append", "pk")
+KINDS = ("append", "append-dv", "pk")
 TARGET = 0.7  # our time / deltalake's, for delete, update, merge
 TARGETS: dict[str, float | None] = {"delete": TARGET, "update": TARGET, "merge": TARGET, "delete-1p": None}
 PARTITION = "3"  # the partition delete-1p touches
@@ -168,7 +169,7 @@ def ours_build(kind: str, data: pa.Table, path: str) -> dict[str, Any]:
     import minipaimon_core as mp
 
     pk = ["p", "id"] if kind == "pk" else None
-    options = {"bucket": "4"} if kind == "pk" else {}
+    options = {"bucket": "4"} if kind == "pk" else ({"deletion-vectors.enabled": "true"} if kind == "append-dv" else {})
     t = mp.create_table(path, data.schema, primary_key=pk, partition_by=["p"], options=options)
     _, w = common.timed(lambda: t.write(data))
     return {"write_s": w.wall, "files": mp.open_table(path).system_table("files").num_rows}

@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from . import resequence
+from .append_vectors import AppendVectors
 from .commit_dedupe import committed_kinds, landed_since
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
 from .conflicts import check_compaction, files_still_live
@@ -96,6 +97,8 @@ class FileStoreCommit:
         dvio = DeletionVectorIO(io, layout, self._manifests)
         self._vectors = VectorMaintainer(io, layout, schema, self._manifests, dvio) \
             if schema.primaryKeys and self._options["deletion-vectors.enabled"] else None
+        self._append_vectors = AppendVectors(self._manifests, dvio) \
+            if not schema.primaryKeys and self._options["deletion-vectors.enabled"] else None
         # first-row without vectors: new rows of keys already there are dropped (first_row.py)
         self._first_rows = VectorMaintainer(io, layout, schema, self._manifests, dvio) \
             if self._vectors is None and self._options["merge-engine"] == "first-row" \
@@ -103,14 +106,9 @@ class FileStoreCommit:
 
     # -- public ----------------------------------------------------------------------------
 
-    def commit(
-        self,
-        messages: Sequence[CommitMessage],
-        commit_identifier: int,
-        overwrite: bool = False,
-        dynamic_partition_overwrite: bool | None = None,
-        properties: dict[str, str] | None = None,
-    ) -> int | None:
+    def commit(self, messages: Sequence[CommitMessage], commit_identifier: int, overwrite: bool = False,
+               dynamic_partition_overwrite: bool | None = None, properties: dict[str, str] | None = None,
+               ) -> int | None:
         """Commit ``messages`` once per ``(commit_user, commit_identifier)``.
 
         New files become an APPEND snapshot (or one OVERWRITE snapshot with
@@ -142,13 +140,13 @@ class FileStoreCommit:
                        check: Callable[[Snapshot | None], None] | None = None) -> int | None:
         """Commit a row-level change (minipaimon_core.dml) as one snapshot: each message's
         ``compactBefore`` DELETEd (still live, else CommitConflictError FILES_GONE) and its
-        ``newFiles`` ADDed; an OVERWRITE if it deletes files (as Paimon's copy-on-write
-        DELETE), else an APPEND. ``check(latest)`` runs on the base of each attempt before
+        ``newFiles`` ADDed, its ``deletedRows`` marked (append tables with deletion
+        vectors); an OVERWRITE if it deletes files or rows, else an APPEND. ``check(latest)`` runs on the base of each attempt before
         anything is written and raises CommitConflictError if the change no longer applies."""
         check_writable(self._schema, self._layout.root)
         if self._committed_kinds(commit_identifier):
             return None
-        kind = OVERWRITE if any(m.compactBefore for m in messages) else APPEND
+        kind = OVERWRITE if any(m.compactBefore or m.deletedRows for m in messages) else APPEND
         if kind == APPEND and not any(m.newFiles or m.changelogFiles for m in messages):
             return None
         return self._commit_kind(kind, messages, commit_identifier, None, False, check=check, rewrite=True)
@@ -224,9 +222,8 @@ class FileStoreCommit:
             time.sleep(wait_ms / 1000 * random.uniform(0.5, 1.5))
 
     def _base_expired(self, base: Snapshot | None) -> bool:
-        """Has ``base`` expired? Then a newer snapshot exists (expiration keeps the latest), so
-        metadata of ``base`` missing under us means we lost the race for the next id, not
-        that the table is damaged (docs/format.md, "Expiration order")."""
+        """Has ``base`` expired? Then metadata of it missing means a lost race, not damage
+        (expiration keeps the latest; docs/format.md, "Expiration order")."""
         return base is not None and self._snapshots.try_get(base.id) is None
 
     def _clean(self, names: list[str], moved: Sequence[tuple[CommitMessage, CommitMessage]] = ()) -> None:
@@ -253,6 +250,7 @@ class FileStoreCommit:
         overwritten: list[ManifestEntry] = []
         if check is not None:
             check(latest)
+        given = messages  # before rewrite drops the messages without new files
         if rewrite:
             overwritten, messages = self._rewritten(latest, messages)
         elif kind == COMPACT:
@@ -271,12 +269,13 @@ class FileStoreCommit:
                 messages = first_rows_only(self._first_rows, self._io, self._layout, self._schemas,
                                            messages, latest, overwritten, moved)
         change = entries_for(kind, messages, next_seq, overwritten, bool(self._schema.primaryKeys))
-        snap = self._write_metadata(kind, change, identifier, properties, latest, written)
-        # If base N expired meanwhile, snapshot-(N+1) was committed before it: its file is
-        # there (the create below fails and we retry) or it expired too, and its hidden
-        # marker tells us we landed below the latest (undone, retried). That holds while
-        # the marker lives; an attempt this old starts again instead (docs/format.md,
-        # "Expiration and in-flight commits").
+        index = self._append_vectors.update(latest, given, overwritten, written) \
+            if self._append_vectors is not None else None
+        snap = self._write_metadata(kind, change, identifier, properties, latest, written, index)
+        # If base N expired meanwhile, snapshot-(N+1) exists (our create fails, we retry) or
+        # expired too and its marker says we landed below the latest (undone, retried), while
+        # the marker lives; an older attempt starts again (docs/format.md, "Expiration and
+        # in-flight commits").
         if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS:
             return None
         path = self._layout.snapshot_path(snap.id)
@@ -307,9 +306,8 @@ class FileStoreCommit:
 
     def _moved_above(self, messages: Sequence[CommitMessage], latest: Snapshot, next_seq: int,
                      moved: list[tuple[CommitMessage, CommitMessage]]) -> list[CommitMessage]:
-        """``messages``, those whose sequence numbers may tie with files committed since
-        their writer started rewritten above ``next_seq`` ((original, rewritten) appended to
-        ``moved``)."""
+        """``messages``, those that may tie with files committed since their writer started
+        rewritten above ``next_seq`` ((original, rewritten) appended to ``moved``)."""
         added: dict[int | None, dict | None] = {}
         out = []
         for m in messages:
@@ -326,7 +324,7 @@ class FileStoreCommit:
 
     def _write_metadata(self, kind: str, change: CommitEntries, identifier: int,
                         properties: dict[str, str] | None, latest: Snapshot | None,
-                        written: list[str]) -> Snapshot:
+                        written: list[str], index: tuple[str | None, str | None] | None = None) -> Snapshot:
         """Write the manifests and manifest lists of ``change`` (names appended to
         ``written``) and return the snapshot that would reference them (not written)."""
         entries, changelog = change.entries, change.changelog
@@ -349,6 +347,8 @@ class FileStoreCommit:
             if latest is not None else (None, None)
         if self._vectors is not None:
             index_manifest, index_digest = self._vectors.update(latest, entries, written)
+        elif index is not None:  # append vectors (``index``: their new index manifest)
+            index_manifest, index_digest = index
         return Snapshot(
             version=SNAPSHOT_VERSION,
             id=(latest.id + 1) if latest else 1,

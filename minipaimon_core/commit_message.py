@@ -28,6 +28,11 @@ class CommitMessage(msgspec.Struct, frozen=True):
     compactBefore: list[DataFileMeta] = []
     compactAfter: list[DataFileMeta] = []
     changelogFiles: list[DataFileMeta] = []
+    # Append tables with deletion vectors (minipaimon_core.append_vectors): rows of live
+    # files of this bucket the message deletes (positions by file name), and the rows each
+    # file's vector marked when the writer read the file (it must still mark as many).
+    deletedRows: dict[str, list[int]] = {}
+    vectorsRead: dict[str, int] = {}
 
     def entry(self, kind: int, file: DataFileMeta) -> ManifestEntry:
         return ManifestEntry(kind, tuple(self.partition), self.bucket, self.totalBuckets, file)

@@ -21,6 +21,7 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import HasContext, TableContext
 from .data_file import write_changelog_file, write_data_file
+from .deletion_vectors import live_mask
 from .errors import (
     CommitConflictError,
     ConflictReason,
@@ -334,12 +335,23 @@ def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: 
     small = [by_name[n] for n in picked]
     schema = ctx.schema
     names = schema.field_names
-    tables = [read_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names)
-              for f in small]
+    # with deletion vectors the rows they mark are left out, and the commit drops the
+    # vectors if they still mark as many rows (minipaimon_core.append_vectors)
+    entry = ctx.vectors.by_bucket(ctx.snapshots.latest()).get((tuple(partition), bucket)) \
+        if options["deletion-vectors.enabled"] else None
+    vectors = ctx.vectors.vectors(entry) if entry is not None else {}
+    tables = []
+    for f in small:
+        t = read_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names)
+        mask = live_mask(t.num_rows, vectors.get(f.fileName), ctx.layout.data_file_path(path, bucket, f.fileName))
+        tables.append(t if mask is None else t.filter(pa.array(mask)))
     merged = pa.concat_tables(tables)
-    after = write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema=schema,
-                            file_source=FILE_SOURCE_COMPACT,
-                            compression=options["file.compression"],
-                            min_seq=min(f.minSequenceNumber for f in small),
-                            max_seq=max(f.maxSequenceNumber for f in small))
-    return CommitMessage(partition, path, bucket, total_buckets, compactBefore=small, compactAfter=[after])
+    after = [write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema=schema,
+                             file_source=FILE_SOURCE_COMPACT,
+                             compression=options["file.compression"],
+                             min_seq=min(f.minSequenceNumber for f in small),
+                             max_seq=max(f.maxSequenceNumber for f in small))] if merged.num_rows else []
+    read = {f.fileName: len(vectors.get(f.fileName, ())) for f in small} \
+        if options["deletion-vectors.enabled"] else {}
+    return CommitMessage(partition, path, bucket, total_buckets, compactBefore=small, compactAfter=after,
+                         vectorsRead=read)

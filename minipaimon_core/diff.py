@@ -1,8 +1,8 @@
 """Row-level difference between two snapshots of a table, without a changelog producer.
 
 ```
-plan(from) ─┐  group splits by (partition, bucket); buckets whose file sets are equal
-plan(to)  ──┴► are skipped unread ──► read the other buckets at both snapshots (merged)
+plan(from) ─┐  group splits by (partition, bucket); buckets whose file sets (and deletion
+plan(to)  ──┴► vectors) are equal are skipped unread ──► read the other buckets at both snapshots (merged)
             ──► multiset difference of whole rows ──► +I added, -D removed
             ──► primary-key tables: a key both removed and added is one change: -U old, +U new
 ```
@@ -54,9 +54,10 @@ def diff(table: Table, start: Endpoint, end: Endpoint) -> pa.Table:
     for key in sorted(before.keys() | after.keys(), key=repr):
         old, new = before.get(key, []), after.get(key, [])
         changed = _file_names(old) ^ _file_names(new)
-        if not changed:
+        if not changed and _vector_files(old) == _vector_files(new):
             continue
-        keep = _changed_keys(reader, table.primary_keys(), old + new, changed)
+        # same files, other deletion vectors (an append table's row-level change): read whole
+        keep = _changed_keys(reader, table.primary_keys(), old + new, changed) if changed else None
         if keep is not None:  # only the keys of the files that differ can differ
             kept_rows: dict[str, pa.Table] = {}  # a file both snapshots hold is read once
             old_parts += [reader.read_keys(s, keep, kept_rows) for s in old]
@@ -154,6 +155,12 @@ def _buckets(splits: Iterable[Split]) -> dict[tuple[Any, ...], list[Split]]:
 
 def _file_names(splits: list[Split]) -> set[str]:
     return {f.fileName for s in splits for f in s.files}
+
+
+def _vector_files(splits: list[Split]) -> dict[str, str]:
+    """File name -> the index file holding its vector, for the files that have one."""
+    return {f.fileName: s.deletion_index.fileName for s in splits if s.deletion_index is not None
+            for f in s.files}
 
 
 def _read(table: Table, splits: list[Split], schema: pa.Schema) -> pa.Table:

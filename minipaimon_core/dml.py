@@ -46,6 +46,7 @@ from .errors import (
 from .features import check_writable
 from .format.manifest_file import DataFileMeta
 from .format.snapshot import Snapshot
+from .read import SplitReader
 from .scan import Split
 from .table_scan import TableScan, read_file_rows
 
@@ -57,13 +58,42 @@ T = TypeVar("T")
 @dataclass
 class Target:
     """The rows a change reads from snapshot ``snapshot``: ``rows`` in the table's schema.
-    Append tables: every row of the files that may hold a selected row, file ``files[i]``
-    holding rows ``offsets[i]:offsets[i + 1]``. Primary-key tables: merged rows."""
+    Append tables: the live rows of the files that may hold a selected row, file
+    ``files[i]`` holding rows ``offsets[i]:offsets[i + 1]``; with deletion vectors,
+    ``positions[i]`` are those rows' positions in the file (None: every row, in order) and
+    ``marked[i]`` the rows its vector marked. Primary-key tables: merged rows."""
 
     snapshot: Snapshot | None
     rows: pa.Table
     files: list[tuple[Split, DataFileMeta]] = field(default_factory=list)
     offsets: list[int] = field(default_factory=lambda: [0])
+    positions: list[np.ndarray | None] = field(default_factory=list)
+    marked: list[int] = field(default_factory=list)
+
+    def add_file(self, split: Split, f: DataFileMeta, part: AppendFileRows) -> None:
+        self.files.append((split, f))
+        self.offsets.append(self.offsets[-1] + part.rows.num_rows)
+        self.positions.append(part.positions)
+        self.marked.append(part.marked)
+
+
+@dataclass(frozen=True)
+class AppendFileRows:
+    """The live rows of one append file, their positions in it (None: all rows) and how
+    many rows its deletion vector marks."""
+
+    rows: pa.Table
+    positions: np.ndarray | None
+    marked: int
+
+
+def read_append_file(ctx: TableContext, split: Split, f: DataFileMeta) -> AppendFileRows:
+    """The live rows of append file ``f`` of ``split`` (its deletion vector applied)."""
+    rows = read_file_rows(ctx, split, f).cast(ctx.schema.arrow_schema())
+    mask = SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).vector_mask(split, f, rows.num_rows)
+    if mask is None:
+        return AppendFileRows(rows, None, 0)
+    return AppendFileRows(rows.filter(pa.array(mask)), np.flatnonzero(mask), int(len(mask) - mask.sum()))
 
 
 def read_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:
@@ -76,12 +106,12 @@ def read_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:
         rows = scan.to_arrow() if snapshot is not None else arrow.empty_table()
         return Target(snapshot, rows)
     target = Target(snapshot, arrow.empty_table())
-    target.files = [(split, f) for split in (scan.plan() if snapshot is not None else []) for f in split.files]
-    parts = list(pools.pool("read").map(lambda sf: read_file_rows(ctx, sf[0], sf[1]).cast(arrow), target.files))
-    for part in parts:
-        target.offsets.append(target.offsets[-1] + part.num_rows)
+    files = [(split, f) for split in (scan.plan() if snapshot is not None else []) for f in split.files]
+    parts = list(pools.pool("read").map(lambda sf: read_append_file(ctx, sf[0], sf[1]), files))
+    for (split, f), part in zip(files, parts):
+        target.add_file(split, f, part)
     if parts:
-        target.rows = pa.concat_tables(parts)
+        target.rows = pa.concat_tables([p.rows for p in parts])
     return target
 
 
@@ -92,10 +122,6 @@ def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
     check_writable(ctx.schema, ctx.path)
     options = ctx.options
     if not ctx.schema.primaryKeys:
-        if options["deletion-vectors.enabled"]:
-            raise UnsupportedFeatureError(
-                f"{ctx.path}: row-level changes of append tables with 'deletion-vectors.enabled' "
-                "are not supported (minipaimon rewrites append files; it does not write their vectors)")
         return
     engine = options["merge-engine"]
     if engine in ("first-row", "aggregation") and (deletes or updates):

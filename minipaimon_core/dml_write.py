@@ -78,8 +78,32 @@ def write_change(ctx: TableContext, target: Target, change: Change, user: str,
     writer's numbers start (a Spark task's share of a job's start)."""
     if ctx.schema.primaryKeys:
         return write_key_value_change(ctx, target, change, user, messages, sequence)
-    write_append_change(ctx, target, change, messages)
+    if ctx.options["deletion-vectors.enabled"]:
+        write_append_vectors(ctx, target, change, messages)
+    else:
+        write_append_change(ctx, target, change, messages)
     return None
+
+
+def write_append_vectors(ctx: TableContext, target: Target, change: Change,
+                         messages: list[CommitMessage]) -> None:
+    """Deletion vectors (append tables with ``deletion-vectors.enabled``): the removed rows
+    of each file marked (a message per file, nothing rewritten: minipaimon_core.append_vectors);
+    updated and inserted rows written through the table's writer."""
+    removed = change.removed
+    buckets = num_buckets(ctx.schema)
+    for i, (split, f) in enumerate(target.files):
+        lo, hi = target.offsets[i], target.offsets[i + 1]
+        gone = np.flatnonzero(removed[lo:hi])
+        if not len(gone):
+            continue
+        where = target.positions[i] if i < len(target.positions) else None
+        positions = gone if where is None else where[gone]
+        messages.append(CommitMessage(
+            partition=list(split.partition), partitionPath=split.partition_path, bucket=split.bucket,
+            totalBuckets=buckets, deletedRows={f.fileName: positions.tolist()},
+            vectorsRead={f.fileName: target.marked[i] if i < len(target.marked) else 0}))
+    _write_rows(ctx, pa.concat_tables([change.new_values, change.inserted]), messages)
 
 
 def commit_change(ctx: TableContext, base: Snapshot | None, user: str, messages: list[CommitMessage],
@@ -151,11 +175,15 @@ def write_append_change(ctx: TableContext, target: Target, change: Change,
             failure = failure or e
     if failure is not None:
         raise failure
-    fresh = pa.concat_tables([change.new_values.filter(pa.array(~stays)), change.inserted])
-    if fresh.num_rows:
+    _write_rows(ctx, pa.concat_tables([change.new_values.filter(pa.array(~stays)), change.inserted]), messages)
+
+
+def _write_rows(ctx: TableContext, rows: pa.Table, messages: list[CommitMessage]) -> None:
+    """New append files of ``rows`` through the table's writer (partitions, buckets)."""
+    if rows.num_rows:
         writer = AppendWriter(ctx.io, ctx.layout, ctx.schema)
         try:
-            writer.write(fresh)
+            writer.write(rows)
             messages += writer.prepare_commit()
         finally:
             writer.close()

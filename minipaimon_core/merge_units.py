@@ -39,14 +39,14 @@ from . import predicate
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
-from .dml import Target
+from .dml import Target, read_append_file
 from .dml_write import Change, commit_change, new_user, write_change
 from .errors import CommitConflictError, ConflictReason, InvalidArgumentError, MiniPaimonError
 from .format.manifest_file import DataFileMeta
 from .merge_into import Bounds, MergeResult, decide_matched, insert_rows, prune_filter
 from .scan import Split
 from .sequence import SPARK_STRIDE, SequenceStart, start_of
-from .table_scan import TableScan, read_file_rows, read_split
+from .table_scan import TableScan, read_split
 
 UNIT, ROW = "__minipaimon_unit", "__minipaimon_row"
 
@@ -134,17 +134,21 @@ def plan_merge(ctx: TableContext, path: str, connection: dict[str, str], clauses
                      start_of(ctx.manifests, snapshot) if keys else None)
 
 
-def _unit_rows(ctx: TableContext, unit: MergeUnit) -> pa.Table:
+def _unit_target(ctx: TableContext, unit: MergeUnit) -> Target:
+    """The unit's live rows: a primary-key bucket merged, an append file through its vector."""
     arrow = ctx.schema.arrow_schema()
     if unit.file is None:
-        return pa.Table.from_batches(list(read_split(ctx, unit.split)), schema=arrow)
-    return read_file_rows(ctx, unit.split, unit.file).cast(arrow)
+        return Target(None, pa.Table.from_batches(list(read_split(ctx, unit.split)), schema=arrow))
+    part = read_append_file(ctx, unit.split, unit.file)
+    target = Target(None, part.rows)
+    target.add_file(unit.split, unit.file, part)
+    return target
 
 
 def unit_keys(plan: MergePlan, ctx: TableContext, index: int) -> pa.Table:
     """The join columns of unit ``index``'s rows, with the unit and each row's number in it
     (``ctx``: the table, opened by the task)."""
-    rows = _unit_rows(plan.check(ctx), plan.units[index])
+    rows = _unit_target(plan.check(ctx), plan.units[index]).rows
     keys = rows.select(plan.on)
     keys = keys.append_column(UNIT, pa.array(np.full(rows.num_rows, index, dtype=np.int32)))
     return keys.append_column(ROW, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
@@ -164,12 +168,12 @@ def change_unit(plan: MergePlan, ctx: TableContext, index: int, matched: pa.Tabl
 
 def _write_unit(ctx: TableContext, plan: MergePlan, index: int, unit: MergeUnit, t_rows: np.ndarray,
                 source: pa.Table, messages: list[CommitMessage]) -> UnitResult:
-    rows = _unit_rows(ctx, unit)
+    target = _unit_target(ctx, unit)
+    rows = target.rows
     deleted, updated, values = decide_matched(ctx, plan.clauses, plan.on, rows, t_rows, source)
     change = Change(deleted, updated, values, ctx.schema.arrow_schema().empty_table())
     if change.empty:
         return UnitResult()
-    target = Target(None, rows, files=[(unit.split, unit.file)] if unit.file else [], offsets=[0, rows.num_rows])
     keys = write_change(ctx, target, change, plan.user, messages, _task_sequence(plan, index))
     return UnitResult(messages, keys, 0, int(updated.sum()), int(deleted.sum()))
 

@@ -165,7 +165,7 @@ class SplitReader:
         needed = list(dict.fromkeys(list(out_names) + sorted(predicate.columns_of(split.filter))))
         expr = predicate.to_expression(split.filter) if split.filter else None
         if self._merge is None or split.raw_convertible:  # files read alone, several at once
-            read = self.read_file if self._merge is None else self._live_rows
+            read = self._append_rows if self._merge is None else self._live_rows
             files = split.files
             tables = map(lambda f: read(split, f, needed), files) if len(files) < 2 else \
                 file_pool().map(lambda f: read(split, f, needed), files)
@@ -173,6 +173,21 @@ class SplitReader:
                 yield from self._finish(t, expr, out_schema)
             return
         yield from self._finish(self._merged(split, needed), expr, out_schema)
+
+    def _append_rows(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
+        """Columns ``names`` of the rows of append file ``f`` its vector does not mark."""
+        t = self.read_file(split, f, names)
+        mask = self.vector_mask(split, f, t.num_rows)
+        return t if mask is None else filter_columns(t, pa.array(mask))
+
+    def vector_mask(self, split: Split, f: DataFileMeta, num_rows: int) -> np.ndarray | None:
+        """The rows of ``f`` (``num_rows`` as stored) not marked by the split's deletion
+        vectors; None if none is marked."""
+        if split.deletion_index is None:
+            return None
+        positions = self._vectors.vectors(split.deletion_index).get(f.fileName)
+        return live_mask(num_rows, positions, self._layout.data_file_path(
+            split.partition_path, split.bucket, f.fileName))
 
     def _live_rows(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
         """Columns ``names`` of the rows of ``f`` that are final as they are: of kind +I/+U
@@ -184,12 +199,9 @@ class SplitReader:
             t = self.read_file(split, f, [*names, VALUE_KIND])
             kinds = t.column(VALUE_KIND).to_numpy()
             live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
-        if split.deletion_index is not None:
-            positions = self._vectors.vectors(split.deletion_index).get(f.fileName)
-            mask = live_mask(t.num_rows, positions, self._layout.data_file_path(
-                split.partition_path, split.bucket, f.fileName))
-            if mask is not None:
-                live &= mask
+        mask = self.vector_mask(split, f, t.num_rows)
+        if mask is not None:
+            live &= mask
         t = t.select(names)
         return t if live.all() else filter_columns(t, pa.array(live))
 

@@ -9,10 +9,11 @@ with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
 * ``bucket-key``: distinct, non-nested columns; in a primary-key table a subset of the
   primary key (an update must land in the bucket of its key).
 * ``merge-engine``, ``sequence.field``, ``changelog-producer``, ``ignore-delete``,
-  ``partial-update.*``, ``deletion-vectors.enabled`` and the aggregation options belong to
-  primary-key tables only.
-* ``deletion-vectors.enabled`` needs the ``deduplicate`` engine (Paimon refuses it with
-  ``first-row``, which never deletes an older row; see minipaimon_core.first_row).
+  ``partial-update.*`` and the aggregation options belong to primary-key tables only.
+* ``deletion-vectors.enabled`` on a primary-key table needs the ``deduplicate`` engine
+  (Paimon refuses it with ``first-row``, which never deletes an older row; see
+  minipaimon_core.first_row); on an append table, row-level changes mark rows instead of
+  rewriting files (minipaimon_core.append_vectors).
 * ``sequence.field``: one existing, non-key column of an orderable type (numeric, decimal,
   date, time, timestamp); several sequence fields are refused.
 * ``fields.<f>.*``: ``f`` is a non-key column; aggregation options need
@@ -32,8 +33,7 @@ from .options import Options, field_option
 
 PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delete",
            "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-           "partial-update.remove-record-on-delete", "fields.default-aggregate-function",
-           "deletion-vectors.enabled")
+           "partial-update.remove-record-on-delete", "fields.default-aggregate-function")
 DELETION_VECTOR_ENGINES = ("deduplicate",)
 
 

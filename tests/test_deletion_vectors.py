@@ -65,7 +65,6 @@ def merged_state(t: mp.Table) -> dict[tuple[int, str], int]:
 
 
 @pytest.mark.parametrize("options, primary_key", [
-    ({**DV}, None),
     ({**DV, "merge-engine": "partial-update"}, ["id", "dt"]),
     ({**DV, "merge-engine": "aggregation"}, ["id", "dt"]),
 ])

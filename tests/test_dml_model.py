@@ -29,6 +29,7 @@ CONFIGS = {
     # name: (primary key, options, operations)
     "append": (None, {}, 450),
     "append-bucketed": (None, {"bucket": "2", "bucket-key": "id"}, 250),
+    "append-deletion-vectors": (None, {"bucket": "2", "bucket-key": "id", "deletion-vectors.enabled": "true"}, 300),
     "pk-deduplicate": (["id", "p"], {"bucket": "2"}, 450),
     "pk-deletion-vectors": (["id", "p"], {"bucket": "2", "deletion-vectors.enabled": "true"}, 350),
     "pk-input-changelog": (["id", "p"], {"bucket": "1", "changelog-producer": "input"}, 250),

@@ -25,6 +25,7 @@ INITIAL, UPDATES, DELETES, INSERTS = 24, 5, 6, 6
 
 KINDS = {
     "append": (None, {"bucket": "2", "bucket-key": "id"}),
+    "append-deletion-vectors": (None, {"bucket": "2", "bucket-key": "id", "deletion-vectors.enabled": "true"}),
     "primary-key": (["id"], {"bucket": "2"}),
     "deletion-vectors": (["id"], {"bucket": "2", "deletion-vectors.enabled": "true"}),
 }

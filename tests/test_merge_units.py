@@ -31,6 +31,7 @@ SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("p", pa
 CONFIGS = {
     "append": {},
     "append-bucketed": {"bucket": "3", "bucket-key": "id"},
+    "append-dv": {"deletion-vectors.enabled": "true"},
     "primary-key": {"primary-key": "id,p", "bucket": "2"},
     "primary-key-dv": {"primary-key": "id,p", "bucket": "2", "deletion-vectors.enabled": "true"},
 }

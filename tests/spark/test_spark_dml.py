@@ -164,3 +164,30 @@ def test_merge_into_a_primary_key_table_on_other_columns_merges_on_the_driver(sp
     assert (result.inserted, result.updated, result.deleted) == (0, 1, 0)
     frame.loc[frame.amount == 30, "status"] = "paid"
     assert_df_equality(spark_rows(spark, path), expected(spark, frame), ignore_nullable=True)
+
+
+def test_changes_of_an_append_table_with_deletion_vectors_read_alike_by_spark(spark: Any, tmp_path: Path) -> None:
+    """With ``deletion-vectors.enabled`` an append table's rows are marked, not rewritten:
+    Spark's reads (the source, and ``minipaimon_spark.table``, which hands files without
+    vectors to Spark's own Parquet reader) leave the marked rows out."""
+    path = str(tmp_path / "t")
+    frame = pd.DataFrame({"id": range(40), "dt": [f"d{i % 3}" for i in range(40)],
+                          "status": ["open"] * 40, "amount": [i * 10 for i in range(40)]})
+    t = mp.create_table(path, SCHEMA, partition_by=["dt"], options={"deletion-vectors.enabled": "true"})
+    t.write(pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False))
+    files = set(t.system_table("files").column("file_path").to_pylist())
+    changes = pd.DataFrame({"id": [1, 2, 100], "dt": ["d1", "d2", "d1"], "status": ["paid", "void", "new"],
+                            "amount": [1, 2, 3]})
+    (minipaimon_spark.merge(spark, path, spark.createDataFrame(changes), on=["id", "dt"])
+     .when_matched_delete(condition=pc.field("source.status") == "void")
+     .when_matched_update(set={"status": "source.status"})
+     .when_not_matched_insert_all().execute())
+    minipaimon_spark.register(spark)
+    spark.sql(f"SELECT * FROM minipaimon_delete('{path}', 'amount >= 300')").collect()
+    frame.loc[frame.id == 1, "status"] = "paid"
+    frame = frame[(frame.id != 2) & (frame.amount < 300)]
+    frame = pd.concat([frame, changes[changes.id == 100]], ignore_index=True)
+    assert files <= set(mp.open_table(path).system_table("files").column("file_path").to_pylist())
+    assert_df_equality(spark_rows(spark, path), expected(spark, frame), ignore_nullable=True)
+    native = minipaimon_spark.table(spark, path).orderBy("id")
+    assert_df_equality(native, expected(spark, frame), ignore_nullable=True, ignore_column_order=True)
