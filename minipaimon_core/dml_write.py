@@ -183,7 +183,7 @@ def _write_rows(ctx: TableContext, rows: pa.Table, messages: list[CommitMessage]
     if rows.num_rows:
         writer = AppendWriter(ctx.io, ctx.layout, ctx.schema)
         try:
-            writer.write(rows)
+            writer.write(rows.combine_chunks())  # one batch: the writer works per batch
             messages += writer.prepare_commit()
         finally:
             writer.close()
@@ -223,7 +223,7 @@ def write_key_value_change(ctx: TableContext, target: Target, change: Change, us
     writer = TableWrite(ctx, user, sequence)
     try:
         for part in parts:
-            writer.write(part)
+            writer.write(part.combine_chunks())  # one batch: the writer works per batch
         messages += writer.prepare_commit()
     except BaseException:
         writer.abort()
