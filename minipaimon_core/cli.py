@@ -245,7 +245,8 @@ def cmd_delete(t: Table, args: argparse.Namespace) -> str:
     if args.dry_run:
         preview = preview_delete(t.context(), flt)
         rows = [(p or "(table)", n, files) for p, n, files in preview.partitions]
-        table = format_table(["partition", "rows", "files rewritten"], rows) + "\n\n" if rows else ""
+        files = "files marked (deletion vectors)" if preview.marks else "files rewritten"
+        table = format_table(["partition", "rows", files], rows) + "\n\n" if rows else ""
         return f"{table}would delete {preview.rows} rows (dry run: nothing changed)"
     deleted = t.delete(flt)
     latest = t.latest_snapshot()

@@ -16,11 +16,13 @@ from .dml import check_changeable, read_target, selected_rows
 @dataclass(frozen=True)
 class DeletePreview:
     """What :func:`delete` would do now: rows deleted in all, and per partition path (""
-    for an unpartitioned table) the rows deleted and the files rewritten (append tables;
-    0 for primary-key tables, whose deletes are written as new rows)."""
+    for an unpartitioned table) the rows deleted and the files touched: rewritten (append
+    tables), or given deletion vectors (append tables with ``deletion-vectors.enabled``:
+    ``marks``); 0 for primary-key tables, whose deletes are written as new rows."""
 
     rows: int
     partitions: list[tuple[str, int, int]]
+    marks: bool = False
 
 
 def preview_delete(ctx: TableContext, filter: Any) -> DeletePreview:
@@ -47,7 +49,8 @@ def preview_delete(ctx: TableContext, filter: Any) -> DeletePreview:
                 per[spec.path([r[k] for k in keys])] = [r["count_all"], 0]
         else:
             per[""] = [rows.num_rows, 0]
-    return DeletePreview(int(selected.sum()), sorted((p, c[0], c[1]) for p, c in per.items()))
+    marks = not ctx.schema.primaryKeys and bool(ctx.options["deletion-vectors.enabled"])
+    return DeletePreview(int(selected.sum()), sorted((p, c[0], c[1]) for p, c in per.items()), marks)
 
 
 __all__ = ["DeletePreview", "preview_delete"]

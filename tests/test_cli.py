@@ -163,14 +163,17 @@ def test_rewrite_manifests_then_plan_reads_fewer(tmp_path):
     assert sorted_ids(t.refresh().to_arrow()) == list(range(12))
 
 
-def test_delete_with_a_sql_condition_and_a_dry_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("vectors", [False, True], ids=["copy-on-write", "deletion-vectors"])
+def test_delete_with_a_sql_condition_and_a_dry_run(tmp_path: Path, vectors: bool) -> None:
     path = str(tmp_path / "t")
-    t = mp.create_table(path, SCHEMA, partition_by=["dt"])
+    t = mp.create_table(path, SCHEMA, partition_by=["dt"],
+                        options={"deletion-vectors.enabled": "true"} if vectors else {})
     t.write(rows(0, 10, "d1"))
     t.write(rows(10, 10, "d2"))
     code, out, err = run("delete", path, "--where", "dt = 'd2' AND v < 7.5 OR id IN (1, 2)", "--dry-run")
     assert code == 0, err
     assert "dt=d1" in out and "dt=d2" in out and "would delete 7 rows" in out
+    assert ("files marked (deletion vectors)" if vectors else "files rewritten") in out
     assert len(mp.open_table(path).snapshots()) == 2  # the dry run changed nothing
     code, out, err = run("delete", path, "--where", "dt = 'd2' AND v < 7.5 OR id IN (1, 2)")
     assert code == 0 and "deleted 7 rows" in out, err
