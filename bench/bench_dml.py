@@ -39,6 +39,7 @@ import functools
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable
@@ -145,11 +146,14 @@ def check(op: str, spec: dict[str, Any], changed: Any, result: pa.Table) -> dict
 
 def measure(op: str, spec: dict[str, Any], call: Callable[[], Any], changed_of: Callable[[Any], Any],
             files_of: Callable[[], list[str]], read_v: Callable[[], pa.Table]) -> dict[str, Any]:
-    """Time ``call`` alone; then check its result and the files it replaced (untimed)."""
+    """Time ``call`` alone; then check its result and the files it replaced (the read of
+    column v after the change is timed apart: what the change costs later reads)."""
     before = files_of()
     out, t = common.timed(call)
     rec = t.record()
-    rec.update(check(op, spec, changed_of(out), read_v()))
+    after, read = common.timed(read_v)
+    rec["read_after_s"] = read.wall
+    rec.update(check(op, spec, changed_of(out), after))
     rec.update(file_change(before, files_of(), spec["partition"]))
     return rec
 
@@ -374,6 +378,11 @@ def main() -> None:
     for engine, by_op in files.items():
         print(f"  {engine:20s} " + "; ".join(
             f"{op} {f['files_before']}/-{f['removed']}/+{f['added']}/-{f['removed_outside']}" for op, f in by_op.items()))
+    reads = {engine: {op: statistics.median(r["read_after_s"] for r in rs) for op, rs in by_op.items()}
+             for engine, by_op in runs.items()}
+    print("read of column v after the change (median s), per engine and op")
+    for engine, by_op in reads.items():
+        print(f"  {engine:20s} " + "; ".join(f"{op} {x:.3g}" for op, x in by_op.items()))
     print("build (untimed for the figures): " + ", ".join(
         f"{e} write {b['write_s']:.3g} s, {b['files']} files" for e, b in build.items()))
     print(f"results correct (changed rows, row count, sum(v)) in every run: {all_ok}")
@@ -381,7 +390,7 @@ def main() -> None:
     path = common.write_results("dml", {
         "env": env, "rows": n, "reps": a.reps, "spec": spec, "deltalake_version": delta_version,
         "verdicts": verdicts, "medians": med, "correct": all_ok, "one_partition_untouched_outside": one_partition,
-        "files": files, "build": build, "runs": runs})
+        "files": files, "reads_after": reads, "build": build, "runs": runs})
     print(f"results: {path}")
 
 
