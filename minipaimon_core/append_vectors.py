@@ -7,12 +7,13 @@ them from keys (there are none): writers say which rows they delete. A row-level
 (:attr:`CommitMessage.deletedRows`); a compaction of append files leaves out the marked
 rows of its inputs, whose vectors then go (as do those of files an overwrite deletes).
 
-Vectors of a live file only grow, so a vector is known by the number of rows it marks.
-Whoever read a file's rows through its vector records that number
-(:attr:`CommitMessage.vectorsRead`); the commit refuses (``CommitConflictError``
-ROWS_CHANGED) if the vector marks another number of rows in the snapshot it commits on: a
-concurrent change deleted rows of the file meanwhile, and the change is read again. A file
-to be marked must still be live (else FILES_GONE). Per touched bucket the commit writes
+Whoever read a file's rows through its vector records the vector's fingerprint (xxhash64 of
+its positions, 0 for none: :attr:`CommitMessage.vectorsRead`); the commit refuses
+(``CommitConflictError`` ROWS_CHANGED) if the file's vector in the snapshot it commits on
+has another fingerprint: a concurrent change marked rows of the file meanwhile (or a
+rollback unmarked some: not a count, which a rollback and a new change can restore with
+other rows), and the change is read again. A file to be marked must still be live (else
+FILES_GONE). Per touched bucket the commit writes
 one new index file with the bucket's vectors; other buckets keep theirs.
 """
 
@@ -22,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
+import xxhash
 
 from .commit_message import CommitMessage
 from .deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry, Vectors
@@ -87,13 +89,19 @@ class AppendVectors:
         return name, digest
 
 
+def fingerprint(positions: np.ndarray | None) -> int:
+    """The identity of a vector (sorted, distinct positions; None or empty: no vector, 0)."""
+    if positions is None or len(positions) == 0:
+        return 0
+    return xxhash.xxh64_intdigest(np.asarray(positions, dtype=np.uint32).tobytes()) or 1
+
+
 def _check_read(key: BucketKey, vectors: Vectors, read: dict[str, int]) -> None:
-    for name, count in read.items():
-        now = len(vectors.get(name, ()))
-        if now != count:
+    for name, seen in read.items():
+        if fingerprint(vectors.get(name)) != seen:
             raise CommitConflictError(
-                f"rows of file {name} (bucket {key[1]} of partition {list(key[0])}) were deleted by a "
-                f"concurrent commit after this one read them ({count} marked then, {now} now)",
+                f"the deleted rows of file {name} (bucket {key[1]} of partition {list(key[0])}) "
+                "changed after this commit's writer read them (a concurrent change or a rollback)",
                 ConflictReason.ROWS_CHANGED)
 
 
@@ -110,4 +118,4 @@ def _typed(vectors: dict[str, np.ndarray]) -> Vectors:
     return {name: np.asarray(p, dtype=np.int64).astype(np.uint32) for name, p in vectors.items()}
 
 
-__all__ = ["AppendVectors"]
+__all__ = ["AppendVectors", "fingerprint"]

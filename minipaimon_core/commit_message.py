@@ -29,8 +29,8 @@ class CommitMessage(msgspec.Struct, frozen=True):
     compactAfter: list[DataFileMeta] = []
     changelogFiles: list[DataFileMeta] = []
     # Append tables with deletion vectors (minipaimon_core.append_vectors): rows of live
-    # files of this bucket the message deletes (positions by file name), and the rows each
-    # file's vector marked when the writer read the file (it must still mark as many).
+    # files of this bucket the message deletes (positions by file name), and the fingerprint
+    # of each file's vector when the writer read the file (it must still be that vector).
     deletedRows: dict[str, list[int]] = {}
     vectorsRead: dict[str, int] = {}
 

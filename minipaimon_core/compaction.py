@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .append_vectors import fingerprint
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import HasContext, TableContext
@@ -336,7 +337,7 @@ def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: 
     schema = ctx.schema
     names = schema.field_names
     # with deletion vectors the rows they mark are left out, and the commit drops the
-    # vectors if they still mark as many rows (minipaimon_core.append_vectors)
+    # vectors if they are still the ones read (minipaimon_core.append_vectors)
     entry = ctx.vectors.by_bucket(ctx.snapshots.latest()).get((tuple(partition), bucket)) \
         if options["deletion-vectors.enabled"] else None
     vectors = ctx.vectors.vectors(entry) if entry is not None else {}
@@ -351,7 +352,7 @@ def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: 
                              compression=options["file.compression"],
                              min_seq=min(f.minSequenceNumber for f in small),
                              max_seq=max(f.maxSequenceNumber for f in small))] if merged.num_rows else []
-    read = {f.fileName: len(vectors.get(f.fileName, ())) for f in small} \
+    read = {f.fileName: fingerprint(vectors.get(f.fileName)) for f in small} \
         if options["deletion-vectors.enabled"] else {}
     return CommitMessage(partition, path, bucket, total_buckets, compactBefore=small, compactAfter=after,
                          vectorsRead=read)

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import pools, predicate
+from .append_vectors import fingerprint
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
@@ -61,30 +62,31 @@ class Target:
     Append tables: the live rows of the files that may hold a selected row, file
     ``files[i]`` holding rows ``offsets[i]:offsets[i + 1]``; with deletion vectors,
     ``positions[i]`` are those rows' positions in the file (None: every row, in order) and
-    ``marked[i]`` the rows its vector marked. Primary-key tables: merged rows."""
+    ``vectors[i]`` the fingerprint of its vector (append_vectors.fingerprint). Primary-key
+    tables: merged rows."""
 
     snapshot: Snapshot | None
     rows: pa.Table
     files: list[tuple[Split, DataFileMeta]] = field(default_factory=list)
     offsets: list[int] = field(default_factory=lambda: [0])
     positions: list[np.ndarray | None] = field(default_factory=list)
-    marked: list[int] = field(default_factory=list)
+    vectors: list[int] = field(default_factory=list)
 
     def add_file(self, split: Split, f: DataFileMeta, part: AppendFileRows) -> None:
         self.files.append((split, f))
         self.offsets.append(self.offsets[-1] + part.rows.num_rows)
         self.positions.append(part.positions)
-        self.marked.append(part.marked)
+        self.vectors.append(part.vector)
 
 
 @dataclass(frozen=True)
 class AppendFileRows:
-    """The live rows of one append file, their positions in it (None: all rows) and how
-    many rows its deletion vector marks."""
+    """The live rows of one append file, their positions in it (None: all rows) and the
+    fingerprint of its deletion vector (0: none)."""
 
     rows: pa.Table
     positions: np.ndarray | None
-    marked: int
+    vector: int
 
 
 def read_append_file(ctx: TableContext, split: Split, f: DataFileMeta) -> AppendFileRows:
@@ -93,7 +95,7 @@ def read_append_file(ctx: TableContext, split: Split, f: DataFileMeta) -> Append
     mask = SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).vector_mask(split, f, rows.num_rows)
     if mask is None:
         return AppendFileRows(rows, None, 0)
-    return AppendFileRows(rows.filter(pa.array(mask)), np.flatnonzero(mask), int(len(mask) - mask.sum()))
+    return AppendFileRows(rows.filter(pa.array(mask)), np.flatnonzero(mask), fingerprint(np.flatnonzero(~mask)))
 
 
 def read_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:

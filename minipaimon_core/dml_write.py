@@ -102,7 +102,7 @@ def write_append_vectors(ctx: TableContext, target: Target, change: Change,
         messages.append(CommitMessage(
             partition=list(split.partition), partitionPath=split.partition_path, bucket=split.bucket,
             totalBuckets=buckets, deletedRows={f.fileName: positions.tolist()},
-            vectorsRead={f.fileName: target.marked[i] if i < len(target.marked) else 0}))
+            vectorsRead={f.fileName: target.vectors[i] if i < len(target.vectors) else 0}))
     _write_rows(ctx, pa.concat_tables([change.new_values, change.inserted]), messages)
 
 

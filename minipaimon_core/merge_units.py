@@ -145,10 +145,13 @@ def _unit_target(ctx: TableContext, unit: MergeUnit) -> Target:
     return target
 
 
-def unit_keys(plan: MergePlan, ctx: TableContext, index: int) -> pa.Table:
+def unit_keys(plan: MergePlan, ctx: TableContext, index: int) -> pa.Table | None:
     """The join columns of unit ``index``'s rows, with the unit and each row's number in it
-    (``ctx``: the table, opened by the task)."""
-    rows = _unit_target(plan.check(ctx), plan.units[index]).rows
+    (``ctx``: the table, opened by the task); None if the schema changed since the plan
+    (the unit's task and the commit then report the conflict, typed)."""
+    if ctx.schema.id != plan.schema_id:
+        return None
+    rows = _unit_target(ctx, plan.units[index]).rows
     keys = rows.select(plan.on)
     keys = keys.append_column(UNIT, pa.array(np.full(rows.num_rows, index, dtype=np.int32)))
     return keys.append_column(ROW, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
@@ -158,12 +161,12 @@ def change_unit(plan: MergePlan, ctx: TableContext, index: int, matched: pa.Tabl
     """Apply the matched and by-source clauses to unit ``index``; ``matched``: the source
     rows that matched one of its rows, each with that row's number in column ``ROW``
     (a null row number: no match, present only so that a by-source clause sees the unit)."""
-    plan.check(ctx)
     unit = plan.units[index]
     matched = matched.filter(matched.column(ROW).is_valid())
     t_rows = matched.column(ROW).to_numpy().astype(np.int64)
     source = matched.drop_columns([c for c in (UNIT, ROW) if c in matched.column_names])
-    return _guarded(ctx, plan, lambda messages: _write_unit(ctx, plan, index, unit, t_rows, source, messages))
+    return _guarded(ctx, plan, lambda messages: _write_unit(plan.check(ctx), plan, index, unit, t_rows, source,
+                                                            messages))
 
 
 def _write_unit(ctx: TableContext, plan: MergePlan, index: int, unit: MergeUnit, t_rows: np.ndarray,
@@ -181,9 +184,8 @@ def _write_unit(ctx: TableContext, plan: MergePlan, index: int, unit: MergeUnit,
 def insert_rows_of(plan: MergePlan, ctx: TableContext, unmatched: pa.Table, task: int) -> UnitResult:
     """Apply the not-matched clauses to source rows that matched no target row (task
     ``task`` of the engine's insert stage) and write what they insert."""
-    arrow = plan.check(ctx).schema.arrow_schema()
-
     def write(messages: list[CommitMessage]) -> UnitResult:
+        arrow = plan.check(ctx).schema.arrow_schema()
         inserts = insert_rows(plan.clauses, unmatched, arrow)
         if inserts.num_rows == 0:
             return UnitResult()

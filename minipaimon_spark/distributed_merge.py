@@ -121,6 +121,8 @@ def _key_reader(plan: MergePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterato
         for batch in batches:
             for index in batch.column(UNIT).to_pylist():
                 keys = unit_keys(plan, _open(plan), index)
+                if keys is None:  # the schema changed: the unit's task reports it, typed
+                    continue
                 keys = keys.rename_columns([_KEY + n if n in plan.on else n for n in keys.column_names])
                 yield from keys.to_batches()
     return run

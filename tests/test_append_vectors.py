@@ -143,3 +143,24 @@ def test_a_compaction_racing_a_change_gives_way_and_the_change_survives(tmp_path
         commit_change(t.refresh().context(), target.snapshot, user, messages, None)
     assert e.value.reason == mp.ConflictReason.FILES_GONE
     assert rows(t) == sorted(r for r in model().values() if r[2] >= 10)
+
+
+def test_a_rollback_that_restores_the_count_of_marks_with_other_rows_conflicts(tmp_path: Path) -> None:
+    """Marks are compared by identity, not by count (found by review): a compaction read
+    when file F marked row 0; a rollback unmarks it and a new delete marks row 3 of F (one
+    mark again). The compaction must give way, else row 0 would be lost and row 3 back."""
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, options=DV)
+    t.write(pa.table({"id": [0, 1, 2, 3, 4], "p": ["a"] * 5, "v": [0] * 5}, schema=SCHEMA))
+    t.write(pa.table({"id": [5, 6], "p": ["a"] * 2, "v": [0] * 2}, schema=SCHEMA))
+    t.delete([("id", "=", 0)])
+    compactions = [m for u in bucket_units(t.refresh()) if (m := compact_bucket(t.refresh(), u, "full")) is not None]
+    update, messages, user = _changes_of(t, [("id", "=", 1)])
+    t.rollback_to(2)
+    t.delete([("id", "=", 3)])
+    with pytest.raises(mp.CommitConflictError) as e:
+        commit_compaction(t.refresh(), compactions, raise_on_conflict=True)
+    assert e.value.reason == mp.ConflictReason.ROWS_CHANGED
+    with pytest.raises(mp.CommitConflictError) as e:
+        commit_change(t.refresh().context(), update.snapshot, user, messages, None)
+    assert e.value.reason == mp.ConflictReason.ROWS_CHANGED
+    assert sorted(t.refresh().to_arrow().column("id").to_pylist()) == [0, 1, 2, 4, 5, 6]
