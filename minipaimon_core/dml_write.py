@@ -97,12 +97,12 @@ def write_append_vectors(ctx: TableContext, target: Target, change: Change,
         gone = np.flatnonzero(removed[lo:hi])
         if not len(gone):
             continue
-        where = target.positions[i] if i < len(target.positions) else None
+        where = target.positions[i]
         positions = gone if where is None else where[gone]
         messages.append(CommitMessage(
             partition=list(split.partition), partitionPath=split.partition_path, bucket=split.bucket,
             totalBuckets=buckets, deletedRows={f.fileName: positions.tolist()},
-            vectorsRead={f.fileName: target.vectors[i] if i < len(target.vectors) else 0}))
+            vectorsRead={f.fileName: target.vectors[i]}))
     _write_rows(ctx, pa.concat_tables([change.new_values, change.inserted]), messages)
 
 

@@ -45,7 +45,7 @@ from .errors import CommitConflictError, ConflictReason, InvalidArgumentError, M
 from .format.manifest_file import DataFileMeta
 from .merge_into import Bounds, MergeResult, decide_matched, insert_rows, prune_filter
 from .scan import Split
-from .sequence import SPARK_STRIDE, SequenceStart, start_of
+from .sequence import SequenceStart, start_of
 from .table_scan import TableScan, read_split
 
 UNIT, ROW = "__minipaimon_unit", "__minipaimon_row"
@@ -198,9 +198,7 @@ def insert_rows_of(plan: MergePlan, ctx: TableContext, unmatched: pa.Table, task
 
 
 def _task_sequence(plan: MergePlan, slot: int) -> SequenceStart | None:
-    if plan.sequence is None:
-        return None
-    return SequenceStart(plan.sequence.base, plan.sequence.snapshot_id, SPARK_STRIDE, slot % SPARK_STRIDE)
+    return plan.sequence.for_task(slot) if plan.sequence is not None else None
 
 
 def _guarded(ctx: TableContext, plan: MergePlan, work: Any) -> UnitResult:
@@ -219,6 +217,11 @@ def _guarded(ctx: TableContext, plan: MergePlan, work: Any) -> UnitResult:
 
 def _abort(ctx: TableContext, plan: MergePlan, messages: list[CommitMessage]) -> None:
     FileStoreCommit(ctx.io, ctx.layout, ctx.schema, plan.user, fresh_user=True).abort(messages)
+
+
+def discard_units(ctx: TableContext, plan: MergePlan, results: list[UnitResult]) -> None:
+    """Delete the files of ``results`` (never committed): a later stage of the engine failed."""
+    _abort(ctx, plan, [m for r in results for m in r.messages])
 
 
 def commit_units(ctx: TableContext, plan: MergePlan, results: list[UnitResult]) -> MergeResult:
@@ -240,9 +243,7 @@ def commit_units(ctx: TableContext, plan: MergePlan, results: list[UnitResult]) 
         raise errors[0]
     if messages:
         keys = [r.removed_keys for r in results if r.removed_keys is not None and r.removed_keys.num_rows]
-        removed = pa.concat_tables(keys) if keys else None
-        if ctx.schema.primaryKeys and removed is None:
-            removed = ctx.schema.arrow_schema().empty_table().select(ctx.schema.primaryKeys)
+        removed = pa.concat_tables(keys) if keys else None  # None: no key removed, nothing to check
         base = ctx.snapshots.try_get(plan.snapshot_id) if plan.snapshot_id is not None else None
         commit_change(ctx, base, plan.user, messages, removed)
     return MergeResult(sum(r.inserted for r in results), sum(r.updated for r in results),
@@ -250,4 +251,4 @@ def commit_units(ctx: TableContext, plan: MergePlan, results: list[UnitResult]) 
 
 
 __all__ = ["ROW", "UNIT", "MergePlan", "MergeUnit", "UnitResult", "change_unit", "commit_units",
-           "insert_rows_of", "plan_merge", "unit_keys"]
+           "discard_units", "insert_rows_of", "plan_merge", "unit_keys"]

@@ -31,6 +31,7 @@ from minipaimon_core.merge_units import (
     UnitResult,
     change_unit,
     commit_units,
+    discard_units,
     insert_rows_of,
     plan_merge,
     unit_keys,
@@ -44,7 +45,9 @@ _KEY = "__minipaimon_key_"  # the target's join columns in the key index (the so
 
 class SparkMerge(MergeClauses):
     """The builder of ``Table.merge`` (same clauses, values and conditions) for a DataFrame
-    source; ``execute()`` runs it as Spark jobs and commits once."""
+    source; ``execute()`` runs it as Spark jobs and commits once. The source is read more
+    than once (its bounds, the join, the inserts): cache or checkpoint a source that could
+    change between reads (a nondeterministic one)."""
 
     def __init__(self, spark: Any, table: mp.Table, source: Any, on: list[str] | str,
                  connection: dict[str, str]) -> None:
@@ -73,12 +76,15 @@ class SparkMerge(MergeClauses):
         return dml.with_retries(self._context, lambda ctx: self._attempt(ctx, bounds))
 
     def _bounds(self) -> Bounds:
-        """Min and max of each (non-nested) join column of the source, in one aggregate."""
+        """Min and max of the source's join columns, in one aggregate: for the types whose
+        values come back from Spark exactly as the table compares them (integers, decimals,
+        strings, dates); other columns (timestamps, which Spark hands back in the session's
+        time zone; floats, with NaN; binary, nested) prune nothing."""
         from pyspark.sql import functions as F
-        from pyspark.sql.types import ArrayType, MapType, StructType
+        from pyspark.sql.types import DateType, DecimalType, IntegralType, StringType
 
-        flat = [c for c in self._on
-                if not isinstance(self._source.schema[c].dataType, (ArrayType, MapType, StructType))]
+        exact = (IntegralType, DecimalType, StringType, DateType)
+        flat = [c for c in self._on if isinstance(self._source.schema[c].dataType, exact)]
         if not flat:
             return {}
         aggs = [f(c).alias(f"{i}_{k}") for i, c in enumerate(flat) for k, f in (("min", F.min), ("max", F.max))]
@@ -107,7 +113,13 @@ class SparkMerge(MergeClauses):
         if any(c.kind == "not_matched" for c in self._clauses):
             unmatched = source.join(keys, joined_on, "left_anti")
             parts.append(unmatched.mapInArrow(_inserter(plan), RESULT))
-        results = [UnitResult.from_bytes(r.result) for part in parts for r in part.collect()]
+        results: list[UnitResult] = []
+        try:
+            for part in parts:
+                results += [UnitResult.from_bytes(r.result) for r in part.collect()]
+        except BaseException:  # a Spark job failed: the files of the jobs that finished go
+            discard_units(self._context(), plan, results)
+            raise
         return commit_units(self._context(), plan, results)
 
 

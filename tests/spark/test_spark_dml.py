@@ -191,3 +191,24 @@ def test_changes_of_an_append_table_with_deletion_vectors_read_alike_by_spark(sp
     assert_df_equality(spark_rows(spark, path), expected(spark, frame), ignore_nullable=True)
     native = minipaimon_spark.table(spark, path).orderBy("id")
     assert_df_equality(native, expected(spark, frame), ignore_nullable=True, ignore_column_order=True)
+
+
+def test_merge_on_a_timestamp_key_in_another_session_time_zone(spark: Any, tmp_path: Path) -> None:
+    """Spark hands timestamps back in the session's time zone: the merge must not prune the
+    target by such bounds (every matched row is found, none becomes an insert)."""
+    import datetime as dt
+
+    schema = pa.schema([pa.field("ts", pa.timestamp("us", tz="UTC"), nullable=False), ("v", pa.int64())])
+    times = [dt.datetime(2025, 1, 1, h, tzinfo=dt.timezone.utc) for h in range(6)]
+    t = mp.create_table(str(tmp_path / "t"), schema)
+    t.write(pa.table({"ts": times, "v": list(range(6))}, schema=schema))
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        source = spark.createDataFrame(pa.table({"ts": times[2:4], "v": [20, 30]}, schema=schema).to_pandas())
+        result = (minipaimon_spark.merge(spark, t.path, source, on="ts")
+                  .when_matched_update_all().when_not_matched_insert_all().execute())
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    assert (result.inserted, result.updated, result.deleted) == (0, 2, 0)
+    assert t.refresh().to_arrow().sort_by("ts").column("v").to_pylist() == [0, 1, 20, 30, 4, 5]
