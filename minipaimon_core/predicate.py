@@ -41,15 +41,23 @@ StatsLookup = Callable[[str], "tuple[Any, Any, int, int] | None"]
 def normalize(filter: Any, schema: pa.Schema) -> DNF | None:
     """Validate a user filter against ``schema`` and return it as DNF of :class:`Term`.
 
+    ``None`` selects every row; an empty list (or an empty AND group in an OR) is refused,
+    never read as "every row": a filter built from an empty selection would otherwise
+    delete or update the whole table.
+
     Raises:
-        InvalidArgumentError: malformed filter, unknown column or operator, or a value
-            that does not fit the column type.
+        InvalidArgumentError: malformed or empty filter, unknown column or operator, or a
+            value that does not fit the column type.
     """
-    if filter is None or (isinstance(filter, (list, tuple)) and len(filter) == 0):
+    if filter is None:
         return None
     if not isinstance(filter, (list, tuple)):
         raise InvalidArgumentError(f"filter must be a list of (column, op, value) tuples, got {filter!r}")
-    groups = filter if all(isinstance(g, list) for g in filter) else [filter]
+    groups = filter if filter and all(isinstance(g, list) for g in filter) else [filter]
+    if any(len(g) == 0 for g in groups):
+        raise InvalidArgumentError(
+            f"filter {filter!r} is empty (or has an empty AND group): give at least one "
+            "(column, op, value) term, or filter=None to select every row")
     return [[_term(t, schema) for t in group] for group in groups]
 
 
