@@ -25,7 +25,7 @@ def as_expression(value: Any, what: str, references: bool = False) -> pc.Express
         if not value.startswith(("source.", "target.")):
             raise InvalidArgumentError(
                 f"{what}: {value!r} is neither 'source.<column>' nor 'target.<column>'; give a "
-                "string literal as pyarrow.compute.scalar({value!r})")
+                f"string literal as pyarrow.compute.scalar({value!r})")
         return pc.field(value)
     if isinstance(value, pa.Scalar):
         return pc.scalar(value)

@@ -197,3 +197,11 @@ def test_changes_on_an_empty_table_and_from_an_empty_source(tmp_path, kind: str)
     assert r.inserted == 3 and sorted(by_id(t)) == [0, 1, 2]
     r = t.merge(empty, on=["id", "dt"]).when_not_matched_by_source_delete().execute()
     assert r.deleted == 3 and by_id(t) == {}
+
+
+def test_a_string_that_names_no_column_is_refused_with_the_literal_to_write(tmp_path) -> None:
+    t = make(Storage("local", str(tmp_path)), "append")
+    with pytest.raises(InvalidArgumentError) as e:
+        t.merge(orders(range(100, 102), "2025-01-01"), on=["id", "dt"]) \
+            .when_matched_update(set={"status": "paid"}).execute()
+    assert "pyarrow.compute.scalar('paid')" in str(e.value) and "{value" not in str(e.value)
