@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import dml, predicate
+from . import conform, dml, predicate
 from . import dml_values as exprs_of
 from .conform import to_batches
 from .context import TableContext
@@ -258,13 +258,13 @@ def _inserted(sources: pa.Table, c: _Clause, arrow: pa.Schema, source_names: lis
         unknown = [n for n in c.values if n not in arrow.names]
         if unknown:
             raise InvalidArgumentError(f"merge insert: columns {unknown} are not in the table {arrow.names}")
-        exprs = {n: exprs_of.as_expression(v, f"merge insert of {n!r}", references=True)
+        exprs = {n: exprs_of.as_expression(v, arrow.field(n), f"merge insert of {n!r}", references=True)
                  for n, v in c.values.items()}
-        exprs.update({n: pc.scalar(None) for n in arrow.names if n not in exprs})
+        exprs.update({n: pc.scalar(pa.scalar(None, arrow.field(n).type)) for n in arrow.names if n not in exprs})
     values = exprs_of.evaluate(sources, exprs, "merge insert")
-    return pa.Table.from_arrays(
-        [exprs_of.cast_to(values.column(f.name), f, "merge insert") if values.column(f.name).type != pa.null()
-         else pa.nulls(values.num_rows, f.type) for f in arrow], schema=arrow)
+    return pa.Table.from_arrays(  # stored as write() stores them (keys: by the writer)
+        [conform.column(f, values.column(f.name), what=f"merge insert of {f.name!r}") for f in arrow],
+        schema=arrow)
 
 
 Bounds = dict[str, "tuple[Any, Any] | None"]  # join column -> (min, max); None: every value null
