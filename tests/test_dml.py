@@ -205,3 +205,25 @@ def test_a_string_that_names_no_column_is_refused_with_the_literal_to_write(tmp_
         t.merge(orders(range(100, 102), "2025-01-01"), on=["id", "dt"]) \
             .when_matched_update(set={"status": "paid"}).execute()
     assert "pyarrow.compute.scalar('paid')" in str(e.value) and "{value" not in str(e.value)
+
+
+def test_partial_update_deletes_keys_of_a_table_with_not_null_columns(tmp_path) -> None:
+    """remove-record-on-delete with a NOT NULL non-key column (issue 32 item 19): every
+    delete and every written -D failed with ArrowInvalid (the merged row of a deleted key
+    had nulls in the NOT NULL column)."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string(), nullable=False),
+                        ("w", pa.int64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"bucket": "1", "merge-engine": "partial-update",
+                                 "partial-update.remove-record-on-delete": "true"})
+    t.write(pa.table({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"], "w": [1, 2, None, 4]}, schema=schema))
+    assert t.delete([("id", "=", 1)]) == 1
+    t.write(pa.table({"id": [2], "v": ["b"], "w": [2], "_row_kind": ["-D"]}))
+    t.write(pa.table({"id": [3, 5], "v": ["c2", "e"], "w": [None, 5]}, schema=schema))
+    want = [{"id": 3, "v": "c2", "w": None}, {"id": 4, "v": "d", "w": 4}, {"id": 5, "v": "e", "w": 5}]
+    assert t.to_arrow().sort_by("id").to_pylist() == want
+    t.compact(strategy="minor")
+    assert t.to_arrow().sort_by("id").to_pylist() == want
+    t.write(pa.table({"id": [1], "v": ["again"], "w": [None]}, schema=schema))  # a deleted key comes back
+    assert t.compact(full=True) is not None
+    assert t.to_arrow().sort_by("id").to_pylist() == [{"id": 1, "v": "again", "w": None}, *want]
