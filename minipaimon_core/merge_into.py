@@ -17,7 +17,8 @@ one of them (``"source.v"``), or a Python literal other than a string (a string 
 Semantics, as Delta's: a target row matched by source rows on ``on`` (equality of every
 column; a null never matches) goes to the first ``when_matched_*`` clause whose condition
 holds; a source row matching no target row to the first ``when_not_matched_*`` clause; a
-target row matching no source row to the first ``when_not_matched_by_source_*`` clause.
+target row matching no source row to the first ``when_not_matched_by_source_*`` clause
+(``delete``, or ``update`` with values over ``"target.<c>"`` only).
 Rows no clause takes are left as they are. Two source rows matching one target row are an
 error when there is a matched clause (which of them would win is undefined).
 """
@@ -103,6 +104,11 @@ class MergeClauses:
     def when_not_matched_by_source_delete(self, condition: Any = None) -> Any:
         return self._add("not_matched_by_source", "delete", condition, None)
 
+    def when_not_matched_by_source_update(self, set: Mapping[str, Any], condition: Any = None) -> Any:
+        """Set columns of target rows that no source row matches (SQL's WHEN NOT MATCHED BY
+        SOURCE THEN UPDATE): values and condition over ``"target.<c>"`` only."""
+        return self._add("not_matched_by_source", "update", condition, set)
+
     def _check_clauses(self, ctx: TableContext, source_names: list[str]) -> None:
         """No clause, one the table cannot express, or a bad update value: a typed error
         before anything is read."""
@@ -113,6 +119,12 @@ class MergeClauses:
         for c in self._clauses:
             if c.action == "update":
                 update_expressions(ctx, c, source_names)
+            if c.kind == "not_matched_by_source" and c.values is not None:
+                named = [v for v in c.values.values() if isinstance(v, str) and v.startswith(SOURCE)]
+                if named:
+                    raise InvalidArgumentError(
+                        f"merge: when_not_matched_by_source_update sets {named}, but a target row "
+                        "no source row matches has no source values; use 'target.<column>' or literals")
 
     @property
     def _by_source(self) -> bool:
@@ -217,7 +229,13 @@ def decide_matched(ctx: TableContext, clauses: list[_Clause], on: list[str], tar
         for c in by_source:
             take = left & exprs_of.mask_of(targets, c.condition, "merge by-source condition")
             left &= ~take
-            deleted[orphans[take]] = True
+            if c.action == "delete":
+                deleted[orphans[take]] = True
+            else:
+                updated[orphans[take]] = True
+                exprs = update_expressions(ctx, c, pairs_source.column_names)
+                new_values.append((orphans[take], exprs_of.updated_rows(
+                    targets.filter(pa.array(take)), exprs, arrow, "merge by-source update", prefix=TARGET)))
     return deleted, updated, _in_target_order(new_values, arrow)
 
 

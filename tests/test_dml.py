@@ -227,3 +227,26 @@ def test_partial_update_deletes_keys_of_a_table_with_not_null_columns(tmp_path) 
     t.write(pa.table({"id": [1], "v": ["again"], "w": [None]}, schema=schema))  # a deleted key comes back
     assert t.compact(full=True) is not None
     assert t.to_arrow().sort_by("id").to_pylist() == [{"id": 1, "v": "again", "w": None}, *want]
+
+
+def test_not_matched_by_source_update_sets_target_rows_no_source_row_matches(tmp_path, kind: str) -> None:
+    """SQL's WHEN NOT MATCHED BY SOURCE THEN UPDATE, as Delta has it (issue 32 item 22):
+    values and conditions over the target's columns, clauses in order with the deletes."""
+    t = make(Storage("local", str(tmp_path)), kind)
+    source = orders(range(100, 105), "2025-01-01", "seen")
+    result = (t.merge(source, on=["id", "dt"])
+              .when_matched_update(set={"status": "source.status"})
+              .when_not_matched_by_source_delete(condition=pc.field("target.dt") == "2025-01-03")
+              .when_not_matched_by_source_update(set={"status": pc.scalar("stale"), "amount": pc.field("target.amount") + 1},
+                                                 condition=pc.field("target.id") < 110)
+              .when_not_matched_by_source_update(set={"status": pc.scalar("unseen")})
+              .execute())
+    assert (result.inserted, result.updated, result.deleted) == (0, 5 + 5 + 30, 20)
+    rows = by_id(t)
+    assert len(rows) == 40 and not any(i >= 300 for i in rows)
+    assert {rows[i]["status"] for i in range(100, 105)} == {"seen"}
+    assert [(rows[i]["status"], rows[i]["amount"]) for i in (105, 109)] == [("stale", 1051), ("stale", 1091)]
+    assert {rows[i]["status"] for i in [*range(110, 120), *range(200, 220)]} == {"unseen"}
+    with pytest.raises(InvalidArgumentError, match="source"):
+        t.merge(source, on=["id", "dt"]).when_not_matched_by_source_update(set={"status": "source.status"}).execute()
+    assert len(t.snapshots()) == 4
