@@ -144,9 +144,12 @@ def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
             "not deleted")
 
 
-def apply_change(ctx: TableContext, target: Target, change: Change) -> int | None:
+def apply_change(ctx: TableContext, target: Target, change: Change,
+                 guarded: pa.Table | None = None) -> int | None:
     """Write and commit ``change`` on ``target`` as one snapshot; returns its id (None if
-    nothing changed). Files written are deleted if the commit fails.
+    nothing changed). Files written are deleted if the commit fails. ``guarded``: primary
+    keys, besides those the change removes, that no commit after ``target.snapshot`` may
+    have written (a merge's inserts that must not replace a row: merge_keys).
 
     Raises:
         CommitConflictError: FILES_GONE / ROWS_CHANGED (the caller reads again and retries),
@@ -161,6 +164,8 @@ def apply_change(ctx: TableContext, target: Target, change: Change) -> int | Non
     except BaseException:
         FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True).abort(messages)
         raise
+    if guarded is not None and guarded.num_rows:
+        keys = guarded if keys is None or keys.num_rows == 0 else pa.concat_tables([keys, guarded])
     return commit_change(ctx, target.snapshot, user, messages, keys)
 
 

@@ -38,6 +38,7 @@ from . import dml_values as exprs_of
 from .conform import to_batches
 from .context import TableContext
 from .errors import InvalidArgumentError
+from .merge_keys import Bounds, bounds_of, check_inserted_keys, prune_filter
 
 SOURCE, TARGET = "source.", "target."
 _T_ROW, _S_ROW = "__minipaimon_target_row", "__minipaimon_source_row"
@@ -159,7 +160,7 @@ class MergeBuilder(MergeClauses):
     def _attempt(self, ctx: TableContext) -> MergeResult:
         self._check_clauses(ctx, self._source.column_names)
         arrow = ctx.schema.arrow_schema()
-        prune = None if self._by_source else prune_filter(self._on, _bounds(self._source, self._on))
+        prune = None if self._by_source else prune_filter(self._on, bounds_of(self._source, self._on))
         target = dml.read_target(ctx, predicate.normalize(prune, arrow))
         t_rows, s_rows = self._match(target.rows)
         deleted, updated, values = decide_matched(ctx, self._clauses, self._on, target.rows, t_rows,
@@ -167,7 +168,8 @@ class MergeBuilder(MergeClauses):
         unmatched = np.ones(self._source.num_rows, dtype=bool)
         unmatched[s_rows] = False
         inserts = insert_rows(self._clauses, self._source.filter(pa.array(unmatched)), arrow)
-        dml.apply_change(ctx, target, dml.Change(deleted, updated, values, inserts))
+        guarded = check_inserted_keys(ctx, target.snapshot, self._on, inserts, target.rows.filter(pa.array(deleted)))
+        dml.apply_change(ctx, target, dml.Change(deleted, updated, values, inserts), guarded)
         return MergeResult(inserts.num_rows, int(updated.sum()), int(deleted.sum()))
 
     def _match(self, target: pa.Table) -> tuple[np.ndarray, np.ndarray]:
@@ -285,37 +287,6 @@ def _inserted(sources: pa.Table, c: _Clause, arrow: pa.Schema, source_names: lis
         schema=arrow)
 
 
-Bounds = dict[str, "tuple[Any, Any] | None"]  # join column -> (min, max); None: every value null
-
-
-def prune_filter(on: list[str], bounds: Bounds) -> list[list[tuple[str, str, Any]]] | None:
-    """Where the target rows the source can match lie: each join column between the
-    source's min and max (a column missing from ``bounds``, e.g. nested, is not pruned)."""
-    terms: list[tuple[str, str, Any]] = []
-    for c in on:
-        if c not in bounds:
-            continue
-        b = bounds[c]
-        if b is None:
-            return [[(c, "is null", None), (c, "is not null", None)]]  # nothing can match
-        terms += [(c, ">=", b[0]), (c, "<=", b[1])]
-    return [terms] if terms else None
-
-
-def _bounds(source: pa.Table, on: list[str]) -> Bounds:
-    out: Bounds = {}
-    for c in on:
-        col = source.column(c)
-        if pa.types.is_nested(col.type):
-            continue
-        if col.null_count == len(col):
-            out[c] = None
-        else:
-            mm = pc.min_max(col)
-            out[c] = (mm["min"].as_py(), mm["max"].as_py())
-    return out
-
-
 def _comparable(column: pa.ChunkedArray, target_type: pa.DataType) -> pa.ChunkedArray:
     """A source join column in the target column's type (refused if it does not fit)."""
     if column.type == target_type:
@@ -366,4 +337,4 @@ def _in_target_order(parts: list[tuple[np.ndarray, pa.Table]], arrow: pa.Schema)
     return values.take(pa.array(np.argsort(rows, kind="stable")))
 
 
-__all__ = ["MergeBuilder", "MergeClauses", "MergeResult", "decide_matched", "insert_rows", "prune_filter"]
+__all__ = ["Bounds", "MergeBuilder", "MergeClauses", "MergeResult", "decide_matched", "insert_rows", "prune_filter"]

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
+from minipaimon_core import dml
 from minipaimon_core.data_file import write_data_file
 from minipaimon_core.dml_preview import preview_delete
 from minipaimon_core.errors import InvalidArgumentError, MiniPaimonError, SchemaMismatchError
@@ -196,3 +197,60 @@ def test_a_data_file_whose_write_fails_leaves_nothing_behind(tmp_path) -> None:
     with pytest.raises(pa.ArrowInvalid):
         write_data_file(ctx.io, ctx.layout, "", 0, bad, schema=ctx.schema)
     assert not list((tmp_path / "t").rglob("*.parquet"))
+
+
+# -- item 11: a merge not joined on the primary key inserts no existing key --------------------
+
+PEOPLE = pa.schema([pa.field("id", pa.int64(), nullable=False), ("email", pa.string()), ("n", pa.int64())])
+
+
+@pytest.mark.parametrize("options", [{"bucket": "2"}, {"bucket": "2", "deletion-vectors.enabled": "true"}])
+def test_a_merge_on_other_columns_refuses_to_insert_a_key_the_table_has(tmp_path, options) -> None:
+    t = mp.create_table(str(tmp_path / "t"), PEOPLE, primary_key=["id"], options=options)
+    t.write(pa.table({"id": [1, 2, 3], "email": ["a@x", "b@x", "c@x"], "n": [1, 2, 3]}, schema=PEOPLE))
+    t.write(pa.table({"id": [4], "email": ["d@x"], "n": [4]}, schema=PEOPLE))
+
+    def merge(source: dict[str, list[Any]]) -> mp.MergeResult:
+        return (t.merge(pa.table(source, schema=PEOPLE), on="email")
+                .when_matched_delete(condition=pc.field("source.n") < 0)
+                .when_matched_update(set={"n": "source.n"})
+                .when_not_matched_insert_all().execute())
+
+    # id 1 exists with another email: the insert would replace it (and count as an insert)
+    message = refused(t, InvalidArgumentError, lambda: merge({"id": [1, 9], "email": ["new@x", "z@x"], "n": [9, 9]}),
+                      match="primary key")
+    assert "{'id': 1}" in message and "'email'" in message and "9" not in message.split("{'id': 1}")[1][:12]
+    # a key updated by the same merge still exists: refused too
+    refused(t, InvalidArgumentError, lambda: merge({"id": [2, 3], "email": ["b@x", "q@x"], "n": [20, 30]}))
+    # two source rows inserting one new key: refused, as a SQL primary key would
+    refused(t, InvalidArgumentError, lambda: merge({"id": [7, 7], "email": ["p@x", "r@x"], "n": [1, 2]}),
+            match="twice")
+    assert t.to_arrow().sort_by("id").column("n").to_pylist() == [1, 2, 3, 4]
+    # new keys, and a key the same merge deletes, are inserted
+    r = merge({"id": [3, 8, 3], "email": ["c@x", "h@x", "new-c@x"], "n": [-1, 8, 33]})
+    assert (r.inserted, r.updated, r.deleted) == (2, 0, 1)
+    rows = {row["id"]: row for row in t.to_arrow().to_pylist()}
+    assert sorted(rows) == [1, 2, 3, 4, 8] and rows[3]["email"] == "new-c@x"
+
+
+def test_a_key_written_while_such_a_merge_ran_makes_it_read_again_and_refuse(tmp_path, monkeypatch) -> None:
+    """Deterministic interleaving: another writer commits the key the merge inserts after
+    the merge read the table; the commit check sees it, the merge reads again and refuses."""
+    t = mp.create_table(str(tmp_path / "t"), PEOPLE, primary_key=["id"], options={"bucket": "2"})
+    t.write(pa.table({"id": [1], "email": ["a@x"], "n": [1]}, schema=PEOPLE))
+    real = dml.write_change
+    calls = []
+
+    def concurrent_write_first(*args: Any, **kwargs: Any) -> Any:
+        if not calls:
+            mp.open_table(t.path).write(pa.table({"id": [9], "email": ["other@x"], "n": [0]}, schema=PEOPLE))
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dml, "write_change", concurrent_write_first)
+    source = pa.table({"id": [9], "email": ["new@x"], "n": [9]}, schema=PEOPLE)
+    with pytest.raises(InvalidArgumentError, match="{'id': 9}"):
+        t.merge(source, on="email").when_not_matched_insert_all().execute()
+    assert len(calls) == 1 and len(t.snapshots()) == 2
+    assert t.to_arrow().sort_by("id").to_pylist() == [{"id": 1, "email": "a@x", "n": 1},
+                                                      {"id": 9, "email": "other@x", "n": 0}]
