@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pyarrow as pa
@@ -43,7 +44,8 @@ def prune_filter(on: list[str], bounds: Bounds) -> list[list[tuple[str, str, Any
 
 
 def bounds_of(source: pa.Table, on: list[str]) -> Bounds:
-    """Min and max of each join column of ``source`` (nested columns left out)."""
+    """Min and max of each join column of ``source`` (nested columns left out), in the
+    filters' order: NaN is the top of a float column (a NaN matches a NaN in the join)."""
     out: Bounds = {}
     for c in on:
         col = source.column(c)
@@ -52,8 +54,11 @@ def bounds_of(source: pa.Table, on: list[str]) -> Bounds:
         if col.null_count == len(col):
             out[c] = None
         else:
-            mm = pc.min_max(col)
-            out[c] = (mm["min"].as_py(), mm["max"].as_py())
+            mm = pc.min_max(col)  # skips NaN
+            hi = mm["max"].as_py()
+            if pa.types.is_floating(col.type) and pc.any(pc.is_nan(col)).as_py():
+                hi = math.nan
+            out[c] = (mm["min"].as_py(), hi)
     return out
 
 
