@@ -36,6 +36,7 @@ from .append_vectors import fingerprint
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
+from .dml_sequence import settle
 from .dml_values import mask_of, set_expressions, updated_rows
 from .dml_write import Change, commit_change, new_user, write_change
 from .errors import (
@@ -201,7 +202,9 @@ def delete(ctx_of: Callable[[], TableContext], filter: Any) -> int:
 
 
 def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, Any]) -> int:
-    """Set columns of the rows ``filter`` selects (all rows if None); returns how many."""
+    """Set columns of the rows ``filter`` selects (all rows if None); returns how many
+    changed (with ``sequence.field``, a row whose new sequence value is lower than its
+    stored one does not change: minipaimon_core.dml_sequence)."""
     if not isinstance(set, Mapping) or not set:
         raise InvalidArgumentError(f"set must be a non-empty dict of column -> value, got {set!r}")
 
@@ -215,8 +218,9 @@ def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, An
         chosen = target.rows.filter(pa.array(selected))
         new_values = updated_rows(chosen, exprs, arrow, "update")
         nothing = np.zeros(len(selected), dtype=bool)
-        apply_change(ctx, target, Change(nothing, selected, new_values, arrow.empty_table()))
-        return int(selected.sum())
+        change = settle(ctx, target.rows, Change(nothing, selected, new_values, arrow.empty_table()))
+        apply_change(ctx, target, change)
+        return int(change.updated.sum())
     return with_retries(ctx_of, attempt)
 
 

@@ -37,6 +37,7 @@ from . import conform, dml, predicate
 from . import dml_values as exprs_of
 from .conform import to_batches
 from .context import TableContext
+from .dml_sequence import settle, shadowed
 from .errors import InvalidArgumentError
 from .merge_keys import Bounds, bounds_of, check_inserted_keys, prune_filter
 
@@ -168,9 +169,11 @@ class MergeBuilder(MergeClauses):
         unmatched = np.ones(self._source.num_rows, dtype=bool)
         unmatched[s_rows] = False
         inserts = insert_rows(self._clauses, self._source.filter(pa.array(unmatched)), arrow)
+        inserts = inserts.filter(pa.array(~shadowed(ctx, target.snapshot, inserts)))
         guarded = check_inserted_keys(ctx, target.snapshot, self._on, inserts, target.rows.filter(pa.array(deleted)))
-        dml.apply_change(ctx, target, dml.Change(deleted, updated, values, inserts), guarded)
-        return MergeResult(inserts.num_rows, int(updated.sum()), int(deleted.sum()))
+        change = settle(ctx, target.rows, dml.Change(deleted, updated, values, inserts))
+        dml.apply_change(ctx, target, change, guarded)
+        return MergeResult(inserts.num_rows, int(change.updated.sum()), int(deleted.sum()))
 
     def _match(self, target: pa.Table) -> tuple[np.ndarray, np.ndarray]:
         """Row numbers (target, source) of every pair that agrees on the join columns."""

@@ -34,6 +34,8 @@ CONFIGS = {
     "append-dv": {"deletion-vectors.enabled": "true"},
     "primary-key": {"primary-key": "id,p", "bucket": "2"},
     "primary-key-dv": {"primary-key": "id,p", "bucket": "2", "deletion-vectors.enabled": "true"},
+    # updates to a lower v are dropped, inserts under a delete of a higher v too (dml_sequence)
+    "primary-key-sequence": {"primary-key": "id,p", "bucket": "2", "sequence.field": "v"},
 }
 
 
