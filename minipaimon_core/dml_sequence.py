@@ -16,6 +16,8 @@ written:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -88,18 +90,19 @@ def _latest_deletes(ctx: TableContext, snapshot: Snapshot, keys: pa.Table, field
     reader = SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors)
     config = MergeConfig.from_options(tuple(names), ctx.schema.options)
     wanted = keys.group_by(names).aggregate([])
-    found = []
+    buckets: dict[tuple[Any, ...], list[pa.Table]] = {}  # a bucket may come in several splits
     for split in TableScan(ctx, dnf, None, snapshot, None).plan():
-        parts = [t.join(wanted, names, join_type="inner")
-                 for t in reader.read_files(split, split.files, [*names, field, SEQUENCE, VALUE_KIND])]
-        if parts:
-            found.append(merge(pa.concat_tables(parts), config, keep_deletes=True))
+        buckets.setdefault((tuple(split.partition), split.bucket), []).extend(
+            t.join(wanted, names, join_type="inner")
+            for t in reader.read_files(split, split.files, [*names, field, SEQUENCE, VALUE_KIND]))
+    found = [merge(pa.concat_tables(parts), config, keep_deletes=True) for parts in buckets.values() if parts]
     if not found:
         return pa.table({**{n: keys.column(n).slice(0, 0) for n in names},
                          field: pa.nulls(0, ctx.schema.arrow_schema().field(field).type)})
     latest = pa.concat_tables(found)
-    latest = latest.filter(pc.equal(latest.column(VALUE_KIND), pa.scalar(int(RowKind.DELETE), pa.int8())))
-    return latest.select([*names, field])
+    deleted = pc.equal(latest.column(VALUE_KIND), pa.scalar(int(RowKind.DELETE), pa.int8()))
+    live = latest.filter(pc.invert(deleted)).select(names)  # a key written again after its delete
+    return latest.filter(deleted).join(live, names, join_type="left anti").select([*names, field])
 
 
 __all__ = ["lower", "sequence_field", "settle", "shadowed"]
