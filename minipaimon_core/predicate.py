@@ -112,6 +112,8 @@ def _in_term(column: str, op: str, values: list[Any], t: pa.DataType) -> Term:
     if op == "not in" and any(v is None for v in values):
         return Term(column, FALSE, None, None)
     stats = [e for e in (Literal(column, t, v).exact() for v in values if v is not None) if e is not None]
+    if pa.types.is_floating(t):  # -0.0 equals 0.0: one value in the set (see _term_expression)
+        stats = [0.0 if s == 0 else s for s in stats]
     if not stats:
         return Term(column, FALSE, None, None) if op == "in" else Term(column, "is not null", None, None)
     return Term(column, op, pa.array([to_scalar(s, t) for s in stats], t), stats)
@@ -147,10 +149,10 @@ def _term_expression(t: Term) -> pc.Expression:
         return f.is_nan()
     if t.op == NOT_NAN:
         return f.is_valid() & ~f.is_nan()
-    if t.op == "in":
-        return f.isin(t.value)  # Arrow's is_in finds NaN as NaN
-    if t.op == "not in":
-        return ~f.isin(t.value) & f.is_valid()
+    if t.op in ("in", "not in"):
+        # Arrow's is_in finds NaN as NaN but tells -0.0 from 0.0: adding +0.0 makes -0.0 0.0
+        x = f + pc.scalar(pa.scalar(0.0, t.value.type)) if pa.types.is_floating(t.value.type) else f
+        return x.isin(t.value) if t.op == "in" else ~x.isin(t.value) & f.is_valid()
     ops: dict[str, Callable[[Any, Any], pc.Expression]] = {
         "=": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,

@@ -144,3 +144,13 @@ def test_a_merge_joined_on_a_float_column_matches_nan_with_nan(tmp_path) -> None
     r = t.merge(source, on="f").when_matched_update(set={"s": "source.s"}).execute()
     assert (r.inserted, r.updated, r.deleted) == (0, 2, 0)
     assert t.to_arrow().sort_by("id").column("s").to_pylist() == ["ONE!", "two", "NAN!"]
+
+
+@pytest.mark.parametrize(("op", "values", "want"), [("in", [0.0], [0, 1]), ("in", [-0.0], [0, 1]),
+                                                    ("not in", [-0.0, NAN], [3]), ("=", -0.0, [0, 1])])
+def test_minus_zero_equals_zero_in_every_comparison(tmp_path, op: str, values: Any, want: list[int]) -> None:
+    """Found by the model test: Arrow's is_in told -0.0 from 0.0 where = does not."""
+    schema = pa.schema([("id", pa.int64()), ("f", pa.float32())])
+    t = mp.create_table(str(tmp_path / "t"), schema)
+    t.write(pa.table({"id": [0, 1, 2, 3], "f": [0.0, -0.0, NAN, 1.0]}, schema=schema))
+    assert sorted(t.scan(filter=[("f", op, values)]).to_arrow().column("id").to_pylist()) == want
