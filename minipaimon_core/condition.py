@@ -43,13 +43,13 @@ _TOKEN = re.compile(r"""
 _OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
+def _tokens(text: str, what: str) -> list[tuple[str, str]]:
     out, pos = [], 0
     text = text.rstrip()
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            raise InvalidArgumentError(f"condition {text!r}: cannot read {text[pos:].strip()[:20]!r}")
+            raise InvalidArgumentError(f"{what} {text!r}: cannot read {text[pos:].strip()[:20]!r}")
         kind = m.lastgroup
         assert kind is not None
         out.append((kind, m.group(kind)))
@@ -57,17 +57,22 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+_CONDITION = ("condition", "write 'column op literal' terms joined by AND / OR")
+_ASSIGNMENTS = ("SET list", "write 'column = literal' assignments separated by commas")
+
+
 class _Parser:
-    def __init__(self, text: str, schema: pa.Schema) -> None:
+    def __init__(self, text: str, schema: pa.Schema, what: tuple[str, str] = _CONDITION) -> None:
+        """``what``: what the text is and how to write one, for error messages."""
         self.text = text
         self.schema = schema
-        self.tokens = _tokens(text)
+        self.what = what
+        self.tokens = _tokens(text, what[0])
         self.i = 0
 
     def fail(self, what: str) -> InvalidArgumentError:
         near = " ".join(v for _, v in self.tokens[self.i:self.i + 3]) or "the end"
-        return InvalidArgumentError(f"condition {self.text!r}: {what} (at {near!r}); write "
-                                    "'column op literal' terms joined by AND / OR")
+        return InvalidArgumentError(f"{self.what[0]} {self.text!r}: {what} (at {near!r}); {self.what[1]}")
 
     def peek_word(self, *words: str) -> bool:
         return self.i < len(self.tokens) and self.tokens[self.i][0] == "word" \
@@ -198,7 +203,7 @@ def parse_assignments(text: str, schema: pa.Schema) -> dict[str, Any]:
     """
     if not isinstance(text, str):
         raise InvalidArgumentError(f"assignments must be a string, got {text!r}")
-    p = _Parser(text, schema)
+    p = _Parser(text, schema, _ASSIGNMENTS)
     out: dict[str, Any] = {}
     if not p.tokens:
         raise p.fail("no assignment")

@@ -1,16 +1,30 @@
-"""Bringing user data to the table schema, or rejecting it with a clear error."""
+"""Bringing user data to the table schema, or rejecting it with a clear error.
+
+One conversion of values into a column, shared by ``write()`` and the row-level changes
+(update values, merge values and inserted rows): :func:`column` takes a column of values
+(a batch's column, a merge source's column, an expression's result) if its type is the
+column's or a widening whose values all convert exactly, and refuses a null in a NOT NULL
+column; :func:`literal` types a Python literal by the column it is stored in, as SQL types
+``SET d = 1``: a number is taken if it is exactly a value of the column (``1`` into a
+DECIMAL(10, 2) is 1.00; 0.1 into a FLOAT, 1.5 into an INT, 300 into a TINYINT are
+refused), any other literal as a one-value column of its own type (a ``datetime`` with a
+time into a DATE is refused, as write() refuses a timestamp column there).
+"""
 
 from __future__ import annotations
 
+import decimal
+import numbers
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError, SchemaMismatchError, UnsupportedFeatureError
 from .format import data_types
+from .literals import Literal, to_scalar
 from .schema import ROW_KIND_COLUMN
 
 
@@ -96,15 +110,7 @@ def conform(
             f"data does not match the table schema: missing columns {missing}, unknown columns "
             f"{extra}; table columns are {schema.names}"
         )
-    arrays = []
-    for field in schema:
-        col = _cast(field, batch.column(field.name))
-        if not field.nullable and col.null_count:
-            what = "primary-key" if field.name in primary_keys else "NOT NULL"
-            raise InvalidArgumentError(f"{what} column {field.name!r} has {col.null_count} null values")
-        if field.name in primary_keys:
-            col = canonical_key(field.name, col)
-        arrays.append(col)
+    arrays = [column(field, batch.column(field.name), field.name in primary_keys) for field in schema]
     out_schema = schema
     if allow_row_kind and ROW_KIND_COLUMN in names:
         kinds = batch.column(ROW_KIND_COLUMN)
@@ -120,20 +126,78 @@ def conform(
     return pa.Table.from_arrays(arrays, schema=out_schema)
 
 
-def _cast(field: pa.Field, col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+Values: TypeAlias = "pa.Array | pa.ChunkedArray"
+
+
+def column(field: pa.Field, col: Values, key: bool = False, what: str | None = None) -> Values:
+    """``col`` stored as column ``field`` (a primary-key column if ``key``): converted
+    (:func:`convert`), a null refused in a NOT NULL column, a key made canonical.
+    ``what`` (e.g. ``"update"``) starts the error messages of a row-level change.
+
+    Raises:
+        SchemaMismatchError: a type that is not the column's or a widening, a lossy value.
+        InvalidArgumentError: a null in a NOT NULL or key column, a NaN key.
+    """
+    col = convert(field, col, what)
+    if not field.nullable and col.null_count:
+        kind = "primary-key" if key else "NOT NULL"
+        raise InvalidArgumentError(f"{what + ': ' if what else ''}{kind} column {field.name!r} "
+                                   f"has {col.null_count} null values")
+    return canonical_key(field.name, col) if key else col
+
+
+def convert(field: pa.Field, col: Values, what: str | None = None) -> Values:
     """``col`` as ``field``'s type: equal, the same stored type, or a safe widening whose
     values all convert exactly (else SchemaMismatchError naming the column)."""
     if col.type.equals(field.type):
         return col
     same = data_types.normalize(col.type).equals(field.type) if _supported(col.type) else False
     if not same and not _widens(col.type, field.type):
+        if what:
+            raise SchemaMismatchError(f"{what}: values of type {col.type} do not fit column {field.name!r} "
+                                      f"of type {field.type}; cast them to it explicitly")
         raise SchemaMismatchError(f"column {field.name!r} has type {col.type}, the table has {field.type}")
     try:
         return pc.cast(col, field.type)
     except pa.ArrowInvalid as e:  # e.g. timestamp[us] -> [ms] with sub-ms values, 2**24+1 -> float32
         raise SchemaMismatchError(
-            f"column {field.name!r}: the values of type {col.type} do not convert to the table's "
-            f"{field.type} without loss ({e}); convert them explicitly first") from None
+            f"{what + ': ' if what else ''}column {field.name!r}: the values of type {col.type} do not "
+            f"convert to the table's {field.type} without loss ({e}); convert them explicitly first") from None
+
+
+def literal(field: pa.Field, value: Any, what: str) -> pa.Scalar:
+    """Python literal ``value`` (or a ``pyarrow.Scalar``) as a scalar of column ``field``'s
+    type, typed by the column (see the module docs); None is a null of the type.
+
+    Raises SchemaMismatchError (``what`` first) for a value that is not exactly one of the
+    column's.
+    """
+    t = field.type
+    if value is None:
+        return pa.scalar(None, t)
+    if _is_number(value) and (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)):
+        try:
+            exact = Literal(field.name, t, value).exact()
+        except InvalidArgumentError as e:  # e.g. Decimal("NaN")
+            raise SchemaMismatchError(f"{what}: {e}") from None
+        if exact is None:
+            hint = "; give it as a decimal.Decimal" if pa.types.is_decimal(t) and isinstance(value, float) else ""
+            raise SchemaMismatchError(f"{what}: {value!r} is not a value of column {field.name!r} of type "
+                                      f"{t} (it would be rounded or is out of range){hint}")
+        return to_scalar(exact, t)
+    try:
+        one = pa.array([value], t) if pa.types.is_nested(t) else \
+            pa.array([value.as_py() if isinstance(value, pa.Scalar) else value],
+                     value.type if isinstance(value, pa.Scalar) else None)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
+        raise SchemaMismatchError(f"{what}: {value!r} is not a value of column {field.name!r} of type {t}: "
+                                  f"{e}") from None
+    out: pa.Scalar = convert(field, one, what)[0]
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool)
 
 
 def canonical_key(name: str, col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

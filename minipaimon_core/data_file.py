@@ -15,6 +15,7 @@ of the requested columns.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -136,40 +137,45 @@ def write_data_file_parts(
     writer: pq.ParquetWriter | None = None
     key_value = False
     target: pa.Schema | None = None
-    with io.open_output(path) as f:
-        for part in parts:
+    try:
+        with io.open_output(path) as f:
+            for part in parts:
+                if writer is None:
+                    key_value = SEQUENCE in part.column_names
+                    target = file_schema(schema, key_value)
+                    laid = to_file_layout(part, target)
+                    dictionary = dictionary_columns(laid)
+                    # plain or dictionary encodings only: Paimon's Java reader refuses
+                    # DELTA_BINARY_PACKED ("Unsupported encoding")
+                    writer = pq.ParquetWriter(
+                        f, target.with_metadata({FILE_NAME_KEY: name.encode()}),
+                        compression=compression, write_statistics=False,
+                        use_dictionary=dictionary,
+                        store_decimal_as_integer=True,  # as Paimon's Java writer (which reads only that)
+                        write_page_checksum=True)  # CRC32 per page: a flipped bit fails the read
+                assert target is not None and writer is not None
+                # the stats kernels run beside the Parquet encoder (both release the GIL)
+                part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
+                writer.write_table(to_file_layout(part, target).replace_schema_metadata(writer.schema.metadata))
+                if part.num_rows:
+                    first = first if first is not None else part.slice(0, 1)
+                    last = part.slice(part.num_rows - 1, 1)
+                rows += part.num_rows
+                stats.append((part_stats.result(), part.num_rows))
+                if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
+                    retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
+                                       pa.scalar(1, pa.int8()))
+                    deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
+                if SEQUENCE in part.column_names and part.num_rows:
+                    mm = pc.min_max(part.column(SEQUENCE))
+                    seq.append((mm["min"].as_py(), mm["max"].as_py()))
             if writer is None:
-                key_value = SEQUENCE in part.column_names
-                target = file_schema(schema, key_value)
-                laid = to_file_layout(part, target)
-                dictionary = dictionary_columns(laid)
-                # plain or dictionary encodings only: Paimon's Java reader refuses
-                # DELTA_BINARY_PACKED ("Unsupported encoding")
-                writer = pq.ParquetWriter(
-                    f, target.with_metadata({FILE_NAME_KEY: name.encode()}),
-                    compression=compression, write_statistics=False,
-                    use_dictionary=dictionary,
-                    store_decimal_as_integer=True,  # as Paimon's Java writer (which reads only that)
-                    write_page_checksum=True)  # CRC32 per page: a flipped bit fails the read
-            assert target is not None and writer is not None
-            # the stats kernels run beside the Parquet encoder (both release the GIL)
-            part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
-            writer.write_table(to_file_layout(part, target).replace_schema_metadata(writer.schema.metadata))
-            if part.num_rows:
-                first = first if first is not None else part.slice(0, 1)
-                last = part.slice(part.num_rows - 1, 1)
-            rows += part.num_rows
-            stats.append((part_stats.result(), part.num_rows))
-            if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
-                retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
-                                   pa.scalar(1, pa.int8()))
-                deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
-            if SEQUENCE in part.column_names and part.num_rows:
-                mm = pc.min_max(part.column(SEQUENCE))
-                seq.append((mm["min"].as_py(), mm["max"].as_py()))
-        if writer is None:
-            raise InvalidArgumentError(f"no rows to write to {path}")
-        writer.close()
+                raise InvalidArgumentError(f"no rows to write to {path}")
+            writer.close()
+    except BaseException:  # a failed write leaves no partial file behind
+        with contextlib.suppress(Exception):  # the write's own error is the one to raise
+            io.delete(path)
+        raise
     min_key: tuple = ()
     max_key: tuple = ()
     if key_value and first is not None and last is not None:

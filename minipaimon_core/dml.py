@@ -36,6 +36,7 @@ from .append_vectors import fingerprint
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
+from .dml_sequence import settle
 from .dml_values import mask_of, set_expressions, updated_rows
 from .dml_write import Change, commit_change, new_user, write_change
 from .errors import (
@@ -144,9 +145,12 @@ def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
             "not deleted")
 
 
-def apply_change(ctx: TableContext, target: Target, change: Change) -> int | None:
+def apply_change(ctx: TableContext, target: Target, change: Change,
+                 guarded: pa.Table | None = None) -> int | None:
     """Write and commit ``change`` on ``target`` as one snapshot; returns its id (None if
-    nothing changed). Files written are deleted if the commit fails.
+    nothing changed). Files written are deleted if the commit fails. ``guarded``: primary
+    keys, besides those the change removes, that no commit after ``target.snapshot`` may
+    have written (a merge's inserts that must not replace a row: merge_keys).
 
     Raises:
         CommitConflictError: FILES_GONE / ROWS_CHANGED (the caller reads again and retries),
@@ -161,6 +165,8 @@ def apply_change(ctx: TableContext, target: Target, change: Change) -> int | Non
     except BaseException:
         FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True).abort(messages)
         raise
+    if guarded is not None and guarded.num_rows:
+        keys = guarded if keys is None or keys.num_rows == 0 else pa.concat_tables([keys, guarded])
     return commit_change(ctx, target.snapshot, user, messages, keys)
 
 
@@ -196,7 +202,9 @@ def delete(ctx_of: Callable[[], TableContext], filter: Any) -> int:
 
 
 def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, Any]) -> int:
-    """Set columns of the rows ``filter`` selects (all rows if None); returns how many."""
+    """Set columns of the rows ``filter`` selects (all rows if None); returns how many
+    changed (with ``sequence.field``, a row whose new sequence value is lower than its
+    stored one does not change: minipaimon_core.dml_sequence)."""
     if not isinstance(set, Mapping) or not set:
         raise InvalidArgumentError(f"set must be a non-empty dict of column -> value, got {set!r}")
 
@@ -210,8 +218,9 @@ def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, An
         chosen = target.rows.filter(pa.array(selected))
         new_values = updated_rows(chosen, exprs, arrow, "update")
         nothing = np.zeros(len(selected), dtype=bool)
-        apply_change(ctx, target, Change(nothing, selected, new_values, arrow.empty_table()))
-        return int(selected.sum())
+        change = settle(ctx, target.rows, Change(nothing, selected, new_values, arrow.empty_table()))
+        apply_change(ctx, target, change)
+        return int(change.updated.sum())
     return with_retries(ctx_of, attempt)
 
 

@@ -1,5 +1,11 @@
 """Values and conditions of row-level changes: Python literals and ``pyarrow.compute``
-expressions, evaluated over Arrow tables (minipaimon_core.dml, merge_into)."""
+expressions, evaluated over Arrow tables (minipaimon_core.dml, merge_into).
+
+Values are stored as ``write()`` stores them (:mod:`minipaimon_core.conform`, the one
+conversion): a literal is typed by its column (exactly, or refused) before anything is
+read, an expression's result is converted as a written column is, and a null in a NOT
+NULL column is refused before any file is written.
+"""
 
 from __future__ import annotations
 
@@ -11,28 +17,29 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from . import conform
 from .context import TableContext
 from .errors import InvalidArgumentError, SchemaMismatchError
 
 
-def as_expression(value: Any, what: str, references: bool = False) -> pc.Expression:
-    """``value`` as an expression: a ``pyarrow.compute.Expression`` as it is; with
-    ``references`` (merge) a string must name a column (``"source.c"`` / ``"target.c"``),
-    without (update) a string is a literal like any other Python value."""
+def as_expression(value: Any, field: pa.Field, what: str, references: bool = False) -> pc.Expression:
+    """``value``, stored into column ``field``, as an expression: a
+    ``pyarrow.compute.Expression`` as it is; with ``references`` (merge) a string must name
+    a column (``"source.c"`` / ``"target.c"``); any other value is a literal, typed by the
+    column (:func:`minipaimon_core.conform.literal`; without ``references`` a string too).
+
+    Raises InvalidArgumentError (a string naming no column), SchemaMismatchError (a
+    literal that is not exactly a value of the column).
+    """
     if isinstance(value, pc.Expression):
         return value
     if references and isinstance(value, str):
         if not value.startswith(("source.", "target.")):
             raise InvalidArgumentError(
                 f"{what}: {value!r} is neither 'source.<column>' nor 'target.<column>'; give a "
-                "string literal as pyarrow.compute.scalar({value!r})")
+                f"string literal as pyarrow.compute.scalar({value!r})")
         return pc.field(value)
-    if isinstance(value, pa.Scalar):
-        return pc.scalar(value)
-    try:
-        return pc.scalar(value)
-    except (TypeError, pa.ArrowException) as e:
-        raise InvalidArgumentError(f"{what}: {value!r} is not a literal or an expression ({e})") from None
+    return pc.scalar(conform.literal(field, value, what))
 
 
 def evaluate(rows: pa.Table, exprs: Mapping[str, pc.Expression], what: str) -> pa.Table:
@@ -54,7 +61,8 @@ def mask_of(rows: pa.Table, condition: pc.Expression | None, what: str) -> np.nd
 
 
 def cast_to(column: pa.ChunkedArray | pa.Array, field_: pa.Field, what: str) -> pa.ChunkedArray | pa.Array:
-    """``column`` as ``field_``'s type, refusing a value that does not fit exactly."""
+    """``column`` in ``field_``'s type to be compared with it (a merge's join column), refusing
+    a value that does not convert; stored values go through :func:`conform.column`."""
     if column.type == field_.type:
         return column
     try:
@@ -67,28 +75,30 @@ def cast_to(column: pa.ChunkedArray | pa.Array, field_: pa.Field, what: str) -> 
 def set_expressions(ctx: TableContext, set: Mapping[str, Any], what: str,
                     references: bool = False) -> dict[str, pc.Expression]:
     """``set`` checked against the table (known columns, no primary-key column)."""
-    names = ctx.schema.arrow_schema().names
+    arrow = ctx.schema.arrow_schema()
     out = {}
     for column, value in set.items():
-        if column not in names:
-            raise InvalidArgumentError(f"{what}: column {column!r} is not in the table {names}")
+        if column not in arrow.names:
+            raise InvalidArgumentError(f"{what}: column {column!r} is not in the table {arrow.names}")
         if column in ctx.schema.primaryKeys:
             raise InvalidArgumentError(
                 f"{what}: {column!r} is a primary-key column and cannot be set; delete the row "
                 "and insert the new one")
-        out[column] = as_expression(value, f"{what} of {column!r}", references)
+        out[column] = as_expression(value, arrow.field(column), f"{what} of {column!r}", references)
     return out
 
 
 def updated_rows(rows: pa.Table, exprs: Mapping[str, pc.Expression], arrow: pa.Schema,
                  what: str, prefix: str = "") -> pa.Table:
     """``rows`` (columns named ``prefix`` + column) with ``exprs`` applied, in ``arrow``'s
-    schema."""
+    schema: each set column stored as write() stores a column (NOT NULL checked)."""
     values = evaluate(rows, exprs, what) if exprs else None
     columns = []
     for f in arrow:
-        col = values.column(f.name) if values is not None and f.name in exprs else rows.column(prefix + f.name)
-        columns.append(cast_to(col, f, what))
+        if values is not None and f.name in exprs:
+            columns.append(conform.column(f, values.column(f.name), what=f"{what} of {f.name!r}"))
+        else:
+            columns.append(rows.column(prefix + f.name).cast(f.type))  # the row's own values
     return pa.Table.from_arrays(columns, schema=arrow)
 
 

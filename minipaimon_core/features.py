@@ -107,11 +107,14 @@ def check_writable(schema: TableSchema, path: str) -> None:
     an option minipaimon does not know."""
     check_migrated(schema, path)
     check_readable(schema, path)
-    if schema.primaryKeys and schema.options.get("bucket", "1").strip() == "-1":
+    if schema.primaryKeys and schema.options.get("bucket", "-1").strip() == "-1":
+        # Paimon (since 0.8) reads a missing 'bucket' as -1: dynamic buckets, whatever the
+        # files say. minipaimon always writes the option (schema.create_schema, migrate).
+        cause = "'bucket' = -1" if "bucket" in schema.options else             "no 'bucket' option, which Paimon reads as -1"
         raise UnsupportedFeatureError(
-            f"{path} is a dynamic-bucket primary-key table ('bucket' = -1): minipaimon reads "
+            f"{path} is a dynamic-bucket primary-key table ({cause}): minipaimon reads "
             "it but does not write it; write it with Paimon's engines, or copy it into a "
-            "table with fixed buckets")
+            "table with fixed buckets (minipaimon_core.migrate.copy_table)")
     unknown = sorted(k for k in schema.options
                      if k not in KNOWN and k not in IGNORED and field_option(k) is None)
     if unknown:

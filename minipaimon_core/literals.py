@@ -14,7 +14,9 @@ an exact number and floor/ceil the nearest column values at or below/above it:
 
 A missing floor/ceil (r outside the column's range) makes the comparison "false". SQL's
 three-valued logic: a null row never matches a comparison; ``IN (…, NULL)`` ignores the
-null; ``NOT IN (…, NULL)`` matches no row (the comparison with NULL is unknown).
+null; ``NOT IN (…, NULL)`` matches no row (the comparison with NULL is unknown). NaN is
+above every number and equal to itself, as Spark, Delta and DuckDB order it: on an integer
+column ``x < NaN`` holds for every value (its floor is the column's largest value).
 
 Numbers are exact rationals in the column's *stats domain* (see :mod:`.stats`): integers,
 floats, decimals as unscaled integers, dates as days, timestamps as integers of the unit.
@@ -98,8 +100,10 @@ class Literal:
     def _nearest(self, down: bool) -> Any | None:
         n = self.number
         assert n is not None
-        if isinstance(n, float) and math.isnan(n):
-            return None  # nothing compares with NaN
+        if isinstance(n, float) and math.isnan(n):  # NaN is above every number (as Spark)
+            if pa.types.is_floating(self.type):
+                return n
+            return _int_range(self.type)[1] if down else None
         if pa.types.is_floating(self.type):
             if isinstance(n, float):
                 return n

@@ -17,7 +17,8 @@ one of them (``"source.v"``), or a Python literal other than a string (a string 
 Semantics, as Delta's: a target row matched by source rows on ``on`` (equality of every
 column; a null never matches) goes to the first ``when_matched_*`` clause whose condition
 holds; a source row matching no target row to the first ``when_not_matched_*`` clause; a
-target row matching no source row to the first ``when_not_matched_by_source_*`` clause.
+target row matching no source row to the first ``when_not_matched_by_source_*`` clause
+(``delete``, or ``update`` with values over ``"target.<c>"`` only).
 Rows no clause takes are left as they are. Two source rows matching one target row are an
 error when there is a matched clause (which of them would win is undefined).
 """
@@ -32,11 +33,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import dml, predicate
+from . import conform, dml, predicate
 from . import dml_values as exprs_of
 from .conform import to_batches
 from .context import TableContext
+from .dml_sequence import settle, shadowed
 from .errors import InvalidArgumentError
+from .merge_keys import Bounds, bounds_of, check_inserted_keys, prune_filter
 
 SOURCE, TARGET = "source.", "target."
 _T_ROW, _S_ROW = "__minipaimon_target_row", "__minipaimon_source_row"
@@ -103,6 +106,11 @@ class MergeClauses:
     def when_not_matched_by_source_delete(self, condition: Any = None) -> Any:
         return self._add("not_matched_by_source", "delete", condition, None)
 
+    def when_not_matched_by_source_update(self, set: Mapping[str, Any], condition: Any = None) -> Any:
+        """Set columns of target rows that no source row matches (SQL's WHEN NOT MATCHED BY
+        SOURCE THEN UPDATE): values and condition over ``"target.<c>"`` only."""
+        return self._add("not_matched_by_source", "update", condition, set)
+
     def _check_clauses(self, ctx: TableContext, source_names: list[str]) -> None:
         """No clause, one the table cannot express, or a bad update value: a typed error
         before anything is read."""
@@ -113,6 +121,12 @@ class MergeClauses:
         for c in self._clauses:
             if c.action == "update":
                 update_expressions(ctx, c, source_names)
+            if c.kind == "not_matched_by_source" and c.values is not None:
+                named = [v for v in c.values.values() if isinstance(v, str) and v.startswith(SOURCE)]
+                if named:
+                    raise InvalidArgumentError(
+                        f"merge: when_not_matched_by_source_update sets {named}, but a target row "
+                        "no source row matches has no source values; use 'target.<column>' or literals")
 
     @property
     def _by_source(self) -> bool:
@@ -147,7 +161,7 @@ class MergeBuilder(MergeClauses):
     def _attempt(self, ctx: TableContext) -> MergeResult:
         self._check_clauses(ctx, self._source.column_names)
         arrow = ctx.schema.arrow_schema()
-        prune = None if self._by_source else prune_filter(self._on, _bounds(self._source, self._on))
+        prune = None if self._by_source else prune_filter(self._on, bounds_of(self._source, self._on))
         target = dml.read_target(ctx, predicate.normalize(prune, arrow))
         t_rows, s_rows = self._match(target.rows)
         deleted, updated, values = decide_matched(ctx, self._clauses, self._on, target.rows, t_rows,
@@ -155,8 +169,11 @@ class MergeBuilder(MergeClauses):
         unmatched = np.ones(self._source.num_rows, dtype=bool)
         unmatched[s_rows] = False
         inserts = insert_rows(self._clauses, self._source.filter(pa.array(unmatched)), arrow)
-        dml.apply_change(ctx, target, dml.Change(deleted, updated, values, inserts))
-        return MergeResult(inserts.num_rows, int(updated.sum()), int(deleted.sum()))
+        inserts = inserts.filter(pa.array(~shadowed(ctx, target.snapshot, inserts)))
+        guarded = check_inserted_keys(ctx, target.snapshot, self._on, inserts, target.rows.filter(pa.array(deleted)))
+        change = settle(ctx, target.rows, dml.Change(deleted, updated, values, inserts))
+        dml.apply_change(ctx, target, change, guarded)
+        return MergeResult(inserts.num_rows, int(change.updated.sum()), int(deleted.sum()))
 
     def _match(self, target: pa.Table) -> tuple[np.ndarray, np.ndarray]:
         """Row numbers (target, source) of every pair that agrees on the join columns."""
@@ -217,7 +234,13 @@ def decide_matched(ctx: TableContext, clauses: list[_Clause], on: list[str], tar
         for c in by_source:
             take = left & exprs_of.mask_of(targets, c.condition, "merge by-source condition")
             left &= ~take
-            deleted[orphans[take]] = True
+            if c.action == "delete":
+                deleted[orphans[take]] = True
+            else:
+                updated[orphans[take]] = True
+                exprs = update_expressions(ctx, c, pairs_source.column_names)
+                new_values.append((orphans[take], exprs_of.updated_rows(
+                    targets.filter(pa.array(take)), exprs, arrow, "merge by-source update", prefix=TARGET)))
     return deleted, updated, _in_target_order(new_values, arrow)
 
 
@@ -258,44 +281,13 @@ def _inserted(sources: pa.Table, c: _Clause, arrow: pa.Schema, source_names: lis
         unknown = [n for n in c.values if n not in arrow.names]
         if unknown:
             raise InvalidArgumentError(f"merge insert: columns {unknown} are not in the table {arrow.names}")
-        exprs = {n: exprs_of.as_expression(v, f"merge insert of {n!r}", references=True)
+        exprs = {n: exprs_of.as_expression(v, arrow.field(n), f"merge insert of {n!r}", references=True)
                  for n, v in c.values.items()}
-        exprs.update({n: pc.scalar(None) for n in arrow.names if n not in exprs})
+        exprs.update({n: pc.scalar(pa.scalar(None, arrow.field(n).type)) for n in arrow.names if n not in exprs})
     values = exprs_of.evaluate(sources, exprs, "merge insert")
-    return pa.Table.from_arrays(
-        [exprs_of.cast_to(values.column(f.name), f, "merge insert") if values.column(f.name).type != pa.null()
-         else pa.nulls(values.num_rows, f.type) for f in arrow], schema=arrow)
-
-
-Bounds = dict[str, "tuple[Any, Any] | None"]  # join column -> (min, max); None: every value null
-
-
-def prune_filter(on: list[str], bounds: Bounds) -> list[list[tuple[str, str, Any]]] | None:
-    """Where the target rows the source can match lie: each join column between the
-    source's min and max (a column missing from ``bounds``, e.g. nested, is not pruned)."""
-    terms: list[tuple[str, str, Any]] = []
-    for c in on:
-        if c not in bounds:
-            continue
-        b = bounds[c]
-        if b is None:
-            return [[(c, "is null", None), (c, "is not null", None)]]  # nothing can match
-        terms += [(c, ">=", b[0]), (c, "<=", b[1])]
-    return [terms] if terms else None
-
-
-def _bounds(source: pa.Table, on: list[str]) -> Bounds:
-    out: Bounds = {}
-    for c in on:
-        col = source.column(c)
-        if pa.types.is_nested(col.type):
-            continue
-        if col.null_count == len(col):
-            out[c] = None
-        else:
-            mm = pc.min_max(col)
-            out[c] = (mm["min"].as_py(), mm["max"].as_py())
-    return out
+    return pa.Table.from_arrays(  # stored as write() stores them (keys: by the writer)
+        [conform.column(f, values.column(f.name), what=f"merge insert of {f.name!r}") for f in arrow],
+        schema=arrow)
 
 
 def _comparable(column: pa.ChunkedArray, target_type: pa.DataType) -> pa.ChunkedArray:
@@ -348,4 +340,4 @@ def _in_target_order(parts: list[tuple[np.ndarray, pa.Table]], arrow: pa.Schema)
     return values.take(pa.array(np.argsort(rows, kind="stable")))
 
 
-__all__ = ["MergeBuilder", "MergeClauses", "MergeResult", "decide_matched", "insert_rows", "prune_filter"]
+__all__ = ["Bounds", "MergeBuilder", "MergeClauses", "MergeResult", "decide_matched", "insert_rows", "prune_filter"]

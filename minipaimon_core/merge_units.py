@@ -40,6 +40,7 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
 from .dml import Target, read_append_file
+from .dml_sequence import settle, shadowed
 from .dml_write import Change, commit_change, new_user, write_change
 from .errors import CommitConflictError, ConflictReason, InvalidArgumentError, MiniPaimonError
 from .format.manifest_file import DataFileMeta
@@ -174,11 +175,11 @@ def _write_unit(ctx: TableContext, plan: MergePlan, index: int, unit: MergeUnit,
     target = _unit_target(ctx, unit)
     rows = target.rows
     deleted, updated, values = decide_matched(ctx, plan.clauses, plan.on, rows, t_rows, source)
-    change = Change(deleted, updated, values, ctx.schema.arrow_schema().empty_table())
+    change = settle(ctx, rows, Change(deleted, updated, values, ctx.schema.arrow_schema().empty_table()))
     if change.empty:
         return UnitResult()
     keys = write_change(ctx, target, change, plan.user, messages, _task_sequence(plan, index))
-    return UnitResult(messages, keys, 0, int(updated.sum()), int(deleted.sum()))
+    return UnitResult(messages, keys, 0, int(change.updated.sum()), int(deleted.sum()))
 
 
 def insert_rows_of(plan: MergePlan, ctx: TableContext, unmatched: pa.Table, task: int) -> UnitResult:
@@ -187,6 +188,9 @@ def insert_rows_of(plan: MergePlan, ctx: TableContext, unmatched: pa.Table, task
     def write(messages: list[CommitMessage]) -> UnitResult:
         arrow = plan.check(ctx).schema.arrow_schema()
         inserts = insert_rows(plan.clauses, unmatched, arrow)
+        if plan.snapshot_id is not None and inserts.num_rows:  # under a delete of a higher sequence
+            inserts = inserts.filter(pa.array(~shadowed(ctx, ctx.snapshots.try_get(plan.snapshot_id)
+                                                        or ctx.snapshots.latest(), inserts)))
         if inserts.num_rows == 0:
             return UnitResult()
         nothing = np.zeros(0, dtype=bool)

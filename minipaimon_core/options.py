@@ -12,8 +12,9 @@ Checks that need the table's columns (``bucket-key`` inside the primary key, a
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,9 +158,17 @@ def spec_of(name: str) -> Spec:
         return FIELD_OPTIONS[f[1]]
     if name.endswith(".sequence-group") and name.startswith("fields."):
         raise UnsupportedOptionError(f"option {name!r}: sequence groups are not supported")
-    raise UnsupportedOptionError(
-        f"unknown option {name!r}; known options: {', '.join(sorted(KNOWN))}, "
-        f"fields.<column>.({'|'.join(FIELD_OPTIONS)})")
+    raise unknown_option(name, KNOWN, "see docs/format.md, \"Options\", for the table options and "
+                         f"fields.<column>.({'|'.join(FIELD_OPTIONS)})")
+
+
+def unknown_option(name: str, known: Iterable[str], otherwise: str) -> UnsupportedOptionError:
+    """The error for option ``name``, which is none of ``known``: it names the closest known
+    option (``buckett`` -> did you mean 'bucket'?), else says ``otherwise`` (where the
+    options are listed). The one wording of every unknown option, table, read or write."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else otherwise
+    return UnsupportedOptionError(f"unknown option {name!r}; {hint}")
 
 
 def parse(name: str, value: str) -> Any:
@@ -182,6 +191,26 @@ def parse(name: str, value: str) -> Any:
     if spec.choices is not None:
         parsed = parsed.strip().lower()
     return parsed
+
+
+def check_settable(options: Mapping[str, Any]) -> None:
+    """Refuse values that a table may still have but that are never set anew (at
+    ``create_table`` and ``set_options``; tables that have them stay readable and writable):
+    the ``count`` aggregate function, which Apache Paimon removed (Java 0.9, pypaimon and
+    paimon-rust refuse a table that uses it).
+
+    Raises UnsupportedOptionError naming the option and what to use instead.
+    """
+    for name, value in options.items():
+        if value is None:
+            continue
+        aggregate = name == "fields.default-aggregate-function" or (
+            (f := field_option(name)) is not None and f[1] == "aggregate-function")
+        if aggregate and _as_str(value).strip().lower() == "count":
+            raise UnsupportedOptionError(
+                f"option {name!r} = 'count': Apache Paimon no longer has the 'count' aggregate "
+                "function (its engines refuse a table that uses it); count with 'sum' over a "
+                "column of ones instead (write 1 in that column for every row)")
 
 
 def _as_str(value: Any) -> str:

@@ -9,10 +9,19 @@ compared exactly, in the finer of the literal's and the column's unit (see :mod:
 
 A filter is used two ways: :func:`might_match` decides from stats whether a partition or
 file can hold a matching row (pruning), and :func:`to_expression` filters rows exactly.
+
+NaN, as Spark, Delta and DuckDB order it: above every number (+inf included) and equal to
+itself, so ``f > 5.0`` keeps NaN rows and ``f = NaN`` finds them (Arrow's kernels, which
+say false to every comparison with NaN, get the NaN part spelled out). A comparison with a
+NaN literal on a float column becomes one of the internal ops ``"is nan"`` / ``"not nan"``
+(non-null, not NaN). Stats: a float column's known min and max hold no NaN (measured:
+minipaimon and Paimon's Java writer leave min/max unknown for a file with NaN, pypaimon
+writes no stats), so they prune as before; a NaN as min or max is not trusted (unknown).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -21,6 +30,8 @@ import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError
 from .literals import FALSE, Literal, to_scalar
+
+IS_NAN, NOT_NAN = "is nan", "not nan"  # ops of NaN-literal terms on float columns (internal)
 
 _OPS = {"=": "=", "==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
         "in": "in", "not in": "not in", "is null": "is null", "is not null": "is not null"}
@@ -41,15 +52,23 @@ StatsLookup = Callable[[str], "tuple[Any, Any, int, int] | None"]
 def normalize(filter: Any, schema: pa.Schema) -> DNF | None:
     """Validate a user filter against ``schema`` and return it as DNF of :class:`Term`.
 
+    ``None`` selects every row; an empty list (or an empty AND group in an OR) is refused,
+    never read as "every row": a filter built from an empty selection would otherwise
+    delete or update the whole table.
+
     Raises:
-        InvalidArgumentError: malformed filter, unknown column or operator, or a value
-            that does not fit the column type.
+        InvalidArgumentError: malformed or empty filter, unknown column or operator, or a
+            value that does not fit the column type.
     """
-    if filter is None or (isinstance(filter, (list, tuple)) and len(filter) == 0):
+    if filter is None:
         return None
     if not isinstance(filter, (list, tuple)):
         raise InvalidArgumentError(f"filter must be a list of (column, op, value) tuples, got {filter!r}")
-    groups = filter if all(isinstance(g, list) for g in filter) else [filter]
+    groups = filter if filter and all(isinstance(g, list) for g in filter) else [filter]
+    if any(len(g) == 0 for g in groups):
+        raise InvalidArgumentError(
+            f"filter {filter!r} is empty (or has an empty AND group): give at least one "
+            "(column, op, value) term, or filter=None to select every row")
     return [[_term(t, schema) for t in group] for group in groups]
 
 
@@ -74,6 +93,9 @@ def _term(raw: Any, schema: pa.Schema) -> Term:
         raise InvalidArgumentError(f"compare with None in {raw!r}: use 'is null' / 'is not null'")
     lit = Literal(column, t, value)
     exact = lit.exact()
+    if isinstance(exact, float) and math.isnan(exact):  # a float column: NaN is the top value
+        nan_op = {"=": IS_NAN, ">=": IS_NAN, "<": NOT_NAN, "!=": NOT_NAN, "<=": "is not null", ">": FALSE}[op]
+        return Term(column, nan_op, None, None)
     if exact is not None:
         return Term(column, op, to_scalar(exact, t), exact)
     if op in ("=", "!="):  # no value of the column equals the literal
@@ -90,6 +112,8 @@ def _in_term(column: str, op: str, values: list[Any], t: pa.DataType) -> Term:
     if op == "not in" and any(v is None for v in values):
         return Term(column, FALSE, None, None)
     stats = [e for e in (Literal(column, t, v).exact() for v in values if v is not None) if e is not None]
+    if pa.types.is_floating(t):  # -0.0 equals 0.0: one value in the set (see _term_expression)
+        stats = [0.0 if s == 0 else s for s in stats]
     if not stats:
         return Term(column, FALSE, None, None) if op == "in" else Term(column, "is not null", None, None)
     return Term(column, op, pa.array([to_scalar(s, t) for s in stats], t), stats)
@@ -121,15 +145,26 @@ def _term_expression(t: Term) -> pc.Expression:
         return f.is_null()
     if t.op == "is not null":
         return f.is_valid()
-    if t.op == "in":
-        return f.isin(t.value)
-    if t.op == "not in":
-        return ~f.isin(t.value) & f.is_valid()
+    if t.op == IS_NAN:
+        return f.is_nan()
+    if t.op == NOT_NAN:
+        return f.is_valid() & ~f.is_nan()
+    if t.op in ("in", "not in"):
+        # Arrow's is_in finds NaN as NaN but tells -0.0 from 0.0: adding +0.0 makes -0.0 0.0
+        x = f + pc.scalar(pa.scalar(0.0, t.value.type)) if pa.types.is_floating(t.value.type) else f
+        return x.isin(t.value) if t.op == "in" else ~x.isin(t.value) & f.is_valid()
     ops: dict[str, Callable[[Any, Any], pc.Expression]] = {
         "=": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
     }
-    return ops[t.op](f, pc.scalar(t.value))
+    out = ops[t.op](f, pc.scalar(t.value))
+    if t.op in (">", ">=") and pa.types.is_floating(t.value.type):
+        out = out | f.is_nan()  # NaN is above every number; Arrow says false (NaN != x holds)
+    return out
+
+
+def _is_nan(stat: Any) -> bool:
+    return isinstance(stat, float) and math.isnan(stat)
 
 
 def might_match(dnf: DNF | None, lookup: StatsLookup, columns: Sequence[str] | None = None) -> bool:
@@ -155,12 +190,14 @@ def term_might_match(t: Term, stats: tuple[Any, Any, int, int] | None) -> bool:
     lo, hi, nulls, rows = stats
     if t.op == "is null":
         return nulls > 0
-    if t.op == "is not null":
+    if t.op in ("is not null", NOT_NAN):  # known min/max: values other than NaN exist
         return nulls < rows
     if nulls >= rows:
         return False  # only nulls: no comparison can match
-    if lo is None or hi is None:
-        return True
+    if lo is None or hi is None or _is_nan(lo) or _is_nan(hi):
+        return True  # unknown (a NaN as min or max is not trusted)
+    if t.op == IS_NAN:
+        return False  # known min and max: no NaN in the file (see the module docs)
     try:
         if t.op in ("in", "not in"):
             if t.op == "in":

@@ -49,6 +49,7 @@ def build_schema(
     pk = list(primary_key or [])
     parts = list(partition_by or [])
     opts = options.validate(table_options or {})
+    options.check_settable(opts)
     names = schema.names
     if len(set(names)) != len(names):
         raise SchemaMismatchError(f"duplicate column names in {names}")

@@ -173,13 +173,15 @@ def apply_set_options(schema: TableSchema, updates: Mapping[str, str | None]) ->
     """Set options (a value of None removes the option).
 
     Raises:
-        UnsupportedOptionError: unknown option or bad value.
+        UnsupportedOptionError: unknown option, bad value, or one never set anew
+            (``options.check_settable``).
         InvalidArgumentError: changing an option fixed at creation (IMMUTABLE_OPTIONS;
             setting one to its current effective value, default included, is no change).
     """
     current = dict(schema.options)
     for key, value in updates.items():
         options.spec_of(key)  # an unknown name is refused before the immutability rule
+        options.check_settable({key: value})
         now = options.Options(current).get(key)
         after = options.Options({} if value is None else {key: value}).get(key)
         if key in IMMUTABLE_OPTIONS and now != after:

@@ -12,6 +12,7 @@ the column, a None min or max) may match, as in :func:`might_match`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,7 +24,7 @@ import pyarrow.compute as pc
 
 from .format.manifest_file import DataFileMeta
 from .literals import FALSE
-from .predicate import DNF, Term, term_might_match
+from .predicate import DNF, IS_NAN, NOT_NAN, Term, term_might_match
 
 Mask = np.ndarray  # one bool per file
 
@@ -115,8 +116,12 @@ def _term_mask(t: Term, s: _ColumnStats) -> Mask:
     unknown = ~s.known
     if t.op == "is null":
         return unknown | (s.nulls > 0)
-    if t.op == "is not null":
+    if t.op in ("is not null", NOT_NAN):
         return unknown | (s.nulls < s.rows)
+    if t.op == IS_NAN:  # only a file whose min or max is unknown (or NaN) may hold NaN
+        open_ended = np.fromiter((lo is None or hi is None or _is_nan(lo) or _is_nan(hi)
+                                  for lo, hi in zip(s.mins, s.maxs)), bool, len(s.known))
+        return unknown | ((s.nulls < s.rows) & open_ended)
     compared = _compare(t, s)
     if compared is None:  # per file, as might_match
         return np.fromiter(
@@ -124,6 +129,10 @@ def _term_mask(t: Term, s: _ColumnStats) -> Mask:
              for lo, hi, nulls, rows, k in zip(s.mins, s.maxs, s.nulls.tolist(), s.rows.tolist(), s.known)),
             bool, len(s.known))
     return unknown | ((s.nulls < s.rows) & compared)
+
+
+def _is_nan(stat: Any) -> bool:
+    return isinstance(stat, float) and math.isnan(stat)
 
 
 def _compare(t: Term, s: _ColumnStats) -> Mask | None:
@@ -134,7 +143,10 @@ def _compare(t: Term, s: _ColumnStats) -> Mask | None:
     lo, hi = s.arrays
     if lo.type == pa.null():  # no file has a min or max: all unknown
         return np.ones(len(lo), dtype=bool)
-    open_ended = pc.or_(lo.is_null(), hi.is_null()).to_numpy(zero_copy_only=False)
+    open_ended = pc.or_(lo.is_null(), hi.is_null())
+    if pa.types.is_floating(lo.type):  # a NaN as min or max is not trusted (predicate docs)
+        open_ended = pc.or_(open_ended, pc.or_(pc.is_nan(lo), pc.is_nan(hi)))
+    open_ended = pc.fill_null(open_ended, True).to_numpy(zero_copy_only=False)
     literals = t.stat if t.op in ("in", "not in") else [t.stat]
     if any(_ARROW_TYPES.get(type(v)) != lo.type for v in literals):
         return None

@@ -82,9 +82,19 @@ def main(argv: list[str] | None = None) -> None:
     spark.read.format("minipaimon").option("scan.snapshot-id", "1").load(path).orderBy("order_id").show()
 
     print("== 5. snapshots")
-    for s in mp.open_table(path).snapshots():
-        print(f"  snapshot {s.id}: {s.commit_kind:<9} rows={s.totalRecordCount} user={s.commitUser[:18]}")
+    for line in snapshot_lines(mp.open_table(path)):
+        print(line)
     spark.stop()
+
+
+def snapshot_lines(table: mp.Table) -> list[str]:
+    """One line per snapshot: its kind, the rows it holds (a merged count: upserts and
+    deletes are resolved) and the records its files hold (Paimon's ``totalRecordCount``,
+    which counts every version and delete of a key until compaction merges them)."""
+    keys = table.primary_keys() or table.schema().names[:1]
+    return [f"  snapshot {s.id}: {s.commit_kind:<9} rows={table.scan(snapshot_id=s.id, columns=keys).to_arrow().num_rows} "
+            f"(records in files={s.totalRecordCount}) user={s.commitUser[:18]}"
+            for s in table.snapshots()]
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ passed to ``create_table`` (the core rejects unknown names).
 from __future__ import annotations
 
 import datetime
-import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,9 +16,9 @@ from typing import Any
 
 from minipaimon_core.catalog import table_location
 from minipaimon_core.diff import Endpoint
-from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
+from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.fileio_resolve import is_connection_option, normalize_path
-from minipaimon_core.options import INCREMENTAL_SCAN_MODES, field_option
+from minipaimon_core.options import INCREMENTAL_SCAN_MODES, field_option, unknown_option
 from minipaimon_core.options import KNOWN as TABLE_OPTIONS
 from minipaimon_core.scan import SPLIT_OPTIONS
 from minipaimon_core.stream import SCAN_MODES
@@ -81,10 +80,8 @@ def check_known(options: Mapping[str, str]) -> None:
     for key in options:
         if key in KNOWN_OPTIONS or field_option(key) is not None or is_connection_option(key):
             continue
-        close = difflib.get_close_matches(key, sorted(KNOWN_OPTIONS), n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else \
-            "; see the README for the read options (scan.mode, scan.snapshot-id, ...)"
-        raise UnsupportedOptionError(f"unknown option {key!r}{hint}")
+        raise unknown_option(key, KNOWN_OPTIONS,
+                             "see the README for the read options (scan.mode, scan.snapshot-id, ...)")
 
 
 def stream_limits(options: Mapping[str, str]) -> dict[str, int | None]:

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from minipaimon_core.condition import parse_condition
+from minipaimon_core.condition import parse_assignments, parse_condition
 from minipaimon_core.errors import InvalidArgumentError
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("d", pa.date32()),
@@ -52,3 +52,16 @@ def test_conditions_parse_to_filters(text, expected):
 def test_malformed_conditions_are_typed_errors(text, message):
     with pytest.raises(InvalidArgumentError, match=message):
         parse_condition(text, SCHEMA)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("id = ", "expected a literal"),
+    ("nope = 1", "'nope' is not a column"),
+    ("id = 1 s = 'a'", "expected ,"),
+])
+def test_a_bad_set_list_is_called_an_assignment_not_a_condition(text, message):
+    with pytest.raises(InvalidArgumentError, match=message) as e:
+        parse_assignments(text, SCHEMA)
+    said = str(e.value)
+    assert said.startswith(f"SET list {text!r}") and "condition" not in said
+    assert "column = literal" in said  # what to write instead

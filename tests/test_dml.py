@@ -197,3 +197,56 @@ def test_changes_on_an_empty_table_and_from_an_empty_source(tmp_path, kind: str)
     assert r.inserted == 3 and sorted(by_id(t)) == [0, 1, 2]
     r = t.merge(empty, on=["id", "dt"]).when_not_matched_by_source_delete().execute()
     assert r.deleted == 3 and by_id(t) == {}
+
+
+def test_a_string_that_names_no_column_is_refused_with_the_literal_to_write(tmp_path) -> None:
+    t = make(Storage("local", str(tmp_path)), "append")
+    with pytest.raises(InvalidArgumentError) as e:
+        t.merge(orders(range(100, 102), "2025-01-01"), on=["id", "dt"]) \
+            .when_matched_update(set={"status": "paid"}).execute()
+    assert "pyarrow.compute.scalar('paid')" in str(e.value) and "{value" not in str(e.value)
+
+
+def test_partial_update_deletes_keys_of_a_table_with_not_null_columns(tmp_path) -> None:
+    """remove-record-on-delete with a NOT NULL non-key column (issue 32 item 19): every
+    delete and every written -D failed with ArrowInvalid (the merged row of a deleted key
+    had nulls in the NOT NULL column)."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string(), nullable=False),
+                        ("w", pa.int64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"bucket": "1", "merge-engine": "partial-update",
+                                 "partial-update.remove-record-on-delete": "true"})
+    t.write(pa.table({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"], "w": [1, 2, None, 4]}, schema=schema))
+    assert t.delete([("id", "=", 1)]) == 1
+    t.write(pa.table({"id": [2], "v": ["b"], "w": [2], "_row_kind": ["-D"]}))
+    t.write(pa.table({"id": [3, 5], "v": ["c2", "e"], "w": [None, 5]}, schema=schema))
+    want = [{"id": 3, "v": "c2", "w": None}, {"id": 4, "v": "d", "w": 4}, {"id": 5, "v": "e", "w": 5}]
+    assert t.to_arrow().sort_by("id").to_pylist() == want
+    t.compact(strategy="minor")
+    assert t.to_arrow().sort_by("id").to_pylist() == want
+    t.write(pa.table({"id": [1], "v": ["again"], "w": [None]}, schema=schema))  # a deleted key comes back
+    assert t.compact(full=True) is not None
+    assert t.to_arrow().sort_by("id").to_pylist() == [{"id": 1, "v": "again", "w": None}, *want]
+
+
+def test_not_matched_by_source_update_sets_target_rows_no_source_row_matches(tmp_path, kind: str) -> None:
+    """SQL's WHEN NOT MATCHED BY SOURCE THEN UPDATE, as Delta has it (issue 32 item 22):
+    values and conditions over the target's columns, clauses in order with the deletes."""
+    t = make(Storage("local", str(tmp_path)), kind)
+    source = orders(range(100, 105), "2025-01-01", "seen")
+    result = (t.merge(source, on=["id", "dt"])
+              .when_matched_update(set={"status": "source.status"})
+              .when_not_matched_by_source_delete(condition=pc.field("target.dt") == "2025-01-03")
+              .when_not_matched_by_source_update(set={"status": pc.scalar("stale"), "amount": pc.field("target.amount") + 1},
+                                                 condition=pc.field("target.id") < 110)
+              .when_not_matched_by_source_update(set={"status": pc.scalar("unseen")})
+              .execute())
+    assert (result.inserted, result.updated, result.deleted) == (0, 5 + 5 + 30, 20)
+    rows = by_id(t)
+    assert len(rows) == 40 and not any(i >= 300 for i in rows)
+    assert {rows[i]["status"] for i in range(100, 105)} == {"seen"}
+    assert [(rows[i]["status"], rows[i]["amount"]) for i in (105, 109)] == [("stale", 1051), ("stale", 1091)]
+    assert {rows[i]["status"] for i in [*range(110, 120), *range(200, 220)]} == {"unseen"}
+    with pytest.raises(InvalidArgumentError, match="source"):
+        t.merge(source, on=["id", "dt"]).when_not_matched_by_source_update(set={"status": "source.status"}).execute()
+    assert len(t.snapshots()) == 4

@@ -34,6 +34,8 @@ CONFIGS = {
     "append-dv": {"deletion-vectors.enabled": "true"},
     "primary-key": {"primary-key": "id,p", "bucket": "2"},
     "primary-key-dv": {"primary-key": "id,p", "bucket": "2", "deletion-vectors.enabled": "true"},
+    # updates to a lower v are dropped, inserts under a delete of a higher v too (dml_sequence)
+    "primary-key-sequence": {"primary-key": "id,p", "bucket": "2", "sequence.field": "v"},
 }
 
 
@@ -49,7 +51,9 @@ def clauses(builder: Any) -> Any:
             .when_matched_update(set={"v": pc.field("target.v") + pc.field("source.v")},
                                  condition=pc.field("target.v") < 500)
             .when_not_matched_insert_all(condition=pc.field("source.v") != 7)
-            .when_not_matched_by_source_delete(condition=pc.field("target.v") > 900))
+            .when_not_matched_by_source_delete(condition=pc.field("target.v") > 900)
+            .when_not_matched_by_source_update(set={"v": pc.field("target.v") + 1000},
+                                               condition=pc.field("target.v") < 50))
 
 
 def run_in_units(table: mp.Table, source: pa.Table, on: list[str], builder: MergeClauses) -> Any:

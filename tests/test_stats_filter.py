@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from decimal import Decimal
 from typing import Any
@@ -24,8 +25,8 @@ POSITIONS = {0: {"i": 0, "f": 1, "b": 2, "t": 3, "d": 4},
 def _value(rng: random.Random, column: str) -> Any:
     if column == "i":
         return rng.choice([rng.randint(-5, 5), rng.choice([-(2**63), 2**63 - 1])])
-    if column == "f":
-        return rng.choice([rng.randint(-5, 5), rng.uniform(-5, 5), -0.0, 2.0**53 + 1])
+    if column == "f":  # NaN and infinities: as literals and as (another writer's) stats
+        return rng.choice([rng.randint(-5, 5), rng.uniform(-5, 5), -0.0, 2.0**53 + 1, math.nan, math.inf])
     if column == "s":
         return rng.choice(["", "a", "ab", "b", "é", "z", "\U0001f600"])
     if column == "b":

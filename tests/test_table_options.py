@@ -118,3 +118,56 @@ def test_read_options_are_parsed_by_the_same_layer(tmp_path):
     with pytest.raises(mp.UnsupportedOptionError, match="nope"):
         Options({}).get("nope")
     assert issubclass(mp.UnsupportedOptionError, mp.InvalidArgumentError)
+
+
+@pytest.mark.parametrize(("typo", "meant"), [("buckett", "bucket"), ("merge_engine", "merge-engine"),
+                                             ("sequence.fields", "sequence.field")])
+def test_a_write_option_typo_says_which_option_was_meant(tmp_path, typo, meant):
+    path = str(tmp_path / "t")
+    with pytest.raises(mp.UnsupportedOptionError, match=f"did you mean {meant!r}") as e:
+        mp.create_table(path, SCHEMA, primary_key=PK, options={typo: "x"})
+    assert "commit.max-retries" not in str(e.value)  # no dump of every known name
+    t = mp.create_table(path, SCHEMA, primary_key=PK)
+    with pytest.raises(mp.UnsupportedOptionError, match=f"did you mean {meant!r}"):
+        t.set_options({typo: "x"})
+    with pytest.raises(mp.UnsupportedOptionError, match="unknown option 'zzzz'; see"):
+        t.set_options({"zzzz": "1"})  # nothing close: where the options are listed
+    assert mp.open_table(path).table_schema.id == 0
+
+
+@pytest.mark.parametrize("opts", [{"fields.v.aggregate-function": "count"},
+                                  {"fields.default-aggregate-function": "count"}])
+def test_count_is_refused_at_create_and_set_options_naming_sum_of_ones(tmp_path, opts):
+    """Paimon removed ``count``: Java 0.9, pypaimon and paimon-rust refuse such a table."""
+    schema = SCHEMA.remove(5).remove(3)  # numeric columns only
+    path = str(tmp_path / "t")
+    with pytest.raises(mp.UnsupportedOptionError, match="'sum'") as e:
+        mp.create_table(path, schema, primary_key=PK, options={"merge-engine": "aggregation", **opts})
+    assert "column of ones" in str(e.value) and "count" in str(e.value)
+    assert not os.path.exists(os.path.join(path, "schema", "schema-0"))
+    t = mp.create_table(path, schema, primary_key=PK, options={"merge-engine": "aggregation",
+                                                               "fields.v.aggregate-function": "sum"})
+    with pytest.raises(mp.UnsupportedOptionError, match="column of ones"):
+        t.set_options(opts)
+    assert mp.open_table(path).table_schema.id == 0
+
+
+def test_a_table_that_has_count_stays_readable_and_writable(tmp_path):
+    """A table created with ``count`` before it was refused (its schema file says so)."""
+    import json
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("n", pa.int64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"merge-engine": "aggregation", "fields.n.aggregate-function": "sum"})
+    schema_file = tmp_path / "t" / "schema" / "schema-0"
+    doc = json.loads(schema_file.read_text())
+    doc["options"]["fields.n.aggregate-function"] = "count"
+    doc.pop("checksum", None)
+    schema_file.write_text(json.dumps(doc))
+    t = mp.open_table(t.path)
+    t.write(pa.table({"id": [1, 1, 2], "n": [7, None, 5]}, schema=schema))
+    t.write(pa.table({"id": [1], "n": [3]}, schema=schema))
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "n": 2}, {"id": 2, "n": 1}]
+    t.add_column("w", pa.int64())  # other schema changes keep working
+    t.set_options({"snapshot.num-retained.min": "3"})
+    assert mp.open_table(t.path).options()["fields.n.aggregate-function"] == "count"

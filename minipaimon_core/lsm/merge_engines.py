@@ -147,7 +147,10 @@ def _partial_update(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.n
         if col.null_count == 0 and not is_delete.any():
             continue  # the last row's value is the latest non-null one
         valid = live_rows & pc.is_valid(col).to_numpy(zero_copy_only=False)[g.order]
-        out = out.set_column(i, table.schema.field(i), g.take(col, g.last_where(valid)))
+        # a deleted key keeps its -D row's own values (the last row): a -D row written or
+        # dropped carries values of the column's type, never nulls in a NOT NULL column
+        positions = np.where(deleted, g.ends, g.last_where(valid))
+        out = out.set_column(i, table.schema.field(i), g.take(col, positions))
     out = finish(out, max_seq, deleted, keep_deletes)
     if not keep_deletes:
         return out

@@ -212,3 +212,22 @@ def test_merge_on_a_timestamp_key_in_another_session_time_zone(spark: Any, tmp_p
         spark.conf.set("spark.sql.session.timeZone", zone)
     assert (result.inserted, result.updated, result.deleted) == (0, 2, 0)
     assert t.refresh().to_arrow().sort_by("ts").column("v").to_pylist() == [0, 1, 20, 30, 4, 5]
+
+
+@pytest.mark.parametrize("primary_key", [False, True], ids=["append", "primary-key"])
+def test_a_spark_merge_takes_not_matched_by_source_update(spark: Any, tmp_path: Path, primary_key: bool) -> None:
+    """The core's when_not_matched_by_source_update passes through minipaimon_spark.merge:
+    its units apply it to the target rows no source row matches (issue 32 item 22)."""
+    path = str(tmp_path / "t")
+    _, frame = seed(path, primary_key)
+    source = spark.createDataFrame(pd.DataFrame({"id": [1, 2], "dt": ["d1", "d2"], "status": ["x", "y"],
+                                                 "amount": [0, 0]}))
+    result = (minipaimon_spark.merge(spark, path, source, on=["id", "dt"])
+              .when_not_matched_by_source_update(set={"status": pc.scalar("stale")},
+                                                 condition=pc.field("target.amount") >= 300)
+              .execute())
+    want = frame.copy()
+    stale = ~want["id"].isin([1, 2]) & (want["amount"] >= 300)
+    want.loc[stale, "status"] = "stale"
+    assert (result.inserted, result.updated, result.deleted) == (0, int(stale.sum()), 0)
+    assert_df_equality(spark_rows(spark, path), expected(spark, want), ignore_nullable=True)
