@@ -13,6 +13,7 @@ change what the files mean are refused.
 
 from __future__ import annotations
 
+from . import file_format
 from .errors import UnsupportedFeatureError
 from .format.table_schema import TableSchema
 from .options import KNOWN, field_option
@@ -42,11 +43,9 @@ IGNORED = frozenset({
 def _feature(schema: TableSchema) -> str | None:
     """The first feature of ``schema`` that changes what the files mean, or None."""
     options = schema.options
-    if schema.version < 3 and "file.format" not in options and not schema.legacyFormat:
-        return "ORC data files (the default of Paimon schemas before version 3)"
-    fmt = options.get("file.format", "parquet").lower()
-    if fmt != "parquet":
-        return f"{fmt.upper()} data files ('file.format' = '{fmt}'; minipaimon reads Parquet)"
+    fmt = options.get("file.format", "parquet").strip().lower()
+    if fmt not in file_format.NAMES:
+        return f"{fmt.upper()} data files ('file.format' = '{fmt}'; minipaimon reads {', '.join(file_format.NAMES)})"
     checks = [
         (options.get("deletion-vectors.bitmap64", "false").lower() == "true",
          "64-bit deletion vectors ('deletion-vectors.bitmap64')"),

@@ -9,7 +9,7 @@
   index/index-<uuid>-<n>                   (deletion vectors of one bucket)
   tag/tag-<name>
   consumer/consumer-<id>
-  <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet
+  <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet   (or .orc, .avro: file.format)
   <p1>=<v1>/.../bucket-<n>/changelog-<uuid>-<k>.parquet
 ```
 
@@ -67,8 +67,8 @@ _PARSE = [
     ("index-manifest", re.compile(r"index-manifest-(.+)")),
     ("index", re.compile(r"index-(.+)")),
     ("manifest", re.compile(r"manifest-(.+)")),
-    ("data", re.compile(r"data-(.+)\.parquet")),
-    ("changelog", re.compile(r"changelog-(.+)\.parquet")),
+    ("data", re.compile(r"data-(.+)\.(?:parquet|orc|avro)")),
+    ("changelog", re.compile(r"changelog-(.+)\.(?:parquet|orc|avro)")),
     ("bucket", re.compile(r"bucket-(-?\d+)")),
     ("hint", re.compile(r"(LATEST|EARLIEST)")),
     ("expired", re.compile(r"\.snapshot-(\d+)\.expired")),
@@ -231,5 +231,6 @@ class TableLayout:
         return f"{self.bucket_dir(partition_path, bucket)}/{file_name}"
 
     @staticmethod
-    def new_data_file_name(prefix: str = "data") -> str:
-        return f"{prefix}-{uuid.uuid4()}-0.parquet"
+    def new_data_file_name(prefix: str = "data", extension: str = "parquet") -> str:
+        """A new data (``prefix`` ``data``) or changelog file name in a format's extension."""
+        return f"{prefix}-{uuid.uuid4()}-0.{extension}"

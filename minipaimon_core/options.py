@@ -63,6 +63,7 @@ _PARSERS: dict[str, Any] = {
 MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 CHANGELOG_PRODUCERS = ("none", "input", "lookup", "full-compaction")
 COMPRESSIONS = ("zstd", "snappy", "gzip", "lz4", "brotli", "none")
+FILE_FORMATS = ("parquet", "orc", "avro")  # file.format: new data files (minipaimon_core.file_format)
 INCREMENTAL_SCAN_MODES = ("auto", "delta", "changelog", "diff")
 SCAN_MODES = ("latest-full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "default")
 AGGREGATE_FUNCTIONS = (
@@ -89,6 +90,7 @@ KNOWN: dict[str, Spec] = {
     "write-buffer-size": Spec("size", "256 mb", 1),
     "write-buffer-spillable": Spec("bool", "true"),
     "file.compression": Spec("str", "zstd", choices=COMPRESSIONS),
+    "file.format": Spec("str", "parquet", choices=FILE_FORMATS),
     "manifest.merge-min-count": Spec("int", "30", 1),
     "manifest.target-file-size": Spec("size", "64 kb", 1),
     "manifest.full-compaction-threshold-size": Spec("size", "256 kb", 1),
