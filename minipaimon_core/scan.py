@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import predicate, stats_filter
+from . import file_format, predicate, stats_filter
 from .deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry
 from .errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
 from .format.manifest_file import ADD, DataFileMeta, ManifestEntry
@@ -56,9 +56,11 @@ class Split:
 
     @property
     def reads_as_stored(self) -> bool:
-        """Whether the split's rows are its files' rows as stored (row kinds aside): no merge,
-        no deletion vector (what a plain Parquet reader can read)."""
-        return self.raw_convertible and self.deletion_index is None
+        """Whether the split's rows are its files' rows as stored (row kinds aside) in Parquet
+        files: no merge, no deletion vector, no ORC or Avro file (what a plain Parquet reader
+        can read)."""
+        return self.raw_convertible and self.deletion_index is None and \
+            all(file_format.of_file(f.fileName).name == "parquet" for f in self.files)
 
 
 @dataclass(frozen=True)
