@@ -19,6 +19,7 @@ of the requested columns.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -28,6 +29,7 @@ import pyarrow.compute as pc
 
 from . import file_format, pools
 from .errors import CorruptDataFileError, InvalidArgumentError, SnapshotExpiredError
+from .file_index import IndexBuilder
 from .fileio import FileIO
 from .format import data_types
 from .format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
@@ -135,18 +137,22 @@ def write_data_file_parts(
     fmt = file_format.table_format(schema)
     name = TableLayout.new_data_file_name(prefix, fmt.extension)
     path = layout.data_file_path(partition_path, bucket, name)
+    index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(name))
     try:
         return _write_parts(io, path, name, parts, fmt, schema=schema, level=level,
-                            file_source=file_source, compression=compression)
+                            file_source=file_source, compression=compression,
+                            index_path=index_path if prefix == "data" else None)
     except BaseException:
         io.delete(path)
+        io.delete(index_path)
         raise
 
 
 def _write_parts(io: FileIO, path: str, name: str, parts: Iterable[pa.Table],
                  fmt: file_format.FileFormat, *, schema: TableSchema, level: int,
-                 file_source: int, compression: str) -> DataFileMeta:
+                 file_source: int, compression: str, index_path: str | None) -> DataFileMeta:
     rows = deletes = 0
+    index: IndexBuilder | None = None
     first: pa.Table | None = None
     last: pa.Table | None = None
     stats: list[tuple[SimpleStats, int]] = []
@@ -155,31 +161,52 @@ def _write_parts(io: FileIO, path: str, name: str, parts: Iterable[pa.Table],
     key_value = False
     target: pa.Schema | None = None
     with io.open_output(path) as f:
-        for part in parts:
-            if target is None:
-                key_value = SEQUENCE in part.column_names
-                target = file_schema(schema, key_value)
-            laid = to_file_layout(part, target)
+        try:
+            for part in parts:
+                if target is None:
+                    key_value = SEQUENCE in part.column_names
+                    target = file_schema(schema, key_value)
+                    # file indexes: append data files only, as Paimon 0.9 writes them
+                    if not key_value and index_path is not None:
+                        index = IndexBuilder.of(schema.options, schema.arrow_schema())
+                laid = to_file_layout(part, target)
+                if writer is None:
+                    writer = fmt.open_writer(f, target, laid, compression=compression, file_name=name)
+                # the stats kernels run beside the encoder (both release the GIL)
+                part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
+                writer.write(laid)
+                if index is not None:
+                    index.add(part)
+                if part.num_rows:
+                    first = first if first is not None else part.slice(0, 1)
+                    last = part.slice(part.num_rows - 1, 1)
+                rows += part.num_rows
+                stats.append((part_stats.result(), part.num_rows))
+                if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
+                    retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
+                                       pa.scalar(1, pa.int8()))
+                    deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
+                if SEQUENCE in part.column_names and part.num_rows:
+                    mm = pc.min_max(part.column(SEQUENCE))
+                    seq.append((mm["min"].as_py(), mm["max"].as_py()))
             if writer is None:
-                writer = fmt.open_writer(f, target, laid, compression=compression, file_name=name)
-            # the stats kernels run beside the encoder (both release the GIL)
-            part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
-            writer.write(laid)
-            if part.num_rows:
-                first = first if first is not None else part.slice(0, 1)
-                last = part.slice(part.num_rows - 1, 1)
-            rows += part.num_rows
-            stats.append((part_stats.result(), part.num_rows))
-            if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
-                retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
-                                   pa.scalar(1, pa.int8()))
-                deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
-            if SEQUENCE in part.column_names and part.num_rows:
-                mm = pc.min_max(part.column(SEQUENCE))
-                seq.append((mm["min"].as_py(), mm["max"].as_py()))
-        if writer is None:
-            raise InvalidArgumentError(f"no rows to write to {path}")
-        writer.close()
+                raise InvalidArgumentError(f"no rows to write to {path}")
+            writer.close()
+        except BaseException:
+            if writer is not None:  # close it while its file is open (it is deleted after)
+                with contextlib.suppress(Exception):
+                    writer.close()
+            raise
+    embedded: bytes | None = None
+    extra: tuple[str, ...] = ()
+    if index is not None and index_path is not None:
+        data, in_manifest = index.finish()
+        if in_manifest:
+            embedded = data
+        else:
+            with io.open_output(index_path) as f:
+                f.write(data)
+            extra = (TableLayout.index_file_of(name),)
     min_key: tuple = ()
     max_key: tuple = ()
     if key_value and first is not None and last is not None:
@@ -200,7 +227,16 @@ def _write_parts(io: FileIO, path: str, name: str, parts: Iterable[pa.Table],
         creationTime=int(time.time() * 1000),
         deleteRowCount=deletes,
         fileSource=file_source,
+        embeddedIndex=embedded,
+        extraFiles=extra,
     )
+
+
+def file_paths(layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta) -> list[str]:
+    """Paths of a data or changelog file and of its extra files (its file index), which go
+    with it (an aborted write deletes them all)."""
+    names = [file.fileName, *(n for n in file.extraFiles if n == TableLayout.index_file_of(file.fileName))]
+    return [layout.data_file_path(partition_path, bucket, n) for n in names]
 
 
 def read_data_file(

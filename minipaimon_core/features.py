@@ -13,10 +13,10 @@ change what the files mean are refused.
 
 from __future__ import annotations
 
-from . import file_format
+from . import file_format, file_index
 from .errors import UnsupportedFeatureError
 from .format.table_schema import TableSchema
-from .options import KNOWN, field_option
+from .options import KNOWN, field_option, file_index_option
 
 # Paimon options that change nothing minipaimon reads or writes.
 IGNORED = frozenset({
@@ -35,7 +35,7 @@ IGNORED = frozenset({
     "lookup-wait", "lookup.local-file-type", "changelog-producer.row-deduplicate",
     "full-compaction.delta-commits", "compaction.optimization-interval", "commit.force-compact",
     "commit.user-prefix", "dynamic-bucket.target-row-num", "dynamic-bucket.initial-buckets",
-    "file-index.read.enabled", "streaming-read-mode", "continuous.discovery-interval",
+    "streaming-read-mode", "continuous.discovery-interval",
     "scan.bounded.watermark", "sink.watermark-time-zone", "num-sorted-run.compaction-trigger",
 })
 
@@ -62,9 +62,6 @@ def _feature(schema: TableSchema) -> str | None:
         ("," in options.get("sequence.field", ""), "several sequence fields ('sequence.field')"),
         (options.get("bucket-function.type", "default").lower() != "default",
          f"bucket function '{options.get('bucket-function.type')}' ('bucket-function.type')"),
-        (options.get("file-index.in-manifest-threshold") is not None or
-         any(k.startswith("file-index.") and k != "file-index.read.enabled" for k in options),
-         "file indexes ('file-index.*')"),
         (options.get("changelog.num-retained.max") is not None or
          options.get("changelog.time-retained") is not None,
          "long-lived changelog ('changelog.num-retained.*' / 'changelog.time-retained')"),
@@ -103,16 +100,18 @@ def check_migrated(schema: TableSchema, path: str) -> None:
 def check_writable(schema: TableSchema, path: str) -> None:
     """Raises UnsupportedFeatureError if minipaimon cannot write the table as Paimon would:
     an unreadable feature, the earlier minipaimon format, dynamic-bucket primary keys, or
-    an option minipaimon does not know."""
+    an option minipaimon does not know, a file index it does not write."""
     check_migrated(schema, path)
     check_readable(schema, path)
+    if not schema.primaryKeys:  # Paimon 0.9 indexes append files only
+        file_index.check_writable(schema.options, schema.arrow_schema(), path)
     if schema.primaryKeys and schema.options.get("bucket", "1").strip() == "-1":
         raise UnsupportedFeatureError(
             f"{path} is a dynamic-bucket primary-key table ('bucket' = -1): minipaimon reads "
             "it but does not write it; write it with Paimon's engines, or copy it into a "
             "table with fixed buckets")
-    unknown = sorted(k for k in schema.options
-                     if k not in KNOWN and k not in IGNORED and field_option(k) is None)
+    unknown = sorted(k for k in schema.options if k not in KNOWN and k not in IGNORED
+                     and field_option(k) is None and not file_index_option(k))
     if unknown:
         raise UnsupportedFeatureError(
             f"{path} has options minipaimon does not implement: {', '.join(unknown)}; writing "

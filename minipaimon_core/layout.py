@@ -11,6 +11,7 @@
   consumer/consumer-<id>
   <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet   (or .orc, .avro: file.format)
   <p1>=<v1>/.../bucket-<n>/changelog-<uuid>-<k>.parquet
+  <p1>=<v1>/.../bucket-<n>/data-<uuid>-<k>.parquet.index  (a data file's file index)
 ```
 
 These are Apache Paimon's names. Partition directories are built by
@@ -48,7 +49,9 @@ class ParsedName(NamedTuple):
 
     Kinds and keys: ``schema`` / ``snapshot`` (the id, digits), ``tag`` / ``consumer`` (the
     plain name), ``manifest`` / ``manifest-list`` / ``index-manifest`` / ``index`` (the
-    uuid), ``data`` / ``changelog`` (the ``<uuid>-<k>`` part), ``bucket`` (the bucket
+    uuid), ``data`` / ``changelog`` (the ``<uuid>-<k>`` part), ``data-index`` (a data
+    file's separate file index ``<data file>.index``: the data file's ``<uuid>-<k>.<ext>``),
+    ``bucket`` (the bucket
     number of a ``bucket-<n>`` directory), ``temp`` (the hidden name between ``.`` and
     ``.tmp``), ``hint`` (``LATEST`` / ``EARLIEST``), ``expired`` (the id of a hidden
     ``.snapshot-<id>.expired`` marker).
@@ -67,6 +70,7 @@ _PARSE = [
     ("index-manifest", re.compile(r"index-manifest-(.+)")),
     ("index", re.compile(r"index-(.+)")),
     ("manifest", re.compile(r"manifest-(.+)")),
+    ("data-index", re.compile(r"data-(.+\.(?:parquet|orc|avro))\.index")),
     ("data", re.compile(r"data-(.+)\.(?:parquet|orc|avro)")),
     ("changelog", re.compile(r"changelog-(.+)\.(?:parquet|orc|avro)")),
     ("bucket", re.compile(r"bucket-(-?\d+)")),
@@ -229,6 +233,11 @@ class TableLayout:
 
     def data_file_path(self, partition_path: str, bucket: int, file_name: str) -> str:
         return f"{self.bucket_dir(partition_path, bucket)}/{file_name}"
+
+    @staticmethod
+    def index_file_of(data_file_name: str) -> str:
+        """The name of a data file's separate file index (Paimon: ``<data file>.index``)."""
+        return f"{data_file_name}.index"
 
     @staticmethod
     def new_data_file_name(prefix: str = "data", extension: str = "parquet") -> str:

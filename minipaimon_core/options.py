@@ -133,6 +133,8 @@ KNOWN: dict[str, Spec] = {
     "consumer-id": Spec("str", None),
     "source.split.target-size": Spec("size", "128 mb", 1),
     "source.split.open-file-cost": Spec("size", "4 mb", 0),
+    "file-index.in-manifest-threshold": Spec("size", "500 b", 0),
+    "file-index.read.enabled": Spec("bool", "true"),
 }
 # fields.<column>.<suffix>: the kind of each per-field option
 FIELD_OPTIONS: dict[str, Spec] = {
@@ -141,6 +143,15 @@ FIELD_OPTIONS: dict[str, Spec] = {
     "list-agg-delimiter": Spec("str", ","),
 }
 _FIELD_OPTION = re.compile(r"^fields\.(.+)\.([a-z-]+)$")
+
+
+# file-index.<type>.columns, file-index.<type>.<column>.<option> (minipaimon_core.file_index)
+_FILE_INDEX_OPTION = re.compile(r"^file-index\.(bloom-filter|bitmap|bsi)\.(columns|.+\.(items|fpp))$")
+
+
+def file_index_option(name: str) -> bool:
+    """Whether ``name`` is a per-type file-index option (columns, a column's items / fpp)."""
+    return _FILE_INDEX_OPTION.match(name) is not None
 
 
 def field_option(name: str) -> tuple[str, str] | None:
@@ -157,6 +168,8 @@ def spec_of(name: str) -> Spec:
         return KNOWN[name]
     if (f := field_option(name)) is not None:
         return FIELD_OPTIONS[f[1]]
+    if file_index_option(name):
+        return Spec("str", None)
     if name.endswith(".sequence-group") and name.startswith("fields."):
         raise UnsupportedOptionError(f"option {name!r}: sequence groups are not supported")
     raise UnsupportedOptionError(

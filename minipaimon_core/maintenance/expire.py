@@ -184,11 +184,11 @@ def _plan(files: TableFiles, begin: int, end: int
     mio = files.manifests
     for snap in [*expiring[1:], keep]:
         for e in mio.entries_of(mio.read_list(snap.deltaManifestList)):
-            path = files.entry_path(e)
+            paths = files.entry_paths(e)  # a data file and its file index go together
             if e.kind == ADD:
-                data.discard(path)  # re-added (e.g. moved to another level): still in use
+                data.difference_update(paths)  # re-added (e.g. moved to another level): in use
             else:
-                data.add(path)
+                data.update(paths)
     changelog: set[str] = set()
     manifests: set[str] = set()
     indexes: set[str] = set()  # an index file replaced for its bucket never comes back

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..context import HasContext
 from ..deletion_vectors import DeletionVectorIO, index_file_names
+from ..errors import CorruptMetadataError
 from ..fileio import FileIO
 from ..format.manifest_file import ManifestEntry
 from ..format.snapshot import Snapshot
@@ -61,6 +62,24 @@ class TableFiles:
             self._paths[key] = spec.path(list(e.partition))
         return self.layout.data_file_path(self._paths[key], e.bucket, e.file.fileName)
 
+    def entry_paths(self, e: ManifestEntry) -> list[str]:
+        """Paths of the data or changelog file of a manifest entry and of its extra files
+        (a separate file index, ``<data file>.index``): one unit for expiration, orphan
+        cleanup and rollback. Raises CorruptMetadataError for an extra file name that is
+        not the file's own index (metadata is untrusted: no other path is ever derived)."""
+        path = self.entry_path(e)
+        if not e.file.extraFiles:
+            return [path]
+        out = [path]
+        for name in e.file.extraFiles:
+            if name != TableLayout.index_file_of(e.file.fileName):
+                raise CorruptMetadataError(
+                    f"data file {path} lists the extra file {name!r}: Paimon's only extra file "
+                    f"of a data file is its index {TableLayout.index_file_of(e.file.fileName)!r}; "
+                    "the manifest is damaged")
+            out.append(path[:len(path) - len(e.file.fileName)] + name)
+        return out
+
     # -- what a snapshot references ---------------------------------------------------------
 
     @staticmethod
@@ -79,16 +98,16 @@ class TableFiles:
         return names
 
     def live_paths(self, snap: Snapshot) -> set[str]:
-        """Paths of the data files of ``snap`` (exactly what a full read of it opens)."""
+        """Paths of the data files of ``snap`` and their extra files (file indexes)."""
         adds, _ = merge_entries(self.manifests.entries_of(self.manifests.data_manifests(snap)))
-        return {self.entry_path(e) for e in adds}
+        return {p for e in adds for p in self.entry_paths(e)}
 
     def changelog_paths(self, snap: Snapshot) -> set[str]:
         """Paths of the changelog files ``snap`` added."""
         if not snap.changelogManifestList:
             return set()
         metas = self.manifests.read_list(snap.changelogManifestList)
-        return {self.entry_path(e) for e in self.manifests.entries_of(metas)}
+        return {p for e in self.manifests.entries_of(metas) for p in self.entry_paths(e)}
 
     def index_paths(self, snap: Snapshot) -> set[str]:
         """Paths of the index manifest and deletion-vector index files of ``snap``."""

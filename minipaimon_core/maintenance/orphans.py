@@ -7,7 +7,8 @@ crashed after deleting snapshot files. The order makes a concurrent commit safe:
 ```
  1. list    walk the table as the layout defines it and keep the files that are older than
             ``older_than_ms`` (default: now - 1 day) and have a name minipaimon writes
-            (data-*/changelog-* in bucket directories, manifest-* and index-manifest-* in
+            (data-*/changelog-* and data files' *.index in bucket directories, manifest-*
+            and index-manifest-* in
             manifest/, index-* in index/, and hidden
             .*.tmp files of interrupted atomic writes or store probes in every metadata
             directory); everything through FileIO listings, so it works on object stores
@@ -142,7 +143,7 @@ def used_paths(files: TableFiles, progress: Progress) -> set[str]:
 
 
 def _is_data(name: str) -> bool:
-    return _kind(name) in ("data", "changelog", "temp")
+    return _kind(name) in ("data", "changelog", "data-index", "temp")
 
 
 def _kind(name: str) -> str | None:
