@@ -62,9 +62,6 @@ def _feature(schema: TableSchema) -> str | None:
         ("," in options.get("sequence.field", ""), "several sequence fields ('sequence.field')"),
         (options.get("bucket-function.type", "default").lower() != "default",
          f"bucket function '{options.get('bucket-function.type')}' ('bucket-function.type')"),
-        (options.get("changelog.num-retained.max") is not None or
-         options.get("changelog.time-retained") is not None,
-         "long-lived changelog ('changelog.num-retained.*' / 'changelog.time-retained')"),
     ]
     for used, feature in checks:
         if used:

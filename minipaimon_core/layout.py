@@ -4,6 +4,7 @@
 <table>/
   schema/schema-<id>
   snapshot/snapshot-<id>, snapshot/LATEST, snapshot/EARLIEST
+  changelog/changelog-<id>, changelog/LATEST, changelog/EARLIEST   (long-lived changelog)
   manifest/manifest-<uuid>-<n>, manifest/manifest-list-<uuid>-<n>,
   manifest/index-manifest-<uuid>-<n>
   index/index-<uuid>-<n>                   (deletion vectors of one bucket)
@@ -51,7 +52,7 @@ class ParsedName(NamedTuple):
     plain name), ``manifest`` / ``manifest-list`` / ``index-manifest`` / ``index`` (the
     uuid), ``data`` / ``changelog`` (the ``<uuid>-<k>`` part), ``data-index`` (a data
     file's separate file index ``<data file>.index``: the data file's ``<uuid>-<k>.<ext>``),
-    ``bucket`` (the bucket
+    ``long-lived-changelog`` (the id of ``changelog/changelog-<id>``), ``bucket`` (the bucket
     number of a ``bucket-<n>`` directory), ``temp`` (the hidden name between ``.`` and
     ``.tmp``), ``hint`` (``LATEST`` / ``EARLIEST``), ``expired`` (the id of a hidden
     ``.snapshot-<id>.expired`` marker).
@@ -70,6 +71,7 @@ _PARSE = [
     ("index-manifest", re.compile(r"index-manifest-(.+)")),
     ("index", re.compile(r"index-(.+)")),
     ("manifest", re.compile(r"manifest-(.+)")),
+    ("long-lived-changelog", re.compile(r"changelog-(\d+)")),
     ("data-index", re.compile(r"data-(.+\.(?:parquet|orc|avro))\.index")),
     ("data", re.compile(r"data-(.+)\.(?:parquet|orc|avro)")),
     ("changelog", re.compile(r"changelog-(.+)\.(?:parquet|orc|avro)")),
@@ -162,6 +164,28 @@ class TableLayout:
         """The id of a ``snapshot-<id>`` file name, or None for any other name."""
         parsed = parse(name)
         return int(parsed.key) if parsed is not None and parsed.kind == "snapshot" else None
+
+    # long-lived changelogs (a snapshot's JSON kept after the snapshot expired)
+    @property
+    def changelog_dir(self) -> str:
+        return self._join("changelog")
+
+    def changelog_path(self, snapshot_id: int) -> str:
+        return self._join("changelog", f"changelog-{snapshot_id}")
+
+    @property
+    def changelog_latest_hint(self) -> str:
+        return self._join("changelog", "LATEST")
+
+    @property
+    def changelog_earliest_hint(self) -> str:
+        return self._join("changelog", "EARLIEST")
+
+    @staticmethod
+    def changelog_id_of(name: str) -> int | None:
+        """The id of a ``changelog-<id>`` file name of ``changelog/``, or None."""
+        parsed = parse(name)
+        return int(parsed.key) if parsed is not None and parsed.kind == "long-lived-changelog" else None
 
     # manifests
     @property

@@ -120,6 +120,10 @@ KNOWN: dict[str, Spec] = {
     "snapshot.num-retained.min": Spec("int", "10", 1),
     "snapshot.num-retained.max": Spec("int", "2147483647", 1),
     "snapshot.time-retained": Spec("duration", "1 h", 0),
+    # long-lived changelog (minipaimon_core.changelog_manager): unset = the snapshot.* value
+    "changelog.num-retained.min": Spec("int", None, 1),
+    "changelog.num-retained.max": Spec("int", None, 1),
+    "changelog.time-retained": Spec("duration", None, 0),
     "consumer.expiration-time": Spec("duration", None, 0),
     "streaming-read-overwrite": Spec("bool", "false"),
     "read.changelog": Spec("bool", "false"),
@@ -219,6 +223,11 @@ def validate(options: Mapping[str, Any]) -> dict[str, str]:
     if hi < lo:
         raise UnsupportedOptionError(
             f"option 'snapshot.num-retained.max' ({hi}) must be >= 'snapshot.num-retained.min' ({lo})")
+    clo = typed["changelog.num-retained.min"] if typed["changelog.num-retained.min"] is not None else lo
+    chi = typed["changelog.num-retained.max"] if typed["changelog.num-retained.max"] is not None else hi
+    if chi < clo:
+        raise UnsupportedOptionError(
+            f"option 'changelog.num-retained.max' ({chi}) must be >= 'changelog.num-retained.min' ({clo})")
     if typed["commit.max-retry-wait"] < typed["commit.min-retry-wait"]:
         raise UnsupportedOptionError(
             "option 'commit.max-retry-wait' must be >= 'commit.min-retry-wait'")

@@ -43,7 +43,6 @@ UNREADABLE = [
     ({"partition.default-name": "NULLS"}, "partition.default-name"),
     ({"sequence.field": "a,b"}, "several sequence fields"),
     ({"bucket-function.type": "mod"}, "bucket function 'mod'"),
-    ({"changelog.num-retained.max": "10"}, "long-lived changelog"),
     ({"merge-engine": "some-future-engine"}, "'some-future-engine' merge engine"),
     ({"fields.v.sequence-group": "id"}, "fields.v.sequence-group"),
 ]

@@ -97,6 +97,32 @@ class TableFiles:
             names.update(m.fileName for m in self.manifests.read_list(lst))
         return names
 
+    def manifests_of_list(self, name: str | None) -> set[str]:
+        """Names of manifest list ``name`` (if any) and of its manifests."""
+        if name is None:
+            return set()
+        return {name, *(m.fileName for m in self.manifests.read_list(name))}
+
+    def existing_lists(self, snap: Snapshot) -> list[str]:
+        """The manifest lists of ``snap`` that exist (a long-lived changelog keeps some)."""
+        return [n for n in self.lists_of(snap) if self.io.exists(self.layout.manifest_path(n))]
+
+    def changelog_used_paths(self, changelog: Snapshot) -> set[str]:
+        """What a long-lived changelog uses: its manifest lists still there and their
+        manifests, its changelog files, and the files its delta names (a stream without a
+        changelog producer reads those it adds; those it deletes are its expiration's to
+        delete, so orphan cleanup leaves them to it, as Paimon's does)."""
+        lists = self.existing_lists(changelog)
+        paths: set[str] = set()
+        for name in lists:
+            paths |= self.manifest_paths(self.manifests_of_list(name))
+        if changelog.changelogManifestList in lists:
+            paths |= self.changelog_paths(changelog)
+        if changelog.deltaManifestList in lists:
+            for e in self.manifests.entries_of(self.manifests.read_list(changelog.deltaManifestList)):
+                paths.update(self.entry_paths(e))
+        return paths
+
     def live_paths(self, snap: Snapshot) -> set[str]:
         """Paths of the data files of ``snap`` and their extra files (file indexes)."""
         adds, _ = merge_entries(self.manifests.entries_of(self.manifests.data_manifests(snap)))
@@ -147,3 +173,7 @@ class PathCollector:
         if key not in self._seen:  # a tag of a retained snapshot adds nothing new
             self.paths |= self._files.used_paths(snap)
             self._seen.add(key)
+
+    def add_changelog(self, changelog: Snapshot) -> None:
+        """Add the files a long-lived changelog uses."""
+        self.paths |= self._files.changelog_used_paths(changelog)

@@ -14,7 +14,8 @@ crashed after deleting snapshot files. The order makes a concurrent commit safe:
             directory); everything through FileIO listings, so it works on object stores
             (age = the object's LastModified)
  2. used    THEN read every retained snapshot and every tag (and snapshots committed while
-            reading): their manifest lists and manifests, live data files and changelogs
+            reading): their manifest lists and manifests, live data files and changelogs;
+            and what every long-lived changelog uses (changelog/changelog-<id>)
  3. delete  candidates - used (nothing with dry_run)
 ```
 
@@ -31,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..changelog_manager import ChangelogManager
 from ..errors import CorruptMetadataError, InvalidArgumentError
 from ..fileio import FileStatus
 from ..layout import TableLayout, is_temp_name, parse
@@ -95,7 +97,8 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
         found.extend((layout.listed_path(directory, f.name), f)
                      for f in io.list_files(directory) if wanted(f.name))
 
-    for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir):
+    for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir,
+                      layout.changelog_dir):
         collect(directory, is_temp_name)
     collect(layout.manifest_dir, lambda n: _kind(n) in ("manifest", "manifest-list", "index-manifest", "temp"))
     collect(layout.index_dir, lambda n: _kind(n) in ("index", "temp"))
@@ -125,6 +128,11 @@ def used_paths(files: TableFiles, progress: Progress) -> set[str]:
     collector = files.collector()
     for tag in files.tags().values():
         collector.add(tag)
+    changelogs = ChangelogManager(files.io, files.layout)
+    for cid in changelogs.ids():  # long-lived changelogs (snapshots expired before them)
+        changelog = changelogs.try_get(cid)
+        if changelog is not None:
+            collector.add_changelog(changelog)
     start = files.snapshots.earliest_id()
     end = files.snapshots.latest_id()
     while start is not None and end is not None and start <= end:
