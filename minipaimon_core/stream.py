@@ -126,7 +126,7 @@ class StreamScanner:
         self._full_plans: dict[int, list[tuple[Split, ...]]] = {}
         self._changelogs = ChangelogManager(table.io, table.layout)
 
-    def _history(self, snapshot_id: int) -> Snapshot:
+    def snapshot_or_changelog(self, snapshot_id: int) -> Snapshot:
         """Snapshot ``snapshot_id``, else its long-lived changelog. Raises
         SnapshotExpiredError / SnapshotNotFoundError when neither exists."""
         snap = self._table.snapshot_manager.try_get(snapshot_id)
@@ -169,7 +169,7 @@ class StreamScanner:
         if mode in ("from-snapshot", "from-snapshot-full"):
             if self._snapshot_id is None:
                 raise InvalidArgumentError(f"scan.mode={mode} needs 'scan.snapshot-id'")
-            self._history(self._snapshot_id)  # raises if expired (changelog too) or missing
+            self.snapshot_or_changelog(self._snapshot_id)  # raises if expired (changelog too) or missing
             if mode == "from-snapshot":
                 return StreamOffset(self._snapshot_id - 1)
             return StreamOffset(self._snapshot_id, full=True)
@@ -320,7 +320,7 @@ class StreamScanner:
 
     def _changes(self, snapshot_id: int) -> list[tuple[ManifestEntry, DataFileMeta]]:
         """(entry, file) pairs snapshot ``snapshot_id`` contributes to a stream."""
-        snap = self._history(snapshot_id)
+        snap = self.snapshot_or_changelog(snapshot_id)
         mio = self._table.manifests
         if snap.commitKind == OVERWRITE and not self._read_overwrite:
             return []
