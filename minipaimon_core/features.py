@@ -9,6 +9,12 @@ feature (and the option that turned it on).
 Options minipaimon does not know are refused for writes unless listed in :data:`IGNORED`
 (options that change nothing minipaimon reads or writes); for reads only the options that
 change what the files mean are refused.
+
+Read and written (issue 27): Parquet, ORC and Avro data files (``file.format``, each file
+by its extension: :mod:`.file_format`), bloom-filter file indexes (:mod:`.file_index`;
+``bitmap`` / ``bsi`` are read past and refused for writes there), long-lived changelogs
+(``changelog.*`` retention: :mod:`.changelog_manager`). The table in docs/format.md,
+"Versions and compatibility", lists them.
 """
 
 from __future__ import annotations
