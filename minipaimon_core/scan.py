@@ -121,7 +121,9 @@ class SplitSizing:
 
     def pack(self, files: list[DataFileMeta], target: int) -> list[list[DataFileMeta]]:
         """``files`` in sequence order, cut before a file that would take a split past
-        ``target`` (a file heavier than ``target`` is a split of its own)."""
+        ``target`` (a file heavier than ``target`` is a split of its own) or that is in
+        another format than the split's (a table whose ``file.format`` changed: Spark's
+        own Parquet reader can then take whole splits of Parquet files)."""
         if len(files) <= 1:
             return [files] if files else []
         out: list[list[DataFileMeta]] = []
@@ -130,7 +132,8 @@ class SplitSizing:
         cost = self.open_file_cost
         for f in sorted(files, key=lambda f: f.minSequenceNumber):
             w = max(f.fileSize, cost)
-            if current and size + w > target:
+            if current and (size + w > target or
+                            file_format.of_file(f.fileName) is not file_format.of_file(current[-1].fileName)):
                 out.append(current)
                 current, size = [], 0
             current.append(f)
