@@ -60,7 +60,7 @@ class Split:
         files: no merge, no deletion vector, no ORC or Avro file (what a plain Parquet reader
         can read)."""
         return self.raw_convertible and self.deletion_index is None and \
-            all(file_format.of_file(f.fileName).name == "parquet" for f in self.files)
+            all(file_format.extension_of(f.fileName) == "parquet" for f in self.files)
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class SplitSizing:
         for f in sorted(files, key=lambda f: f.minSequenceNumber):
             w = max(f.fileSize, cost)
             if current and (size + w > target or
-                            file_format.of_file(f.fileName) is not file_format.of_file(current[-1].fileName)):
+                            file_format.extension_of(f.fileName) != file_format.extension_of(current[-1].fileName)):
                 out.append(current)
                 current, size = [], 0
             current.append(f)

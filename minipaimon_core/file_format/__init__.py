@@ -36,10 +36,15 @@ def by_name(name: str) -> FileFormat:
     return fmt
 
 
+def extension_of(file_name: str) -> str:
+    """A file name's extension, lower case ('' if none): the format it names, unchecked."""
+    return file_name.rsplit(".", 1)[-1].lower() if "." in file_name else ""
+
+
 def of_file(file_name: str, path: str = "") -> FileFormat:
     """The format of a data or changelog file, by its extension. Raises
     CorruptDataFileError for a name of no known format."""
-    ext = file_name.rsplit(".", 1)[-1].lower() if "." in file_name else ""
+    ext = extension_of(file_name)
     fmt = FORMATS.get(ext)
     if fmt is None:
         raise CorruptDataFileError(
@@ -58,4 +63,4 @@ def table_format(schema: TableSchema) -> FileFormat:
 
 
 __all__ = ["FILE_NAME_KEY", "FORMATS", "NAMES", "FileFormat", "FormatWriter", "by_name", "conform",
-           "of_file", "table_format"]
+           "extension_of", "of_file", "table_format"]
