@@ -24,6 +24,10 @@ listed in ``extraFiles`` (which expiration, orphan cleanup and rollback treat as
 the data file). ``bitmap`` and ``bsi`` indexes are read past (reads never need them) and
 refused for writes by name.
 
+Reading: a scan skips a file whose *embedded* bloom filters rule out every ``=`` / ``in``
+value of the filter (:func:`may_match`, with ``file-index.read.enabled``, default true);
+separate index files are not read while planning (reading them costs a request per file).
+
 Speed: everything is vectorised except xxHash64 of strings, one call per distinct value in
 a file (~0.2 us each).
 """
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,9 +44,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
-from .errors import UnsupportedFeatureError
+from .errors import CorruptMetadataError, UnsupportedFeatureError
 from .format import file_index as codec
+from .format.manifest_file import DataFileMeta
 from .options import parse_size
+from .predicate import Term
 
 TYPES = ("bloom-filter", "bitmap", "bsi")
 BLOOM = "bloom-filter"
@@ -238,5 +244,44 @@ class IndexBuilder:
         return data, len(data) <= self._threshold
 
 
+def may_match(dnf: list[list[Term]], files: Sequence[DataFileMeta], schema_id: int) -> np.ndarray:
+    """Per file, whether ``dnf`` may match it by the bloom filters embedded in its entry
+    (the reading side of Paimon's index: an ``=`` / ``in`` term whose values the column's
+    filter rules out excludes the file). Files of another schema than ``schema_id`` (column
+    names may differ), without an index, and terms on other columns or ops may match."""
+    keep = np.ones(len(files), dtype=bool)
+    wanted = {t.column for clause in dnf for t in clause if t.op in ("=", "in")}
+    if not wanted:
+        return keep
+    hashes: dict[int, np.ndarray | None] = {}  # by id() of the term (several per column)
+    for i, f in enumerate(files):
+        if f.embeddedIndex is None or f.schemaId != schema_id:
+            continue
+        try:
+            index = codec.decode(f.embeddedIndex, f.fileName)
+        except CorruptMetadataError:
+            continue  # an index we cannot read only loses the skip
+        blooms = {c: t.get(BLOOM) for c, t in index.items() if c in wanted and t.get(BLOOM)}
+        if blooms and not any(all(_term_may_match(t, blooms, hashes) for t in clause) for clause in dnf):
+            keep[i] = False
+    return keep
+
+
+def _term_may_match(t: Term, blooms: dict[str, bytes | None], hashes: dict[int, np.ndarray | None]) -> bool:
+    bloom = blooms.get(t.column)
+    if bloom is None or t.op not in ("=", "in"):
+        return True
+    key = id(t)
+    if key not in hashes:
+        values = t.value if t.op == "in" else pa.array([t.value.as_py()], t.value.type)
+        values = pc.drop_null(values)
+        try:
+            hashes[key] = _hasher(values.type, t.column)(values) if len(values) else np.zeros(0, np.int64)
+        except UnsupportedFeatureError:
+            hashes[key] = None
+    h = hashes[key]
+    return h is None or bool(bloom_test(bloom, h).any())
+
+
 __all__ = ["BLOOM", "IndexBuilder", "bloom_bytes", "bloom_shape", "bloom_specs", "bloom_test",
-           "check_writable", "indexed_columns"]
+           "check_writable", "indexed_columns", "may_match"]

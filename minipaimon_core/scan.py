@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import file_format, predicate, stats_filter
+from . import file_format, file_index, predicate, stats_filter
 from .deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry
 from .errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
 from .format.manifest_file import ADD, DataFileMeta, ManifestEntry
@@ -226,6 +226,9 @@ class Planner:
         complete = candidates
         if dnf:  # the filter on the files' stats, one term at a time over all files
             keep = stats_filter.may_match(dnf, [e.file for e in candidates], self._schema_positions, file_columns)
+            candidates = list(itertools.compress(candidates, keep))
+        if dnf and not pk and Options(self._schema.options)["file-index.read.enabled"]:  # embedded blooms
+            keep = file_index.may_match(dnf, [e.file for e in candidates], self._schema.id)
             candidates = list(itertools.compress(candidates, keep))
         for e in candidates:
             groups[(e.partition, e.bucket)].append(e)

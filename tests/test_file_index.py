@@ -170,3 +170,26 @@ def test_an_extra_file_that_is_not_the_files_index_is_corrupt_metadata(tmp_path:
     bad = msgspec.structs.replace(entry, file=msgspec.structs.replace(entry.file, extraFiles=("../../x",)))
     with pytest.raises(CorruptMetadataError, match="extra file"):
         files.entry_paths(bad)
+
+
+def test_a_scan_skips_files_whose_embedded_bloom_filters_rule_the_value_out(tmp_path: Path) -> None:
+    options = {"file-index.bloom-filter.columns": "s,i32", "file-index.bloom-filter.s.items": "200",
+               "file-index.bloom-filter.i32.items": "200", "file-index.in-manifest-threshold": "1 mb"}
+    t = mp.create_table(str(tmp_path / "t"), TYPES, options=options)
+    evens, odds = typed_rows(100, seed=3), typed_rows(100, seed=4)
+    t.write(evens)
+    t.write(odds)
+    t = mp.open_table(t.path)
+    value = odds.column("s").drop_null()[0].as_py()
+    for flt, want in (([("s", "=", value)], 1), ([("s", "in", [value, "nowhere"])], 1),
+                      ([[("s", "=", "nowhere")], [("s", "=", value)]], 1), ([("s", "=", "nowhere")], 0),
+                      ([("s", "=", value), ("id", ">", -(2**62))], 1), ([("id", ">", -(2**62))], 2)):
+        scan = t.scan(filter=flt)
+        assert sum(len(s.files) for s in scan.plan()) == want, flt
+        both = pa.concat_tables([evens, odds])
+        import pyarrow.compute as pc
+        expected = both.filter(pc.is_in(both.column("s"), pa.array([value]))) if want else both.slice(0, 0)
+        if flt != [("id", ">", -(2**62))]:
+            assert sorted(scan.to_arrow().column("id").to_pylist()) == sorted(expected.column("id").to_pylist())
+    t.set_options({"file-index.read.enabled": "false"})
+    assert sum(len(s.files) for s in mp.open_table(t.path).scan(filter=[("s", "=", value)]).plan()) == 2
