@@ -13,9 +13,9 @@ of Paimon 0.9 carry no field ids, and readers select columns by name. Compressio
 Limits of pyarrow's adapter, refused before anything is written (nothing is committed):
 it reads every timestamp as nanoseconds, so values outside 1677-09-21 .. 2262-04-11 cannot
 be read back (``InvalidArgumentError`` naming the column; reading such a file another
-writer made is an ``UnsupportedFeatureError``); timestamps before 1970 with digits below
-the millisecond, which Paimon 0.9's Java ORC reader fails on as the C++ writer stores them
-(``InvalidArgumentError``); ``brotli`` is no ORC codec; types it has no
+writer made is an ``UnsupportedFeatureError``); timestamps before 1970 with a fraction of a
+second, which the C++ writer stores with negative nanoseconds that paimon-rust (any) and
+Paimon 0.9's Java reader (below the millisecond) fail on (``InvalidArgumentError``); ``brotli`` is no ORC codec; types it has no
 ORC type for (``UnsupportedFeatureError``).
 """
 
@@ -67,22 +67,23 @@ def _time_to_millis(col: Any, t: pa.DataType) -> Any:
 
 def _check_timestamps(table: pa.Table, file_name: str) -> None:
     """Refuse timestamps pyarrow could write but never read back (outside int64 ns), and
-    those before 1970 with digits below the millisecond, which Paimon 0.9's Java reader
-    (Apache ORC 1.9) fails on as Apache ORC's C++ writer stores them (measured)."""
+    those before 1970 with a fraction of a second, which Apache ORC's C++ writer stores with
+    negative nanoseconds: paimon-rust's reader fails on any, Paimon 0.9's Java reader on
+    those with digits below the millisecond (measured)."""
     for field in table.schema:
         t = field.type
         if not pa.types.is_timestamp(t):
             continue
         ints = table.column(field.name).cast(pa.int64())
-        if t.unit in ("us", "ns"):
-            per_ms = 1000 if t.unit == "us" else 1_000_000
+        if t.unit != "s":
+            per_s = {"ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}[t.unit]
             early = pc.filter(ints, pc.less(ints, 0))
-            if len(early) and pc.any(pc.not_equal(pc.remainder(early, per_ms), 0)).as_py():
+            if len(early) and pc.any(pc.not_equal(pc.remainder(early, per_s), 0)).as_py():
                 raise InvalidArgumentError(
-                    f"column {field.name!r} holds timestamps before 1970 with digits below the "
-                    f"millisecond, which Paimon's Java reader cannot read from an ORC data file "
-                    f"({file_name}) as pyarrow writes them; round them to milliseconds or use "
-                    "'file.format' = 'parquet'")
+                    f"column {field.name!r} holds timestamps before 1970 with a fraction of a "
+                    f"second, which Paimon's readers cannot read from an ORC data file "
+                    f"({file_name}) as pyarrow writes them; use 'file.format' = 'parquet' or "
+                    "'avro' for such values")
         if t.unit == "ns":
             continue
         per_ns = {"s": 10**9, "ms": 10**6, "us": 10**3}[t.unit]

@@ -116,10 +116,12 @@ def test_minipaimon_writes_the_index_java_writes_and_java_finds_its_rows(
         assert our_index == java_index  # byte for byte
     b = harness.judge(JAVA).batch(tmp_path)
     whole = b.read(ours, f"db.{name}")
+    java_whole = b.read(java_tables["java_wh"], f"db.{name}")
     new_only = b.read(ours, f"db.{name}", filter=[["name", "=", "new-7"]])
     old_only = b.read(ours, f"db.{name}", filter=[["name", "in", ["java-4", "java-6"]]])
     out = b.run()
     assert differences(out[whole].table(), mp.open_table(path_of(ours, name)).to_arrow()) is None
+    assert differences(out[java_whole].table(), out[whole].table()) is None  # as Java's own write
     got_new = out[new_only].table()
     got_old = out[old_only].table()
     assert pc.equal(got_new.column("name"), "new-7").to_pylist().count(True) == 1  # found
@@ -154,3 +156,9 @@ def test_java_skips_by_the_indexes_of_a_table_minipaimon_created(tmp_path: Path)
             assert v in names and {x.split("-")[0] for x in names} == {v.split("-")[0]}, (n, v)
     assert 13 in out[by_id].table().column("id").to_pylist()
     assert set(out[by_id].table().column("name").to_pylist()) <= set(odds("b").column("name").to_pylist())
+    for reader in (harness.PYPAIMON, harness.RUST):  # the other clients read such tables too
+        b = harness.judge(reader).batch(tmp_path)
+        reads = [b.read(wh, "db.t"), b.read(wh, "db.e")]
+        out = b.run()
+        for job, table in zip(reads, (t, e)):
+            assert differences(out[job].table(), mp.open_table(table.path).to_arrow()) is None, reader
