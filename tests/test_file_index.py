@@ -193,3 +193,17 @@ def test_a_scan_skips_files_whose_embedded_bloom_filters_rule_the_value_out(tmp_
             assert sorted(scan.to_arrow().column("id").to_pylist()) == sorted(expected.column("id").to_pylist())
     t.set_options({"file-index.read.enabled": "false"})
     assert sum(len(s.files) for s in mp.open_table(t.path).scan(filter=[("s", "=", value)]).plan()) == 2
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ({"file-index.bitmap.columns": "s"}, "bitmap"),
+    ({"file-index.bloom-filter.columns": "dec"}, "dec"),
+])
+def test_create_and_set_options_refuse_an_index_minipaimon_would_not_write(
+        tmp_path: Path, options: dict[str, str], named: str) -> None:
+    with pytest.raises(mp.UnsupportedOptionError, match=named):
+        mp.create_table(str(tmp_path / "t"), TYPES, options=options)
+    t = mp.create_table(str(tmp_path / "u"), TYPES)
+    with pytest.raises(mp.UnsupportedOptionError, match=named):
+        t.set_options(options)
+    assert "file-index.bitmap.columns" not in mp.open_table(t.path).options()
