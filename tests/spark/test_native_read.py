@@ -157,3 +157,14 @@ def test_orc_and_avro_files_go_through_the_python_source(spark: Any, tmp_path: P
     df = same(spark, path)
     assert "FileScan parquet" in plan_of(df) and PYTHON_SCAN in plan_of(df)
     assert df.count() == 50
+
+
+def test_spark_writes_an_orc_table_in_orc(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "2", "file.format": "orc"})
+    spark.createDataFrame(rows(list(range(30))).to_pandas()).write.format("minipaimon").mode("append").save(path)
+    spark.createDataFrame(rows(list(range(20, 40)), v=5.0).to_pandas()).write.format("minipaimon").mode("append").save(path)
+    files = mp.open_table(path).system_table("files")
+    assert set(files.column("file_format").to_pylist()) == {"orc"}
+    got = {r["id"]: r["v"] for r in spark.read.format("minipaimon").load(path).collect()}
+    assert got == {**{i: float(i) for i in range(20)}, **{i: i * 5.0 for i in range(20, 40)}}
