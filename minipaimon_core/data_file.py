@@ -142,9 +142,10 @@ def write_data_file_parts(
         return _write_parts(io, path, name, parts, fmt, schema=schema, level=level,
                             file_source=file_source, compression=compression,
                             index_path=index_path if prefix == "data" else None)
-    except BaseException:
-        io.delete(path)
-        io.delete(index_path)
+    except BaseException:  # a failed write leaves no partial file behind
+        with contextlib.suppress(Exception):  # the write's own error is the one to raise
+            io.delete(path)
+            io.delete(index_path)
         raise
 
 
