@@ -47,6 +47,7 @@ from .append_vectors import AppendVectors
 from .commit_dedupe import committed_kinds, landed_since
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
 from .conflicts import check_compaction, files_still_live
+from .data_file import file_paths
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
 from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
@@ -163,7 +164,8 @@ class FileStoreCommit:
         """Delete the files ``messages`` wrote. Call only for messages never committed."""
         for m in messages:
             for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
-                self._io.delete(self._layout.data_file_path(m.partitionPath, m.bucket, f.fileName))
+                for path in file_paths(self._layout, m.partitionPath, m.bucket, f):
+                    self._io.delete(path)
 
     # -- one snapshot ------------------------------------------------------------------------
 

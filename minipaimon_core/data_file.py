@@ -1,4 +1,4 @@
-"""Data files: Parquet (zstd) files of a bucket, in Paimon's layout, and their metadata.
+"""Data files: the Parquet, ORC or Avro files of a bucket, in Paimon's layout, and their metadata.
 
 Append files hold the table's columns. Primary-key (and changelog) files hold, as Paimon's
 ``KeyValue`` files: ``_KEY_<k>`` for each column of the trimmed primary key (the key
@@ -7,6 +7,10 @@ without partition columns), ``_SEQUENCE_NUMBER`` (BIGINT), ``_VALUE_KIND`` (TINY
 Paimon's field ids (``_KEY_`` ones offset by ``KEY_FIELD_ID_START``), decimals of up to 18
 digits are stored as integers (as Paimon's Java writer does, and reads). Readers select
 columns by name.
+
+A new file is written in the table's ``file.format`` (:func:`file_format.table_format`);
+a file is read in the format its extension names (a table whose format changed holds
+several), see :mod:`minipaimon_core.file_format`.
 
 Writing returns a :class:`DataFileMeta` with row count, per-column stats (the columns of
 the file's schema, in order), key range and sequence range. Reading returns an Arrow Table
@@ -22,10 +26,10 @@ from collections.abc import Iterable, Iterator, Sequence
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from . import pools
+from . import file_format, pools
 from .errors import CorruptDataFileError, InvalidArgumentError, SnapshotExpiredError
+from .file_index import IndexBuilder
 from .fileio import FileIO
 from .format import data_types
 from .format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
@@ -35,9 +39,10 @@ from .layout import TableLayout
 from .stats import merge_stats, table_stats, to_stat
 
 KEY_PREFIX = "_KEY_"
-# Parquet footer metadata: the file's own name, so a valid file of the table copied or
-# swapped over another is refused (Paimon's readers ignore it; files of other writers lack it).
-FILE_NAME_KEY = b"minipaimon.file"
+# Footer (Parquet) or header (Avro) metadata: the file's own name, so a valid file of the
+# table copied or swapped over another is refused (Paimon's readers ignore it; files of
+# other writers lack it).
+FILE_NAME_KEY = file_format.FILE_NAME_KEY
 
 
 def file_schema(schema: TableSchema, key_value: bool) -> pa.Schema:
@@ -125,38 +130,54 @@ def write_data_file_parts(
     compression: str = "zstd",
     prefix: str = "data",
 ) -> DataFileMeta:
-    """Write consecutive ``parts`` (same columns) as one Parquet file, holding one part in
-    memory at a time, and describe it (see :func:`write_data_file`)."""
-    name = TableLayout.new_data_file_name(prefix)
+    """Write consecutive ``parts`` (same columns) as one file in the table's format, holding
+    one part in memory at a time, and describe it (see :func:`write_data_file`). Raises
+    InvalidArgumentError / UnsupportedFeatureError for what the format cannot hold (the file
+    is deleted: nothing of it stays)."""
+    fmt = file_format.table_format(schema)
+    name = TableLayout.new_data_file_name(prefix, fmt.extension)
     path = layout.data_file_path(partition_path, bucket, name)
+    index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(name))
+    try:
+        return _write_parts(io, path, name, parts, fmt, schema=schema, level=level,
+                            file_source=file_source, compression=compression,
+                            index_path=index_path if prefix == "data" else None)
+    except BaseException:  # a failed write leaves no partial file behind
+        for leftover in (path, index_path):  # the write's own error is the one to raise
+            with contextlib.suppress(Exception):
+                io.delete(leftover)
+        raise
+
+
+def _write_parts(io: FileIO, path: str, name: str, parts: Iterable[pa.Table],
+                 fmt: file_format.FileFormat, *, schema: TableSchema, level: int,
+                 file_source: int, compression: str, index_path: str | None) -> DataFileMeta:
     rows = deletes = 0
+    index: IndexBuilder | None = None
     first: pa.Table | None = None
     last: pa.Table | None = None
     stats: list[tuple[SimpleStats, int]] = []
     seq: list[tuple[int, int]] = []
-    writer: pq.ParquetWriter | None = None
+    writer: file_format.FormatWriter | None = None
     key_value = False
     target: pa.Schema | None = None
-    try:
-        with io.open_output(path) as f:
+    with io.open_output(path) as f:
+        try:
             for part in parts:
-                if writer is None:
+                if target is None:
                     key_value = SEQUENCE in part.column_names
                     target = file_schema(schema, key_value)
-                    laid = to_file_layout(part, target)
-                    dictionary = dictionary_columns(laid)
-                    # plain or dictionary encodings only: Paimon's Java reader refuses
-                    # DELTA_BINARY_PACKED ("Unsupported encoding")
-                    writer = pq.ParquetWriter(
-                        f, target.with_metadata({FILE_NAME_KEY: name.encode()}),
-                        compression=compression, write_statistics=False,
-                        use_dictionary=dictionary,
-                        store_decimal_as_integer=True,  # as Paimon's Java writer (which reads only that)
-                        write_page_checksum=True)  # CRC32 per page: a flipped bit fails the read
-                assert target is not None and writer is not None
-                # the stats kernels run beside the Parquet encoder (both release the GIL)
+                    # file indexes: append data files only, as Paimon 0.9 writes them
+                    if not key_value and index_path is not None:
+                        index = IndexBuilder.of(schema.options, schema.arrow_schema())
+                laid = to_file_layout(part, target)
+                if writer is None:
+                    writer = fmt.open_writer(f, target, laid, compression=compression, file_name=name)
+                # the stats kernels run beside the encoder (both release the GIL)
                 part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
-                writer.write_table(to_file_layout(part, target).replace_schema_metadata(writer.schema.metadata))
+                writer.write(laid)
+                if index is not None:
+                    index.add(part)
                 if part.num_rows:
                     first = first if first is not None else part.slice(0, 1)
                     last = part.slice(part.num_rows - 1, 1)
@@ -172,10 +193,21 @@ def write_data_file_parts(
             if writer is None:
                 raise InvalidArgumentError(f"no rows to write to {path}")
             writer.close()
-    except BaseException:  # a failed write leaves no partial file behind
-        with contextlib.suppress(Exception):  # the write's own error is the one to raise
-            io.delete(path)
-        raise
+        except BaseException:
+            if writer is not None:  # close it while its file is open (it is deleted after)
+                with contextlib.suppress(Exception):
+                    writer.close()
+            raise
+    embedded: bytes | None = None
+    extra: tuple[str, ...] = ()
+    if index is not None and index_path is not None:
+        data, in_manifest = index.finish()
+        if in_manifest:
+            embedded = data
+        else:
+            with io.open_output(index_path) as f:
+                f.write(data)
+            extra = (TableLayout.index_file_of(name),)
     min_key: tuple = ()
     max_key: tuple = ()
     if key_value and first is not None and last is not None:
@@ -196,36 +228,36 @@ def write_data_file_parts(
         creationTime=int(time.time() * 1000),
         deleteRowCount=deletes,
         fileSource=file_source,
+        embeddedIndex=embedded,
+        extraFiles=extra,
     )
 
 
-def dictionary_columns(table: pa.Table, sample: int = 2048) -> list[str]:
-    """Columns worth Parquet dictionary encoding: those whose first ``sample`` values
-    repeat (fewer than half distinct). Dictionary encoding of unique values costs half the
-    write time for nothing."""
-    head = table.slice(0, sample)
-    out = []
-    for name in table.column_names:
-        col = head.column(name)
-        if pa.types.is_nested(col.type) or len(col) == 0:
-            continue
-        if pc.count_distinct(col, mode="all").as_py() * 2 < len(col):
-            out.append(name)
-    return out
+def file_paths(layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta) -> list[str]:
+    """Paths of a data or changelog file and of its extra files (its file index), which go
+    with it (an aborted write deletes them all)."""
+    names = [file.fileName, *(n for n in file.extraFiles if n == TableLayout.index_file_of(file.fileName))]
+    return [layout.data_file_path(partition_path, bucket, n) for n in names]
 
 
 def read_data_file(
     io: FileIO, layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta,
-    columns: Sequence[str] | None = None,
+    columns: Sequence[str] | None = None, declared: pa.Schema | None = None,
 ) -> pa.Table:
-    """Read the named ``columns`` (all if None) of one data file.
+    """Read the named ``columns`` (all if None) of one data file, in the format its name
+    says; ``declared``: the file's Arrow layout (:func:`file_schema` of its schema), the
+    types a format that stores them otherwise (ORC, Avro) converts back to.
 
     Raises:
         SnapshotExpiredError: the file is gone (its snapshot was expired meanwhile).
-        CorruptDataFileError: the file is not the one its metadata describes (size), is not
-            readable Parquet, fails a page checksum or lacks a column or rows it should hold.
+        CorruptDataFileError: the file is not the one its metadata describes (size, rows,
+            embedded name), is not readable in its format, fails a checksum or lacks a
+            column it should hold.
+        UnsupportedFeatureError: it holds values minipaimon's decoder of its format cannot
+            read (ORC timestamps beyond 2262).
     """
     path = layout.data_file_path(partition_path, bucket, file.fileName)
+    fmt = file_format.of_file(file.fileName, path)
     try:
         with io.open_input(path) as f:
             size = f.seek(0, 2)
@@ -234,26 +266,22 @@ def read_data_file(
                     f"data file {path} has {size} bytes, its manifest says {file.fileSize}: the file "
                     "was truncated or replaced; restore it or roll the table back to a snapshot without it")
             f.seek(0)
-            t = pq.read_table(f, columns=list(columns) if columns is not None else None,
-                              page_checksum_verification=True)
+            t, named = fmt.read(f, list(columns) if columns is not None else None, declared)
     except FileNotFoundError:
         raise SnapshotExpiredError(
             f"data file {path} no longer exists: the snapshot being read was expired (or rolled "
             "back) meanwhile; re-plan the read, or keep snapshots longer with "
             "'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a consumer-id"
         ) from None
-    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError) as e:
+    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError, TypeError) as e:
         raise CorruptDataFileError(
             f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "
             "table back to a snapshot without it") from e
-    named = (t.schema.metadata or {}).get(FILE_NAME_KEY)
     if t.num_rows != file.rowCount or (named is not None and named != file.fileName.encode()):
         raise CorruptDataFileError(
             f"data file {path} holds {t.num_rows} rows (file {named!r}), its manifest says "
             f"{file.rowCount}: the file was replaced; restore it or roll the table back to a "
             "snapshot without it")
-    if named is not None:
-        t = t.replace_schema_metadata(None)
     return t
 
 

@@ -9,13 +9,20 @@ feature (and the option that turned it on).
 Options minipaimon does not know are refused for writes unless listed in :data:`IGNORED`
 (options that change nothing minipaimon reads or writes); for reads only the options that
 change what the files mean are refused.
+
+Read and written (issue 27): Parquet, ORC and Avro data files (``file.format``, each file
+by its extension: :mod:`.file_format`), bloom-filter file indexes (:mod:`.file_index`;
+``bitmap`` / ``bsi`` are read past and refused for writes there), long-lived changelogs
+(``changelog.*`` retention: :mod:`.changelog_manager`). The table in docs/format.md,
+"Versions and compatibility", lists them.
 """
 
 from __future__ import annotations
 
+from . import file_format, file_index
 from .errors import UnsupportedFeatureError
 from .format.table_schema import TableSchema
-from .options import KNOWN, field_option
+from .options import KNOWN, field_option, file_index_option
 
 # Paimon options that change nothing minipaimon reads or writes.
 IGNORED = frozenset({
@@ -34,7 +41,7 @@ IGNORED = frozenset({
     "lookup-wait", "lookup.local-file-type", "changelog-producer.row-deduplicate",
     "full-compaction.delta-commits", "compaction.optimization-interval", "commit.force-compact",
     "commit.user-prefix", "dynamic-bucket.target-row-num", "dynamic-bucket.initial-buckets",
-    "file-index.read.enabled", "streaming-read-mode", "continuous.discovery-interval",
+    "streaming-read-mode", "continuous.discovery-interval",
     "scan.bounded.watermark", "sink.watermark-time-zone", "num-sorted-run.compaction-trigger",
 })
 
@@ -42,11 +49,9 @@ IGNORED = frozenset({
 def _feature(schema: TableSchema) -> str | None:
     """The first feature of ``schema`` that changes what the files mean, or None."""
     options = schema.options
-    if schema.version < 3 and "file.format" not in options and not schema.legacyFormat:
-        return "ORC data files (the default of Paimon schemas before version 3)"
-    fmt = options.get("file.format", "parquet").lower()
-    if fmt != "parquet":
-        return f"{fmt.upper()} data files ('file.format' = '{fmt}'; minipaimon reads Parquet)"
+    fmt = options.get("file.format", "parquet").strip().lower()
+    if fmt not in file_format.NAMES:
+        return f"{fmt.upper()} data files ('file.format' = '{fmt}'; minipaimon reads {', '.join(file_format.NAMES)})"
     checks = [
         (options.get("deletion-vectors.bitmap64", "false").lower() == "true",
          "64-bit deletion vectors ('deletion-vectors.bitmap64')"),
@@ -63,12 +68,6 @@ def _feature(schema: TableSchema) -> str | None:
         ("," in options.get("sequence.field", ""), "several sequence fields ('sequence.field')"),
         (options.get("bucket-function.type", "default").lower() != "default",
          f"bucket function '{options.get('bucket-function.type')}' ('bucket-function.type')"),
-        (options.get("file-index.in-manifest-threshold") is not None or
-         any(k.startswith("file-index.") and k != "file-index.read.enabled" for k in options),
-         "file indexes ('file-index.*')"),
-        (options.get("changelog.num-retained.max") is not None or
-         options.get("changelog.time-retained") is not None,
-         "long-lived changelog ('changelog.num-retained.*' / 'changelog.time-retained')"),
     ]
     for used, feature in checks:
         if used:
@@ -104,19 +103,21 @@ def check_migrated(schema: TableSchema, path: str) -> None:
 def check_writable(schema: TableSchema, path: str) -> None:
     """Raises UnsupportedFeatureError if minipaimon cannot write the table as Paimon would:
     an unreadable feature, the earlier minipaimon format, dynamic-bucket primary keys, or
-    an option minipaimon does not know."""
+    an option minipaimon does not know, a file index it does not write."""
     check_migrated(schema, path)
     check_readable(schema, path)
+    if not schema.primaryKeys:  # Paimon 0.9 indexes append files only
+        file_index.check_writable(schema.options, schema.arrow_schema(), path)
     if schema.primaryKeys and schema.options.get("bucket", "-1").strip() == "-1":
         # Paimon (since 0.8) reads a missing 'bucket' as -1: dynamic buckets, whatever the
         # files say. minipaimon always writes the option (schema.create_schema, migrate).
-        cause = "'bucket' = -1" if "bucket" in schema.options else             "no 'bucket' option, which Paimon reads as -1"
+        cause = "'bucket' = -1" if "bucket" in schema.options else "no 'bucket' option, which Paimon reads as -1"
         raise UnsupportedFeatureError(
             f"{path} is a dynamic-bucket primary-key table ({cause}): minipaimon reads "
             "it but does not write it; write it with Paimon's engines, or copy it into a "
             "table with fixed buckets (minipaimon_core.migrate.copy_table)")
-    unknown = sorted(k for k in schema.options
-                     if k not in KNOWN and k not in IGNORED and field_option(k) is None)
+    unknown = sorted(k for k in schema.options if k not in KNOWN and k not in IGNORED
+                     and field_option(k) is None and not file_index_option(k))
     if unknown:
         raise UnsupportedFeatureError(
             f"{path} has options minipaimon does not implement: {', '.join(unknown)}; writing "

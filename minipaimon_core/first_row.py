@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from .commit_message import CommitMessage
-from .data_file import KEY_PREFIX, read_data_file, write_data_file
+from .data_file import KEY_PREFIX, file_schema, read_data_file, write_data_file
 from .deletion_vectors import BucketKey, Vectors
 from .dv_maintainer import VectorMaintainer
 from .fileio import FileIO
@@ -70,7 +70,8 @@ def _without_rows(io: FileIO, layout: TableLayout, schemas: SchemaCache, message
         if positions is None:
             files.append(f)
             continue
-        t = read_data_file(io, layout, message.partitionPath, message.bucket, f)
+        t = read_data_file(io, layout, message.partitionPath, message.bucket, f,
+                           declared=file_schema(schemas.get(f.schemaId), True))
         t = t.select([n for n in t.column_names if not n.startswith(KEY_PREFIX)])
         keep = np.ones(t.num_rows, dtype=bool)
         keep[positions] = False

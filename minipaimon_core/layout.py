@@ -4,13 +4,15 @@
 <table>/
   schema/schema-<id>
   snapshot/snapshot-<id>, snapshot/LATEST, snapshot/EARLIEST
+  changelog/changelog-<id>, changelog/LATEST, changelog/EARLIEST   (long-lived changelog)
   manifest/manifest-<uuid>-<n>, manifest/manifest-list-<uuid>-<n>,
   manifest/index-manifest-<uuid>-<n>
   index/index-<uuid>-<n>                   (deletion vectors of one bucket)
   tag/tag-<name>
   consumer/consumer-<id>
-  <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet
+  <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet   (or .orc, .avro: file.format)
   <p1>=<v1>/.../bucket-<n>/changelog-<uuid>-<k>.parquet
+  <p1>=<v1>/.../bucket-<n>/data-<uuid>-<k>.parquet.index  (a data file's file index)
 ```
 
 These are Apache Paimon's names. Partition directories are built by
@@ -48,7 +50,9 @@ class ParsedName(NamedTuple):
 
     Kinds and keys: ``schema`` / ``snapshot`` (the id, digits), ``tag`` / ``consumer`` (the
     plain name), ``manifest`` / ``manifest-list`` / ``index-manifest`` / ``index`` (the
-    uuid), ``data`` / ``changelog`` (the ``<uuid>-<k>`` part), ``bucket`` (the bucket
+    uuid), ``data`` / ``changelog`` (the ``<uuid>-<k>`` part), ``data-index`` (a data
+    file's separate file index ``<data file>.index``: the data file's ``<uuid>-<k>.<ext>``),
+    ``long-lived-changelog`` (the id of ``changelog/changelog-<id>``), ``bucket`` (the bucket
     number of a ``bucket-<n>`` directory), ``temp`` (the hidden name between ``.`` and
     ``.tmp``), ``hint`` (``LATEST`` / ``EARLIEST``), ``expired`` (the id of a hidden
     ``.snapshot-<id>.expired`` marker).
@@ -67,8 +71,10 @@ _PARSE = [
     ("index-manifest", re.compile(r"index-manifest-(.+)")),
     ("index", re.compile(r"index-(.+)")),
     ("manifest", re.compile(r"manifest-(.+)")),
-    ("data", re.compile(r"data-(.+)\.parquet")),
-    ("changelog", re.compile(r"changelog-(.+)\.parquet")),
+    ("long-lived-changelog", re.compile(r"changelog-(\d+)")),
+    ("data-index", re.compile(r"data-(.+\.(?:parquet|orc|avro))\.index")),
+    ("data", re.compile(r"data-(.+)\.(?:parquet|orc|avro)")),
+    ("changelog", re.compile(r"changelog-(.+)\.(?:parquet|orc|avro)")),
     ("bucket", re.compile(r"bucket-(-?\d+)")),
     ("hint", re.compile(r"(LATEST|EARLIEST)")),
     ("expired", re.compile(r"\.snapshot-(\d+)\.expired")),
@@ -159,6 +165,28 @@ class TableLayout:
         parsed = parse(name)
         return int(parsed.key) if parsed is not None and parsed.kind == "snapshot" else None
 
+    # long-lived changelogs (a snapshot's JSON kept after the snapshot expired)
+    @property
+    def changelog_dir(self) -> str:
+        return self._join("changelog")
+
+    def changelog_path(self, snapshot_id: int) -> str:
+        return self._join("changelog", f"changelog-{snapshot_id}")
+
+    @property
+    def changelog_latest_hint(self) -> str:
+        return self._join("changelog", "LATEST")
+
+    @property
+    def changelog_earliest_hint(self) -> str:
+        return self._join("changelog", "EARLIEST")
+
+    @staticmethod
+    def changelog_id_of(name: str) -> int | None:
+        """The id of a ``changelog-<id>`` file name of ``changelog/``, or None."""
+        parsed = parse(name)
+        return int(parsed.key) if parsed is not None and parsed.kind == "long-lived-changelog" else None
+
     # manifests
     @property
     def manifest_dir(self) -> str:
@@ -231,5 +259,11 @@ class TableLayout:
         return f"{self.bucket_dir(partition_path, bucket)}/{file_name}"
 
     @staticmethod
-    def new_data_file_name(prefix: str = "data") -> str:
-        return f"{prefix}-{uuid.uuid4()}-0.parquet"
+    def index_file_of(data_file_name: str) -> str:
+        """The name of a data file's separate file index (Paimon: ``<data file>.index``)."""
+        return f"{data_file_name}.index"
+
+    @staticmethod
+    def new_data_file_name(prefix: str = "data", extension: str = "parquet") -> str:
+        """A new data (``prefix`` ``data``) or changelog file name in a format's extension."""
+        return f"{prefix}-{uuid.uuid4()}-0.{extension}"

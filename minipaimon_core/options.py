@@ -64,6 +64,7 @@ _PARSERS: dict[str, Any] = {
 MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
 CHANGELOG_PRODUCERS = ("none", "input", "lookup", "full-compaction")
 COMPRESSIONS = ("zstd", "snappy", "gzip", "lz4", "brotli", "none")
+FILE_FORMATS = ("parquet", "orc", "avro")  # file.format: new data files (minipaimon_core.file_format)
 INCREMENTAL_SCAN_MODES = ("auto", "delta", "changelog", "diff")
 SCAN_MODES = ("latest-full", "latest", "from-snapshot", "from-snapshot-full", "from-timestamp", "default")
 AGGREGATE_FUNCTIONS = (
@@ -90,6 +91,7 @@ KNOWN: dict[str, Spec] = {
     "write-buffer-size": Spec("size", "256 mb", 1),
     "write-buffer-spillable": Spec("bool", "true"),
     "file.compression": Spec("str", "zstd", choices=COMPRESSIONS),
+    "file.format": Spec("str", "parquet", choices=FILE_FORMATS),
     "manifest.merge-min-count": Spec("int", "30", 1),
     "manifest.target-file-size": Spec("size", "64 kb", 1),
     "manifest.full-compaction-threshold-size": Spec("size", "256 kb", 1),
@@ -119,6 +121,10 @@ KNOWN: dict[str, Spec] = {
     "snapshot.num-retained.min": Spec("int", "10", 1),
     "snapshot.num-retained.max": Spec("int", "2147483647", 1),
     "snapshot.time-retained": Spec("duration", "1 h", 0),
+    # long-lived changelog (minipaimon_core.changelog_manager): unset = the snapshot.* value
+    "changelog.num-retained.min": Spec("int", None, 1),
+    "changelog.num-retained.max": Spec("int", None, 1),
+    "changelog.time-retained": Spec("duration", None, 0),
     "consumer.expiration-time": Spec("duration", None, 0),
     "streaming-read-overwrite": Spec("bool", "false"),
     "read.changelog": Spec("bool", "false"),
@@ -132,6 +138,8 @@ KNOWN: dict[str, Spec] = {
     "consumer-id": Spec("str", None),
     "source.split.target-size": Spec("size", "128 mb", 1),
     "source.split.open-file-cost": Spec("size", "4 mb", 0),
+    "file-index.in-manifest-threshold": Spec("size", "500 b", 0),
+    "file-index.read.enabled": Spec("bool", "true"),
 }
 # fields.<column>.<suffix>: the kind of each per-field option
 FIELD_OPTIONS: dict[str, Spec] = {
@@ -140,6 +148,15 @@ FIELD_OPTIONS: dict[str, Spec] = {
     "list-agg-delimiter": Spec("str", ","),
 }
 _FIELD_OPTION = re.compile(r"^fields\.(.+)\.([a-z-]+)$")
+
+
+# file-index.<type>.columns, file-index.<type>.<column>.<option> (minipaimon_core.file_index)
+_FILE_INDEX_OPTION = re.compile(r"^file-index\.(bloom-filter|bitmap|bsi)\.(columns|.+\.(items|fpp))$")
+
+
+def file_index_option(name: str) -> bool:
+    """Whether ``name`` is a per-type file-index option (columns, a column's items / fpp)."""
+    return _FILE_INDEX_OPTION.match(name) is not None
 
 
 def field_option(name: str) -> tuple[str, str] | None:
@@ -156,6 +173,8 @@ def spec_of(name: str) -> Spec:
         return KNOWN[name]
     if (f := field_option(name)) is not None:
         return FIELD_OPTIONS[f[1]]
+    if file_index_option(name):
+        return Spec("str", None)
     if name.endswith(".sequence-group") and name.startswith("fields."):
         raise UnsupportedOptionError(f"option {name!r}: sequence groups are not supported")
     raise unknown_option(name, KNOWN, "see docs/format.md, \"Options\", for the table options and "
@@ -233,6 +252,11 @@ def validate(options: Mapping[str, Any]) -> dict[str, str]:
     if hi < lo:
         raise UnsupportedOptionError(
             f"option 'snapshot.num-retained.max' ({hi}) must be >= 'snapshot.num-retained.min' ({lo})")
+    clo = typed["changelog.num-retained.min"] if typed["changelog.num-retained.min"] is not None else lo
+    chi = typed["changelog.num-retained.max"] if typed["changelog.num-retained.max"] is not None else hi
+    if chi < clo:
+        raise UnsupportedOptionError(
+            f"option 'changelog.num-retained.max' ({chi}) must be >= 'changelog.num-retained.min' ({clo})")
     if typed["commit.max-retry-wait"] < typed["commit.min-retry-wait"]:
         raise UnsupportedOptionError(
             "option 'commit.max-retry-wait' must be >= 'commit.min-retry-wait'")

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import pools, predicate
+from .data_file import file_schema as file_schema_of
 from .data_file import read_data_file
 from .deletion_vectors import DeletionVectorIO, live_mask
 from .errors import CorruptDataFileError
@@ -114,7 +115,8 @@ def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: 
             old = by_id.get(schema.field_by_name(n).id)
             if old is not None:
                 physical.append(old)
-    t = read_data_file(io, layout, partition_path, bucket, f, physical)
+    declared = file_schema_of(file_schema, bool(file_schema.primaryKeys))
+    t = read_data_file(io, layout, partition_path, bucket, f, physical, declared)
     t = _as_declared(t, file_schema, layout.data_file_path(partition_path, bucket, f.fileName))
     t = evolve(t, file_schema, schema, names)
     if SEQUENCE in names and f.sequenceOffset:

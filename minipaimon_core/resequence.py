@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .commit_message import CommitMessage
-from .data_file import KEY_PREFIX, read_data_file, write_data_file
+from .data_file import KEY_PREFIX, file_schema, read_data_file, write_data_file
 from .fileio import FileIO
 from .format.manifest_file import ADD, DataFileMeta
 from .format.snapshot import Snapshot
@@ -71,7 +71,8 @@ def move(io: FileIO, layout: TableLayout, schemas: SchemaCache, message: CommitM
 
     def rewrite(f: DataFileMeta, prefix: str) -> DataFileMeta:
         schema = schemas.get(f.schemaId)
-        t = read_data_file(io, layout, message.partitionPath, message.bucket, f)
+        t = read_data_file(io, layout, message.partitionPath, message.bucket, f,
+                           declared=file_schema(schema, True))
         t = t.select([n for n in t.column_names if not n.startswith(KEY_PREFIX)])
         i = t.column_names.index(SEQUENCE)
         t = t.set_column(i, t.schema.field(i), pc.add(t.column(i), pa.scalar(delta, pa.int64())))

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import predicate, stats_filter
+from . import file_format, file_index, predicate, stats_filter
 from .deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry
 from .errors import CorruptMetadataError, InvalidArgumentError, SnapshotNotFoundError
 from .format.manifest_file import ADD, DataFileMeta, ManifestEntry
@@ -56,9 +56,11 @@ class Split:
 
     @property
     def reads_as_stored(self) -> bool:
-        """Whether the split's rows are its files' rows as stored (row kinds aside): no merge,
-        no deletion vector (what a plain Parquet reader can read)."""
-        return self.raw_convertible and self.deletion_index is None
+        """Whether the split's rows are its files' rows as stored (row kinds aside) in Parquet
+        files: no merge, no deletion vector, no ORC or Avro file (what a plain Parquet reader
+        can read)."""
+        return self.raw_convertible and self.deletion_index is None and \
+            all(file_format.extension_of(f.fileName) == "parquet" for f in self.files)
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,9 @@ class SplitSizing:
 
     def pack(self, files: list[DataFileMeta], target: int) -> list[list[DataFileMeta]]:
         """``files`` in sequence order, cut before a file that would take a split past
-        ``target`` (a file heavier than ``target`` is a split of its own)."""
+        ``target`` (a file heavier than ``target`` is a split of its own) or that is in
+        another format than the split's (a table whose ``file.format`` changed: Spark's
+        own Parquet reader can then take whole splits of Parquet files)."""
         if len(files) <= 1:
             return [files] if files else []
         out: list[list[DataFileMeta]] = []
@@ -128,7 +132,8 @@ class SplitSizing:
         cost = self.open_file_cost
         for f in sorted(files, key=lambda f: f.minSequenceNumber):
             w = max(f.fileSize, cost)
-            if current and size + w > target:
+            if current and (size + w > target or
+                            file_format.extension_of(f.fileName) != file_format.extension_of(current[-1].fileName)):
                 out.append(current)
                 current, size = [], 0
             current.append(f)
@@ -221,6 +226,9 @@ class Planner:
         complete = candidates
         if dnf:  # the filter on the files' stats, one term at a time over all files
             keep = stats_filter.may_match(dnf, [e.file for e in candidates], self._schema_positions, file_columns)
+            candidates = list(itertools.compress(candidates, keep))
+        if dnf and not pk and Options(self._schema.options)["file-index.read.enabled"]:  # embedded blooms
+            keep = file_index.may_match(dnf, [e.file for e in candidates], self._schema.id)
             candidates = list(itertools.compress(candidates, keep))
         for e in candidates:
             groups[(e.partition, e.bucket)].append(e)

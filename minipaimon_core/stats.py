@@ -43,7 +43,10 @@ def to_stat(value: Any, arrow_type: pa.DataType) -> Any:
     if pa.types.is_timestamp(arrow_type) or pa.types.is_time(arrow_type) or pa.types.is_duration(arrow_type):
         if isinstance(value, int):
             return value
-        return pa.scalar(value, arrow_type).cast(pa.int64()).as_py()
+        scalar = pa.scalar(value, arrow_type)
+        if pa.types.is_time32(arrow_type):  # no direct cast of time32 to int64
+            scalar = scalar.cast(pa.int32())
+        return scalar.cast(pa.int64()).as_py()
     if pa.types.is_decimal(arrow_type):
         d = decimal.Decimal(value) if not isinstance(value, decimal.Decimal) else value
         scaled = d.scaleb(arrow_type.scale, _EXACT)

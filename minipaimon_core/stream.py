@@ -14,6 +14,11 @@ What each snapshot contributes:
 * COMPACT: only the changelog files a ``lookup`` / ``full-compaction`` producer attached.
 * OVERWRITE: skipped unless ``streaming-read-overwrite`` (then its new files).
 
+A snapshot that expired while its changelog is retained (``changelog/changelog-<id>``, see
+:mod:`.changelog_manager`) contributes the same from that file, as Paimon's
+``NextSnapshotFetcher`` reads it; a stream may also start there (``from-snapshot``,
+``from-timestamp``).
+
 Rows of primary-key tables carry their kind: with ``read.changelog=true`` an ``_row_kind``
 column (+I, -U, +U, -D) is added; without it, -U and -D rows are dropped.
 """
@@ -30,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import options
+from .changelog_manager import ChangelogManager
 from .errors import InvalidArgumentError, SnapshotNotFoundError
 from .format.manifest_file import ADD, DataFileMeta, ManifestEntry
 from .format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
@@ -118,6 +124,15 @@ class StreamScanner:
         self._changes_from = changes
         self._spec = PartitionSpec.of(table.table_schema)
         self._full_plans: dict[int, list[tuple[Split, ...]]] = {}
+        self._changelogs = ChangelogManager(table.io, table.layout)
+
+    def snapshot_or_changelog(self, snapshot_id: int) -> Snapshot:
+        """Snapshot ``snapshot_id``, else its long-lived changelog. Raises
+        SnapshotExpiredError / SnapshotNotFoundError when neither exists."""
+        snap = self._table.snapshot_manager.try_get(snapshot_id)
+        if snap is None:
+            snap = self._changelogs.try_get(snapshot_id)
+        return snap if snap is not None else self._table.snapshot_manager.get(snapshot_id)
 
     # -- schema ------------------------------------------------------------------------------
 
@@ -154,15 +169,17 @@ class StreamScanner:
         if mode in ("from-snapshot", "from-snapshot-full"):
             if self._snapshot_id is None:
                 raise InvalidArgumentError(f"scan.mode={mode} needs 'scan.snapshot-id'")
-            sm.get(self._snapshot_id)  # raises if expired or missing
+            self.snapshot_or_changelog(self._snapshot_id)  # raises if expired (changelog too) or missing
             if mode == "from-snapshot":
                 return StreamOffset(self._snapshot_id - 1)
             return StreamOffset(self._snapshot_id, full=True)
         if self._timestamp is None:
             raise InvalidArgumentError("scan.mode=from-timestamp needs 'scan.timestamp-millis'")
         snap = sm.earlier_or_equal_time(self._timestamp)
+        if snap is None:  # before every snapshot: the long-lived changelogs, if any
+            snap = self._changelogs.earlier_or_equal_time(self._timestamp)
         if snap is None:
-            earliest = sm.earliest_id()
+            earliest = self._changelogs.earliest_id() or sm.earliest_id()
             if earliest is None:
                 return StreamOffset(0)
             return StreamOffset(earliest - 1)
@@ -303,7 +320,7 @@ class StreamScanner:
 
     def _changes(self, snapshot_id: int) -> list[tuple[ManifestEntry, DataFileMeta]]:
         """(entry, file) pairs snapshot ``snapshot_id`` contributes to a stream."""
-        snap: Snapshot = self._table.snapshot_manager.get(snapshot_id)
+        snap = self.snapshot_or_changelog(snapshot_id)
         mio = self._table.manifests
         if snap.commitKind == OVERWRITE and not self._read_overwrite:
             return []

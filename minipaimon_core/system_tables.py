@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pyarrow as pa
 
+from . import file_format
 from .consumer import ConsumerManager
 from .errors import InvalidArgumentError
 from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
@@ -160,7 +161,7 @@ def files(table: Table, snapshot_id: int | None = None) -> pa.Table:
         rows.append({
             "partition": path, "bucket": e.bucket,
             "file_path": table.layout.data_file_path(path, e.bucket, f.fileName),
-            "file_format": "parquet", "schema_id": f.schemaId, "level": f.level,
+            "file_format": file_format.extension_of(f.fileName), "schema_id": f.schemaId, "level": f.level,
             "record_count": f.rowCount, "file_size_in_bytes": f.fileSize,
             "min_key": _json(f.minKey), "max_key": _json(f.maxKey),
             "null_value_counts": _json(dict(zip(columns, stats.nullCounts))),

@@ -16,6 +16,8 @@ with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
   rewriting files (minipaimon_core.append_vectors).
 * ``sequence.field``: one existing, non-key column of an orderable type (numeric, decimal,
   date, time, timestamp); several sequence fields are refused.
+* ``file-index.*`` of an append table: bloom filters of top-level columns Paimon can hash
+  (minipaimon writes no bitmap / bsi index; :mod:`minipaimon_core.file_index`).
 * ``fields.<f>.*``: ``f`` is a non-key column; aggregation options need
   ``merge-engine`` = ``aggregation``; the function fits the column's type (and so does
   ``fields.default-aggregate-function`` for every column it applies to).
@@ -27,7 +29,8 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
-from .errors import UnsupportedOptionError
+from . import file_index
+from .errors import UnsupportedFeatureError, UnsupportedOptionError
 from .lsm.merge_engines import MergeConfig
 from .options import Options, field_option
 
@@ -61,6 +64,10 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
                 raise UnsupportedOptionError(
                     f"option {name!r} applies to primary-key tables only; this table has no "
                     "primary key (remove the option, or create the table with primary_key=...)")
+        try:  # the file indexes of append files, which minipaimon writes as Paimon does
+            file_index.check_writable(options, schema, "this table")
+        except UnsupportedFeatureError as e:
+            raise UnsupportedOptionError(f"option 'file-index.*': {e}") from None
         return
     _check_sequence_field(options, schema, pk)
     if typed["deletion-vectors.enabled"] and typed["merge-engine"] not in DELETION_VECTOR_ENGINES:

@@ -208,8 +208,10 @@ class MiniPaimonReader(DataSourceReader):
             return [DiffPartition(start, end)]
         start_id, end_id = endpoint_snapshot_id(table, start), endpoint_snapshot_id(table, end)
         check_between(start_id, end_id)
-        table.snapshot(end_id)  # SnapshotNotFoundError for an end that does not exist
         scanner = StreamScanner(table, self._stream_options(), changes=self.options.incremental_mode)
+        # SnapshotNotFoundError for an end that does not exist (an expired snapshot whose
+        # long-lived changelog is kept is an end)
+        scanner.snapshot_or_changelog(end_id)
         splits = scanner.plan(StreamOffset(start_id), StreamOffset(end_id))
         return [StreamPartition(split) for split in splits]
 

@@ -22,6 +22,15 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
               snapshot ``end`` and of every tag
 ```
 
+A table whose changelog outlives its snapshots (``changelog.*`` retention above the
+``snapshot.*`` one, :class:`~minipaimon_core.changelog_manager.Retention`) keeps, as Paimon
+0.9's ``ExpireSnapshotsImpl``: each expiring snapshot's file as ``changelog/changelog-<id>``
+(written before the snapshot is deleted), its changelog files and changelog manifest list;
+without a changelog producer also its base and delta manifest lists and the APPEND data
+files its successors deleted (a stream reads a delta's new files as its changes). Those go
+when the changelog expires (:mod:`.expire_changelog`, run after this by
+:func:`expire_snapshots`).
+
 A crash after step 2 only leaks unreferenced files, which orphan cleanup removes. Several
 expirers may run at once (each write expires): deletes are idempotent, and an expirer that
 finds its range already gone stops. Known race (as in Paimon): a tag created on a snapshot
@@ -34,6 +43,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..changelog_manager import ChangelogManager, Retention
 from ..consumer import ConsumerManager
 from ..context import HasContext
 from ..errors import (
@@ -42,10 +52,11 @@ from ..errors import (
     SnapshotExpiredError,
     SnapshotNotFoundError,
 )
-from ..format.manifest_file import ADD
+from ..format.manifest_file import ADD, FILE_SOURCE_APPEND
 from ..format.snapshot import Snapshot
 from ..options import Options
 from ..snapshot_manager import TOMBSTONE_RETAINED_MS
+from . import expire_changelog
 from .files import TableFiles
 
 
@@ -59,6 +70,7 @@ class ExpireResult:
     manifests: list[str] = field(default_factory=list)
     consumers: list[str] = field(default_factory=list)
     index_files: list[str] = field(default_factory=list)  # index manifests, index files
+    changelogs: list[int] = field(default_factory=list)  # long-lived changelogs expired
 
     @property
     def files(self) -> list[str]:
@@ -98,11 +110,13 @@ def expire_snapshots(
     if earliest is None or latest is None:
         return ExpireResult(consumers=gone_consumers)
     end = expire_until(files, earliest, latest, rmin, rmax, older_than, consumers.min_next_snapshot())
-    if end <= earliest:
-        return ExpireResult(consumers=gone_consumers)
-    result = expire_range(files, earliest, end, now)
-    return ExpireResult(result.snapshots, result.data_files, result.changelog_files,
-                        result.manifests, gone_consumers, result.index_files)
+    result = expire_range(files, earliest, end, now) if end > earliest else ExpireResult()
+    retention = Retention.of(opts)
+    changelogs = expire_changelog.expire_changelogs(files, retention, consumers.min_next_snapshot(), now)
+    return ExpireResult(result.snapshots, [*result.data_files, *changelogs.data_files],
+                        [*result.changelog_files, *changelogs.changelog_files],
+                        [*result.manifests, *changelogs.manifests], gone_consumers, result.index_files,
+                        changelogs.ids)
 
 
 def expire_until(files: TableFiles, earliest: int, latest: int, retain_min: int, retain_max: int,
@@ -122,8 +136,11 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
     """Expire snapshots ``[begin, end)``; snapshot ``end`` must exist. See module docs.
 
     ``now_ms`` (default: the clock) dates the tombstones old enough to delete."""
+    opts = Options(files.schema.options)
+    keep_changelog = Retention.of(opts).decoupled
+    producer = opts["changelog-producer"] != "none"
     try:
-        plan = _plan(files, begin, end)
+        plan = _plan(files, begin, end, keep_changelog, producer)
     except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
         if files.snapshots.try_get(begin) is None:
             return ExpireResult()  # another expirer got there first (it may have gone past end)
@@ -132,7 +149,13 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         return ExpireResult()
     expiring, keep, data, changelog, manifests, indexes = plan
     io = files.io
+    changelogs = ChangelogManager(io, files.layout)
     for snap in expiring:
+        if keep_changelog:  # the snapshot's file lives on as its changelog (before it goes)
+            try:
+                changelogs.commit(snap.id, io.read_bytes(files.layout.snapshot_path(snap.id)))
+            except FileNotFoundError:
+                continue  # expired concurrently (its changelog written by that expirer)
         files.snapshots.mark_expired(snap.id)
     files.snapshots.commit_earliest_hint(end)
     now = int(time.time() * 1000) if now_ms is None else now_ms
@@ -171,7 +194,7 @@ def _pinned(files: TableFiles, keep: Snapshot, end: int) -> set[str]:
             | files.index_paths(keep))
 
 
-def _plan(files: TableFiles, begin: int, end: int
+def _plan(files: TableFiles, begin: int, end: int, keep_changelog: bool = False, producer: bool = False
           ) -> tuple[list[Snapshot], Snapshot, set[str], set[str], set[str], set[str]] | None:
     expiring: list[Snapshot] = []
     for sid in range(begin, end):
@@ -184,18 +207,24 @@ def _plan(files: TableFiles, begin: int, end: int
     mio = files.manifests
     for snap in [*expiring[1:], keep]:
         for e in mio.entries_of(mio.read_list(snap.deltaManifestList)):
-            path = files.entry_path(e)
+            paths = files.entry_paths(e)  # a data file and its file index go together
+            if keep_changelog and not producer and e.kind != ADD and \
+                    (e.file.fileSource is None or e.file.fileSource == FILE_SOURCE_APPEND):
+                continue  # a retained changelog's new file (no producer): the changelog's to delete
             if e.kind == ADD:
-                data.discard(path)  # re-added (e.g. moved to another level): still in use
+                data.difference_update(paths)  # re-added (e.g. moved to another level): in use
             else:
-                data.add(path)
+                data.update(paths)
     changelog: set[str] = set()
     manifests: set[str] = set()
     indexes: set[str] = set()  # an index file replaced for its bucket never comes back
     for snap in expiring:
-        changelog |= files.changelog_paths(snap)
-        manifests |= files.manifests_of(snap)
         indexes |= files.index_paths(snap)
+        if not keep_changelog:
+            changelog |= files.changelog_paths(snap)
+            manifests |= files.manifests_of(snap)
+        elif producer:  # the changelog manifest list (and its manifests) stays with the changelog
+            manifests |= files.manifests_of(snap) - files.manifests_of_list(snap.changelogManifestList)
     return expiring, keep, data, changelog, manifests, indexes
 
 

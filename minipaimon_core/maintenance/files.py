@@ -22,6 +22,7 @@ from typing import Any
 
 from ..context import HasContext
 from ..deletion_vectors import DeletionVectorIO, index_file_names
+from ..errors import CorruptMetadataError
 from ..fileio import FileIO
 from ..format.manifest_file import ManifestEntry
 from ..format.snapshot import Snapshot
@@ -61,6 +62,24 @@ class TableFiles:
             self._paths[key] = spec.path(list(e.partition))
         return self.layout.data_file_path(self._paths[key], e.bucket, e.file.fileName)
 
+    def entry_paths(self, e: ManifestEntry) -> list[str]:
+        """Paths of the data or changelog file of a manifest entry and of its extra files
+        (a separate file index, ``<data file>.index``): one unit for expiration, orphan
+        cleanup and rollback. Raises CorruptMetadataError for an extra file name that is
+        not the file's own index (metadata is untrusted: no other path is ever derived)."""
+        path = self.entry_path(e)
+        if not e.file.extraFiles:
+            return [path]
+        out = [path]
+        for name in e.file.extraFiles:
+            if name != TableLayout.index_file_of(e.file.fileName):
+                raise CorruptMetadataError(
+                    f"data file {path} lists the extra file {name!r}: Paimon's only extra file "
+                    f"of a data file is its index {TableLayout.index_file_of(e.file.fileName)!r}; "
+                    "the manifest is damaged")
+            out.append(path[:len(path) - len(e.file.fileName)] + name)
+        return out
+
     # -- what a snapshot references ---------------------------------------------------------
 
     @staticmethod
@@ -78,17 +97,43 @@ class TableFiles:
             names.update(m.fileName for m in self.manifests.read_list(lst))
         return names
 
+    def manifests_of_list(self, name: str | None) -> set[str]:
+        """Names of manifest list ``name`` (if any) and of its manifests."""
+        if name is None:
+            return set()
+        return {name, *(m.fileName for m in self.manifests.read_list(name))}
+
+    def existing_lists(self, snap: Snapshot) -> list[str]:
+        """The manifest lists of ``snap`` that exist (a long-lived changelog keeps some)."""
+        return [n for n in self.lists_of(snap) if self.io.exists(self.layout.manifest_path(n))]
+
+    def changelog_used_paths(self, changelog: Snapshot) -> set[str]:
+        """What a long-lived changelog uses: its manifest lists still there and their
+        manifests, its changelog files, and the files its delta names (a stream without a
+        changelog producer reads those it adds; those it deletes are its expiration's to
+        delete, so orphan cleanup leaves them to it, as Paimon's does)."""
+        lists = self.existing_lists(changelog)
+        paths: set[str] = set()
+        for name in lists:
+            paths |= self.manifest_paths(self.manifests_of_list(name))
+        if changelog.changelogManifestList in lists:
+            paths |= self.changelog_paths(changelog)
+        if changelog.deltaManifestList in lists:
+            for e in self.manifests.entries_of(self.manifests.read_list(changelog.deltaManifestList)):
+                paths.update(self.entry_paths(e))
+        return paths
+
     def live_paths(self, snap: Snapshot) -> set[str]:
-        """Paths of the data files of ``snap`` (exactly what a full read of it opens)."""
+        """Paths of the data files of ``snap`` and their extra files (file indexes)."""
         adds, _ = merge_entries(self.manifests.entries_of(self.manifests.data_manifests(snap)))
-        return {self.entry_path(e) for e in adds}
+        return {p for e in adds for p in self.entry_paths(e)}
 
     def changelog_paths(self, snap: Snapshot) -> set[str]:
         """Paths of the changelog files ``snap`` added."""
         if not snap.changelogManifestList:
             return set()
         metas = self.manifests.read_list(snap.changelogManifestList)
-        return {self.entry_path(e) for e in self.manifests.entries_of(metas)}
+        return {p for e in self.manifests.entries_of(metas) for p in self.entry_paths(e)}
 
     def index_paths(self, snap: Snapshot) -> set[str]:
         """Paths of the index manifest and deletion-vector index files of ``snap``."""
@@ -128,3 +173,7 @@ class PathCollector:
         if key not in self._seen:  # a tag of a retained snapshot adds nothing new
             self.paths |= self._files.used_paths(snap)
             self._seen.add(key)
+
+    def add_changelog(self, changelog: Snapshot) -> None:
+        """Add the files a long-lived changelog uses."""
+        self.paths |= self._files.changelog_used_paths(changelog)

@@ -7,13 +7,15 @@ crashed after deleting snapshot files. The order makes a concurrent commit safe:
 ```
  1. list    walk the table as the layout defines it and keep the files that are older than
             ``older_than_ms`` (default: now - 1 day) and have a name minipaimon writes
-            (data-*/changelog-* in bucket directories, manifest-* and index-manifest-* in
+            (data-*/changelog-* and data files' *.index in bucket directories, manifest-*
+            and index-manifest-* in
             manifest/, index-* in index/, and hidden
             .*.tmp files of interrupted atomic writes or store probes in every metadata
             directory); everything through FileIO listings, so it works on object stores
             (age = the object's LastModified)
  2. used    THEN read every retained snapshot and every tag (and snapshots committed while
-            reading): their manifest lists and manifests, live data files and changelogs
+            reading): their manifest lists and manifests, live data files and changelogs;
+            and what every long-lived changelog uses (changelog/changelog-<id>)
  3. delete  candidates - used (nothing with dry_run)
 ```
 
@@ -30,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..changelog_manager import ChangelogManager
 from ..errors import CorruptMetadataError, InvalidArgumentError
 from ..fileio import FileStatus
 from ..layout import TableLayout, is_temp_name, parse
@@ -94,7 +97,8 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
         found.extend((layout.listed_path(directory, f.name), f)
                      for f in io.list_files(directory) if wanted(f.name))
 
-    for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir):
+    for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir,
+                      layout.changelog_dir):
         collect(directory, is_temp_name)
     collect(layout.manifest_dir, lambda n: _kind(n) in ("manifest", "manifest-list", "index-manifest", "temp"))
     collect(layout.index_dir, lambda n: _kind(n) in ("index", "temp"))
@@ -124,6 +128,11 @@ def used_paths(files: TableFiles, progress: Progress) -> set[str]:
     collector = files.collector()
     for tag in files.tags().values():
         collector.add(tag)
+    changelogs = ChangelogManager(files.io, files.layout)
+    for cid in changelogs.ids():  # long-lived changelogs (snapshots expired before them)
+        changelog = changelogs.try_get(cid)
+        if changelog is not None:
+            collector.add_changelog(changelog)
     start = files.snapshots.earliest_id()
     end = files.snapshots.latest_id()
     while start is not None and end is not None and start <= end:
@@ -142,7 +151,7 @@ def used_paths(files: TableFiles, progress: Progress) -> set[str]:
 
 
 def _is_data(name: str) -> bool:
-    return _kind(name) in ("data", "changelog", "temp")
+    return _kind(name) in ("data", "changelog", "data-index", "temp")
 
 
 def _kind(name: str) -> str | None:

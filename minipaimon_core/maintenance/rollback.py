@@ -20,6 +20,8 @@ longer referenced. Rolling back to a tag whose snapshot has expired restores the
  6. files     delete the planned files (a crash here leaks only orphans)
 ```
 
+Long-lived changelogs after the target (a restored tag older than them) are deleted with
+their files, as Paimon's ``RollbackHelper`` does; those before it are kept, files included.
 Rollback must not run while writers commit to the table. Consumers are left as they are:
 a streaming reader past T waits for the new snapshot T+1, ...
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..changelog_manager import ChangelogManager
 from ..errors import InvalidArgumentError
 from ..tags import TagManager
 from .files import TableFiles
@@ -92,6 +95,17 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
     for name, snap in tags.items():
         if name not in doomed_tags:
             keep.add(snap)
+    changelogs = ChangelogManager(files.io, files.layout)
+    doomed_changelogs = []  # long-lived changelogs after the target: their history is gone
+    for cid in changelogs.ids():
+        changelog = changelogs.try_get(cid)
+        if changelog is None:
+            continue
+        if cid > target.id:
+            doomed_changelogs.append(cid)
+            drop.add_changelog(changelog)
+        else:
+            keep.add_changelog(changelog)
     doomed_files = sorted(drop.paths - keep.paths)
 
     io, layout = files.io, files.layout
@@ -103,6 +117,10 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
         io.delete(layout.snapshot_path(sid))
     if restore:
         snapshots.drop_tombstones_above(target.id)
+    for cid in sorted(doomed_changelogs, reverse=True):
+        changelogs.delete(cid)
+    if doomed_changelogs and changelogs.latest_id() is not None:
+        changelogs.commit_latest_hint(changelogs.latest_id() or 0)
     # 4. hints
     snapshots.commit_latest_hint(target.id)
     if restore:

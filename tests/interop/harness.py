@@ -141,10 +141,12 @@ class Batch:
         return str(path)
 
     def read(self, warehouse: str | Path, table: str, snapshot: int | None = None,
-             tag: str | None = None, options: dict[str, str] | None = None) -> int:
+             tag: str | None = None, options: dict[str, str] | None = None,
+             filter: list[list[Any]] | None = None) -> int:
         out = str(self.work / f"read-{len(self.jobs)}.arrow")
         return self._add({"op": "read", "warehouse": str(warehouse), "table": table, "out": out,
-                          "snapshot": snapshot, "tag": tag, "options": options or {}})
+                          "snapshot": snapshot, "tag": tag, "options": options or {},
+                          "filter": filter})
 
     def create(self, warehouse: str | Path, table: str, schema: pa.Schema,
                primary_keys: list[str] | None = None, partition_keys: list[str] | None = None,

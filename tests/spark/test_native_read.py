@@ -138,3 +138,33 @@ def test_reads_the_python_source_can_only_do_fall_back(spark: Any, tmp_path: Pat
     empty = str(tmp_path / "empty")
     mp.create_table(empty, SCHEMA)
     same(spark, empty)
+
+
+def test_orc_and_avro_files_go_through_the_python_source(spark: Any, tmp_path: Path) -> None:
+    """A table whose format changed: its Parquet files are read natively, its ORC and Avro
+    files by the Python source (Spark's ORC reader takes an ORC wall-clock TIMESTAMP for an
+    instant in the session zone), the rows as ``format("minipaimon")`` reads them."""
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA)
+    t.write(rows(list(range(20))))
+    t.set_options({"file.format": "orc"})
+    t.write(rows(list(range(20, 40)), v=2.0))
+    t.set_options({"file.format": "avro"})
+    t.write(rows(list(range(40, 50)), v=3.0))
+    splits = mp.open_table(path).scan().plan()
+    assert {(f.fileName.rsplit(".", 1)[-1], s.reads_as_stored) for s in splits for f in s.files} == \
+        {("parquet", True), ("orc", False), ("avro", False)}
+    df = same(spark, path)
+    assert "FileScan parquet" in plan_of(df) and PYTHON_SCAN in plan_of(df)
+    assert df.count() == 50
+
+
+def test_spark_writes_an_orc_table_in_orc(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "2", "file.format": "orc"})
+    spark.createDataFrame(rows(list(range(30))).to_pandas()).write.format("minipaimon").mode("append").save(path)
+    spark.createDataFrame(rows(list(range(20, 40)), v=5.0).to_pandas()).write.format("minipaimon").mode("append").save(path)
+    files = mp.open_table(path).system_table("files")
+    assert set(files.column("file_format").to_pylist()) == {"orc"}
+    got = {r["id"]: r["v"] for r in spark.read.format("minipaimon").load(path).collect()}
+    assert got == {**{i: float(i) for i in range(20)}, **{i: i * 5.0 for i in range(20, 40)}}

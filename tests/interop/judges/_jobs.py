@@ -11,7 +11,8 @@ jobs after it depend on it, they get ``{"ok": false, "error": "not run: ..."}``.
 Jobs (every job has ``op``, ``warehouse`` and ``table`` = ``"db.name"``):
 
 * ``read``: ``out`` (an Arrow IPC file to write), optional ``snapshot`` (id), ``tag``,
-  ``options`` (dynamic table options); result ``rows``.
+  ``options`` (dynamic table options), ``filter`` (Java: ``[[field, "=" | "in", value]]``
+  AND-ed, which Paimon uses to skip files, not to drop rows); result ``rows``.
 * ``create``: ``schema`` (an Arrow IPC file whose schema is the table's), ``spec``
   (``{"primary_keys": [..], "partition_keys": [..], "options": {..}}``).
 * ``commit``: ``data`` (an Arrow IPC file), optional ``options`` (dynamic options),

@@ -161,6 +161,10 @@ def read(job: dict[str, Any]) -> dict[str, Any]:
         options["scan.tag-name"] = job["tag"]
     table = with_options(catalog(job).get_table(job["table"]), options)
     rb = table.new_read_builder()
+    if job.get("filter"):  # [[field, "=" | "in", value(s)], ...] AND-ed: Paimon skips files by it
+        pb = rb.new_predicate_builder()
+        preds = [pb.equal(f, v) if op == "=" else pb.is_in(f, list(v)) for f, op, v in job["filter"]]
+        rb = rb.with_filter(preds[0] if len(preds) == 1 else pb.and_predicates(preds))
     result = rb.new_read().to_arrow(rb.new_scan().plan().splits())
     seconds = time.perf_counter() - started
     _jobs.write_ipc(result, job["out"])

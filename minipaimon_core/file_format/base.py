@@ -1,0 +1,77 @@
+"""The interface of a data-file format (one module per format implements it)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+
+#: the file name a minipaimon writer embeds in a data file (Parquet footer, Avro header),
+#: so a valid file of the table copied or swapped over another is refused
+FILE_NAME_KEY = b"minipaimon.file"
+
+
+class FormatWriter(ABC):
+    """Writes consecutive Arrow tables of one schema into one file."""
+
+    @abstractmethod
+    def write(self, table: pa.Table) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class FileFormat(ABC):
+    """One data-file format: its Paimon name (``file.format``) and file extension."""
+
+    name: str
+
+    @property
+    def extension(self) -> str:
+        return self.name
+
+    @abstractmethod
+    def open_writer(self, sink: BinaryIO, schema: pa.Schema, first: pa.Table, *,
+                    compression: str, file_name: str) -> FormatWriter:
+        """A writer of tables of ``schema`` (``first``: the first table it will get, from
+        which a format may choose encodings) into ``sink``.
+
+        Raises InvalidArgumentError / UnsupportedFeatureError (before writing anything) for
+        a column or value the format cannot hold."""
+
+    @abstractmethod
+    def read(self, source: BinaryIO, columns: Sequence[str] | None,
+             declared: pa.Schema | None) -> tuple[pa.Table, bytes | None]:
+        """The ``columns`` (all if None) of the file at ``source``, in that order, typed as
+        ``declared`` says (the file's Arrow schema; None: as stored), and the file name its
+        writer embedded (None if none). Raises whatever the decoder raises on damage; the
+        caller turns it into CorruptDataFileError."""
+
+
+def conform(table: pa.Table, declared: pa.Schema | None, casts: Any = None) -> pa.Table:
+    """``table`` with each column as ``declared`` has it (if it names it: type, nullability,
+    field metadata); ``casts(field_type, declared_type, column)`` may convert a column first
+    (None: a plain cast)."""
+    if declared is None:
+        return table
+    for i, field in enumerate(table.schema):
+        if field.name not in declared.names:
+            continue
+        want = declared.field(field.name)
+        if field.equals(want, check_metadata=True):
+            continue
+        if field.type.equals(want.type):
+            table = table.set_column(i, want, table.column(i))
+            continue
+        col = table.column(i)
+        if casts is not None:
+            col = casts(field.type, want.type, col)
+        if not col.type.equals(want.type):
+            col = col.cast(want.type, safe=False)
+        table = table.set_column(i, want, col)
+    return table
+
+
+__all__ = ["FILE_NAME_KEY", "FileFormat", "FormatWriter", "conform"]
