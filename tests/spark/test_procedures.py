@@ -223,3 +223,5 @@ def test_spark_reads_and_writes_tables_by_name_in_a_warehouse(spark: Any, tmp_pa
     assert "warehouse" not in cat.table("sales.orders").options()
     got = spark.read.format("minipaimon").option("warehouse", warehouse).load("sales.orders")
     assert sorted(tuple(r) for r in got.collect()) == [(1, "a"), (2, "b")]
+    snapshots = spark.read.format("minipaimon").option("warehouse", warehouse).load("sales.orders$snapshots")
+    assert [r.snapshot_id for r in snapshots.collect()] == [1]
