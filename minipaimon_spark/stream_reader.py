@@ -29,10 +29,13 @@ Consumers: with ``consumer-id`` (read option or table option) a new stream resum
 consumer's stored next snapshot: the first snapshot no committed batch delivered. Progress
 is recorded when Spark says a batch is committed: ``latestOffset(start)`` for the next
 batch (Spark asks only after the previous batch committed; on 4.0 the start is this
-reader's previous end) and ``commit(end)`` (one batch late). A query that fails before its
-first batch commits registers nothing. Expiration keeps the snapshots of every live
-consumer; ``consumer.expiration-time`` (a table option, as in Paimon) deletes consumers not
-updated for that long, so an abandoned query stops pinning snapshots.
+reader's previous end) and ``commit(end)`` (one batch late). The first batch of a query is
+pinned before it is planned: ``latestOffset`` records its start (with ``fullScanPending``
+for a full scan, as the Python consumer does) and checks that the snapshot survived, so an
+expiration between ``latestOffset`` and ``partitions`` cannot take it, nor its replay after
+a restart. Expiration keeps the snapshots of every live consumer; a query that never
+commits a batch keeps its first snapshot until ``consumer.expiration-time`` (a table
+option, as in Paimon) deletes consumers not updated for that long.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ CONSUMER_ID = "consumer-id"
 INITIAL = "initial"  # key of the symbolic start offset
 SYMBOLIC_MODES = ("latest-full", "latest")
 _EXPIRED_PREFIX = "the stream of"
+_PIN_ATTEMPTS = 5  # a symbolic start re-resolved after its snapshot expired before the pin
 
 
 @dataclass(frozen=True)
@@ -225,11 +229,13 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             if stored is not None:  # resume where the consumer is
                 if stored.nextSnapshot <= latest:
                     table.snapshot_manager.get(stored.nextSnapshot)  # SnapshotExpiredError if gone
+                if stored.fullScanPending:  # a first batch pinned, never committed
+                    return StreamOffset(stored.nextSnapshot, full=True).to_dict()
                 return StreamOffset(min(stored.nextSnapshot - 1, latest)).to_dict()
         if scanner.mode in SYMBOLIC_MODES:
             return {INITIAL: scanner.mode}
-        # The consumer is registered once a batch is committed (see _record), not here: a
-        # query that fails before that must not pin snapshots.
+        # The consumer is registered when the first batch is planned (latestOffset), not
+        # here: Spark may ask for the initial offset of a query that never runs a batch.
         return scanner.initial_offset().to_dict()
 
     def _consumer_id(self) -> str | None:
@@ -267,13 +273,36 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             self._record(StreamOffset.from_dict(committed))
         with _expired_hint(self.options):
             if start is None:
-                begin, cap = self._resolve(self._last_end or self.initialOffset(), None)
+                begin, cap = self._pinned(self._last_end or self.initialOffset(), None)
                 end = scanner.latest_offset(begin, up_to=cap)
             else:
-                begin, cap = self._resolve(start, self._up_to)
+                begin, cap = self._pinned(start, self._up_to)
                 end = scanner.latest_offset(begin, up_to=cap, **self._limits(limit))
         self._last_end = end.to_dict()
         return self._last_end
+
+    def _pinned(self, start: Mapping[str, Any], up_to: int | None) -> tuple[StreamOffset, int | None]:
+        """:meth:`_resolve`, and with a consumer the batch's first snapshot pinned before
+        anything plans it: the consumer file names it first, then it must still exist (an
+        expiration that decided before the pin may have taken it). A symbolic start then
+        moves on to the new latest snapshot; a fixed one raises SnapshotExpiredError."""
+        for _ in range(_PIN_ATTEMPTS):
+            begin, cap = self._resolve(start, up_to)
+            consumer_id = self._consumer_id()
+            if consumer_id is None or self._recorded == begin.next_snapshot or begin.next_snapshot < 1:
+                return begin, cap
+            table = self._table()
+            ConsumerManager(table.io, table.layout).write(consumer_id, begin.next_snapshot, begin.full)
+            self._recorded = begin.next_snapshot
+            sm = table.snapshot_manager
+            if begin.next_snapshot > (sm.latest_id() or 0) or sm.try_get(begin.next_snapshot) is not None:
+                return begin, cap
+            self._recorded = None
+            if INITIAL not in start:
+                sm.get(begin.next_snapshot)  # SnapshotExpiredError naming it
+        raise SnapshotExpiredError(
+            f"the latest snapshot of {self.options.path} was expired {_PIN_ATTEMPTS} times before "
+            "this stream could pin it; raise 'snapshot.num-retained.min' or retry")
 
     def _limits(self, limit: ReadLimit | None) -> dict[str, int | None]:
         """The core's limits for Spark's ``limit`` (options fill in what it does not say)."""
