@@ -41,7 +41,6 @@ option, as in Paimon) deletes consumers not updated for that long.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,49 +63,24 @@ from minipaimon_spark.options import (
     stream_limits,
     table_path,
 )
-from minipaimon_spark.stream_support import FailedStreamReader, StreamPartition, check_stream_schema
+from minipaimon_spark.stream_offsets import TableIdentity
+from minipaimon_spark.stream_support import (
+    ADMISSION_CONTROL,
+    FailedStreamReader,
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxFiles,
+    ReadMaxRows,
+    StreamPartition,
+    SupportsTriggerAvailableNow,
+    check_stream_schema,
+    expired_hint,
+)
 from minipaimon_spark.types import BatchConformer, to_arrow_schema
-
-try:  # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
-    from pyspark.sql.streaming.datasource import (
-        ReadAllAvailable,
-        ReadLimit,
-        ReadMaxFiles,
-        ReadMaxRows,
-        SupportsTriggerAvailableNow,
-    )
-
-    ADMISSION_CONTROL = True
-except ImportError:  # pyspark 4.0/4.1: stand-ins that Spark never sees
-    ADMISSION_CONTROL = False
-
-    class ReadLimit:  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2."""
-
-    @dataclass
-    class ReadAllAvailable(ReadLimit):  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2."""
-
-    @dataclass
-    class ReadMaxFiles(ReadLimit):  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2."""
-
-        max_files: int
-
-    @dataclass
-    class ReadMaxRows(ReadLimit):  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2."""
-
-        max_rows: int
-
-    class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2 (Spark wraps the source itself there)."""
-
 
 CONSUMER_ID = "consumer-id"
 INITIAL = "initial"  # key of the symbolic start offset
 SYMBOLIC_MODES = ("latest-full", "latest")
-_EXPIRED_PREFIX = "the stream of"
 _PIN_ATTEMPTS = 5  # a symbolic start re-resolved after its snapshot expired before the pin
 
 
@@ -168,7 +142,9 @@ def parse_stream_options(raw_options: Mapping[str, Any]) -> StreamReadOptions:
 
 
 class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Streams a table's snapshots; offsets are :class:`StreamOffset` dicts."""
+    """Streams a table's snapshots; offsets are :class:`StreamOffset` dicts stamped with the
+    table's identity (see :mod:`minipaimon_spark.stream_offsets`): an offset of another
+    table, from a checkpoint reused, stops the query with an InvalidArgumentError."""
 
     def __init__(self, options: StreamReadOptions, schema: StructType) -> None:
         self.options = options
@@ -214,9 +190,13 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             SnapshotNotFoundError, InvalidArgumentError: a bad startup option.
         """
         if self._initial is None:
-            with _expired_hint(self.options):
+            with expired_hint(self.options.path):
                 self._initial = self._compute_initial()
         return self._initial
+
+    def _identity(self) -> TableIdentity:
+        """The identity of the table at the path now (a drop and re-create changes it)."""
+        return TableIdentity.of(self._table())
 
     def _compute_initial(self) -> dict[str, Any]:
         scanner = self._scanner()
@@ -230,13 +210,13 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
                 if stored.nextSnapshot <= latest:
                     table.snapshot_manager.get(stored.nextSnapshot)  # SnapshotExpiredError if gone
                 if stored.fullScanPending:  # a first batch pinned, never committed
-                    return StreamOffset(stored.nextSnapshot, full=True).to_dict()
-                return StreamOffset(min(stored.nextSnapshot - 1, latest)).to_dict()
+                    return self._identity().stamp(StreamOffset(stored.nextSnapshot, full=True).to_dict())
+                return self._identity().stamp(StreamOffset(min(stored.nextSnapshot - 1, latest)).to_dict())
         if scanner.mode in SYMBOLIC_MODES:
             return {INITIAL: scanner.mode}
         # The consumer is registered when the first batch is planned (latestOffset), not
         # here: Spark may ask for the initial offset of a query that never runs a batch.
-        return scanner.initial_offset().to_dict()
+        return self._identity().stamp(scanner.initial_offset().to_dict())
 
     def _consumer_id(self) -> str | None:
         if self.options.consumer_id is not None:
@@ -268,17 +248,19 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         scanner = self._scanner()
         self._check_schema(mp.open_table(self.options.path,
                                          options=connection_options(self.options.scanner_options)))
+        identity = self._identity()
         committed = start if start is not None else self._last_end
+        identity.check(committed)
         if committed is not None and INITIAL not in committed:
             self._record(StreamOffset.from_dict(committed))
-        with _expired_hint(self.options):
+        with expired_hint(self.options.path):
             if start is None:
                 begin, cap = self._pinned(self._last_end or self.initialOffset(), None)
                 end = scanner.latest_offset(begin, up_to=cap)
             else:
                 begin, cap = self._pinned(start, self._up_to)
                 end = scanner.latest_offset(begin, up_to=cap, **self._limits(limit))
-        self._last_end = end.to_dict()
+        self._last_end = identity.stamp(end.to_dict())
         return self._last_end
 
     def _pinned(self, start: Mapping[str, Any], up_to: int | None) -> tuple[StreamOffset, int | None]:
@@ -336,7 +318,7 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
     def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: N802 (Spark's name)
         """The latest snapshot, for the query's progress report."""
         latest = self._table().snapshot_manager.latest_id()
-        return None if latest is None else StreamOffset(latest).to_dict()
+        return None if latest is None else self._identity().stamp(StreamOffset(latest).to_dict())
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 (Spark's name)
         """Trigger.AvailableNow: stop at the snapshot that is the latest now."""
@@ -346,8 +328,11 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         """The splits between two offsets: the same ones whenever Spark asks (replays).
 
         Raises SnapshotExpiredError (naming the options to change) if a snapshot of the
-        range has been expired.
+        range has been expired, InvalidArgumentError for offsets of another table.
         """
+        identity = self._identity()
+        identity.check(start)
+        identity.check(end)
         stop = StreamOffset.from_dict(end)
         if INITIAL not in start:
             begin = StreamOffset.from_dict(start)
@@ -357,13 +342,14 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             begin = stop  # batch 0 of "latest": nothing
         if begin == stop:
             return []
-        with _expired_hint(self.options):
+        with expired_hint(self.options.path):
             splits = self._scanner().plan(begin, stop)
         return [StreamPartition(split) for split in splits]
 
     def commit(self, end: dict[str, Any]) -> None:
         """Spark processed everything up to ``end``: record the consumer's progress."""
         if INITIAL not in end:
+            self._identity().check(end)
             self._record(StreamOffset.from_dict(end))
 
     def _record(self, committed: StreamOffset) -> None:
@@ -392,24 +378,7 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         check_stream_schema(self.schema, table, self.options.path)
         scanner = StreamScanner(table, self.options.scanner_options)
         conform = BatchConformer(to_arrow_schema(self.schema))
-        with _expired_hint(self.options):
+        with expired_hint(self.options.path):
             for batch in scanner.read(partition.split):
                 if batch.num_rows:
                     yield conform(batch)
-
-
-@contextmanager
-def _expired_hint(options: StreamReadOptions) -> Iterator[None]:
-    """Re-raise SnapshotExpiredError with what a streaming user can change."""
-    try:
-        yield
-    except SnapshotExpiredError as e:
-        if str(e).startswith(_EXPIRED_PREFIX):
-            raise
-        raise SnapshotExpiredError(
-            f"{_EXPIRED_PREFIX} {options.path} needs a snapshot that has been expired ({e}). "
-            "To go on, start a new query (new checkpoint) with 'scan.mode' = 'latest' / "
-            "'latest-full', or 'from-snapshot' with a retained 'scan.snapshot-id'; to keep this "
-            "from happening, set 'consumer-id' on the stream (expiration keeps what a consumer "
-            "still needs) or raise 'snapshot.num-retained.min' / 'snapshot.time-retained'"
-        ) from e
