@@ -14,11 +14,14 @@ is an OR of ANDs, the filter's own shape)::
     term      := column op literal | column ["NOT"] "IN" "(" literal ("," literal)* ")"
                | column "IS" ["NOT"] "NULL"
     op        := = | == | != | <> | < | <= | > | >=
-    literal   := 'text' ('' inside for ') | number | TRUE | FALSE
+    literal   := 'text' ('' inside for ') | number | TRUE | FALSE | NULL
                | DATE 'yyyy-mm-dd' | TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.ffffff]'
 
-A text literal compared with a date or timestamp column is read as an ISO date/time. Anything
-else is an :class:`~minipaimon_core.errors.InvalidArgumentError` naming where it went wrong.
+A text literal compared with a date or timestamp column is read as an ISO date/time. NULL
+follows SQL: a comparison with NULL is never true, so ``dt = NULL`` selects no row (write
+``dt IS NULL``); ``IN (1, NULL)`` is ``IN (1)``, and ``NOT IN (1, NULL)`` selects no row
+(with no NOT around a term, SQL's unknown acts as false). Anything else is an
+:class:`~minipaimon_core.errors.InvalidArgumentError` naming where it went wrong.
 """
 
 from __future__ import annotations
@@ -134,7 +137,10 @@ class _Parser:
         if negated:
             raise self.fail("NOT is only allowed in NOT IN and IS NOT NULL")
         op = _OPS[self.take("op")]
-        return (column, op, self.literal(t))
+        value = self.literal(t)
+        if value is None:
+            return (column, "in", [None])  # never true, as SQL's comparison with NULL
+        return (column, op, value)
 
     def literal(self, t: pa.DataType) -> Any:
         if self.i >= len(self.tokens):
@@ -155,7 +161,7 @@ class _Parser:
             except ValueError:
                 raise self.fail(f"{text!r} is not a {value.upper()}") from None
         if kind == "word" and value.upper() == "NULL":
-            raise self.fail("compare with NULL using IS NULL / IS NOT NULL")
+            return None
         self.i -= 1
         raise self.fail("expected a literal ('text', a number, TRUE/FALSE, DATE '...')")
 
@@ -215,11 +221,7 @@ def parse_assignments(text: str, schema: pa.Schema) -> dict[str, Any]:
             raise p.fail(f"{column!r} is set twice")
         if p.take("op") not in ("=", "=="):
             raise p.fail("expected '='")
-        if p.peek_word("NULL"):
-            p.i += 1
-            out[column] = None
-        else:
-            out[column] = p.literal(schema.field(column).type)
+        out[column] = p.literal(schema.field(column).type)
         if p.i == len(p.tokens):
             return out
         p.take("punct", ",")

@@ -8,6 +8,7 @@ it was written with, and readers map its columns by field id.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 
 import msgspec
@@ -80,6 +81,7 @@ def build_schema(
         primaryKeys=pk,
         options=opts,
         timeMillis=int(time.time() * 1000),
+        minipaimonTableId=str(uuid.uuid4()),
     )
 
 
@@ -135,6 +137,20 @@ class SchemaManager:
         if legacy.is_json(data):
             return legacy.decode_schema(data, path)
         return schema_codec.decode(data, path)
+
+    def table_id(self) -> str:
+        """The identity of the table at this path, read now: the ``minipaimonTableId`` of its
+        first schema, or for a table another writer created (which has none) the creation
+        time of that schema, as Paimon's ``Table.uuid()`` takes it. A table dropped and
+        created again at the same path is another table.
+
+        Raises TableNotFoundError if there is no table.
+        """
+        ids = self.schema_ids()
+        if not ids:
+            raise TableNotFoundError(f"no minipaimon table at {self._layout.root} (no schema file)")
+        first = self.get(ids[0])
+        return first.minipaimonTableId or f"created-{first.timeMillis}"
 
     def commit(self, schema: TableSchema) -> bool:
         """Create the file of ``schema`` unless one with its id exists (returns False)."""

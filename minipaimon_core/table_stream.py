@@ -20,6 +20,12 @@ keeps every snapshot the consumer still needs. A new consumer's start is recorde
 stream is created, before any batch is handed out: a consumer killed after the downstream
 commit of its first batch restarts at that same batch (whatever was committed upstream
 meanwhile), so the first batch too is handed over exactly once.
+
+A stream belongs to one table: if the table at its path is dropped and created again while
+the stream is used, its position (a snapshot id of the old table) means nothing in the new
+one, and the next iteration raises InvalidArgumentError instead of skipping rows. Batch
+identifiers start again with a new table: a downstream writer that dedupes by them should
+make ``stream.table_id`` part of its commit user.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import pyarrow as pa
 
 from .consumer import ConsumerManager
 from .errors import InvalidArgumentError
+from .schema import SchemaManager
 from .stream import StreamOffset, StreamScanner
 
 if TYPE_CHECKING:
@@ -59,6 +66,9 @@ class TableStream:
     def __init__(self, table: Table, consumer_id: str | None = None,
                  options: Mapping[str, str] | None = None) -> None:
         self._table = table
+        self._schemas = SchemaManager(table.io, table.layout)
+        #: the identity of the table this stream reads (SchemaManager.table_id)
+        self.table_id = self._schemas.table_id()
         self._scanner = StreamScanner(table, options)
         self._consumers = ConsumerManager(table.io, table.layout)
         self.consumer_id = consumer_id
@@ -78,6 +88,7 @@ class TableStream:
         """Batches from the current position up to the latest snapshot; empty ones are
         skipped (the position still moves past them)."""
         while True:
+            self._check_table()
             end = self._next_end()
             if end is None:
                 return
@@ -98,6 +109,16 @@ class TableStream:
                 f"(position {self.position.snapshot})")
         if self.consumer_id is not None:
             self._consumers.write(self.consumer_id, batch.end.next_snapshot)
+
+    def _check_table(self) -> None:
+        """Raise InvalidArgumentError if the table at the path is no longer this stream's."""
+        now = self._schemas.table_id()
+        if now != self.table_id:
+            raise InvalidArgumentError(
+                f"the table at {self._table.path} was dropped and created again while this "
+                f"stream read it (table id {self.table_id}, now {now}): the stream's position, "
+                f"snapshot {self.position.snapshot}, is the old table's; create a new stream "
+                "on the new table")
 
     def _next_end(self) -> StreamOffset | None:
         if self.position.full:

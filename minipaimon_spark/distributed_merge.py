@@ -21,9 +21,17 @@ from typing import Any
 import pyarrow as pa
 
 import minipaimon_core as mp
-from minipaimon_core import dml
+from minipaimon_core import dml, dml_values
 from minipaimon_core.context import TableContext
-from minipaimon_core.merge_into import Bounds, MergeClauses, MergeResult
+from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.merge_into import (
+    SOURCE,
+    TARGET,
+    Bounds,
+    MergeClauses,
+    MergeResult,
+    update_expressions,
+)
 from minipaimon_core.merge_units import (
     ROW,
     UNIT,
@@ -37,7 +45,8 @@ from minipaimon_core.merge_units import (
     unit_keys,
 )
 from minipaimon_spark.compaction import default_parallelism
-from minipaimon_spark.types import to_spark_type
+from minipaimon_spark.types import to_arrow_schema, to_spark_type
+from minipaimon_spark.zones import align_source
 
 RESULT = "result binary"
 _KEY = "__minipaimon_key_"  # the target's join columns in the key index (the source keeps its names)
@@ -47,14 +56,17 @@ class SparkMerge(MergeClauses):
     """The builder of ``Table.merge`` (same clauses, values and conditions) for a DataFrame
     source; ``execute()`` runs it as Spark jobs and commits once. The source is read more
     than once (its bounds, the join, the inserts): cache or checkpoint a source that could
-    change between reads (a nondeterministic one)."""
+    change between reads (a nondeterministic one). Source timestamp columns named like a
+    target column of the other kind (TimestampType for a TIMESTAMP column, TimestampNTZType
+    for TIMESTAMP_LTZ) are cast in Spark, in the session time zone, before anything compares
+    or writes them (:func:`minipaimon_spark.zones.align_source`)."""
 
     def __init__(self, spark: Any, table: mp.Table, source: Any, on: list[str] | str,
                  connection: dict[str, str]) -> None:
         super().__init__(on)
         self._spark = spark
         self._table = table
-        self._source = source
+        self._source = align_source(source, table.schema())
         self._connection = connection
         self._check_join_columns(table.schema().names, list(source.columns))
 
@@ -65,6 +77,7 @@ class SparkMerge(MergeClauses):
         """Apply the clauses in one commit; raises as ``MergeBuilder.execute``."""
         ctx = self._context()
         self._check_clauses(ctx, list(self._source.columns))
+        self._check_time_kinds(ctx)
         keys = ctx.schema.primaryKeys
         if keys and not set(keys) <= set(self._on):
             # Rows of one key could then change in several tasks: merged on the driver instead.
@@ -74,6 +87,35 @@ class SparkMerge(MergeClauses):
             return result
         bounds = self._bounds() if not self._by_source else {}
         return dml.with_retries(self._context, lambda ctx: self._attempt(ctx, bounds))
+
+    def _check_time_kinds(self, ctx: TableContext) -> None:
+        """Refuse a value that is a timestamp of the other kind than its column (a source
+        column of another name): Spark's cast needs the session zone, which the values'
+        evaluation on the executors does not apply. Raises InvalidArgumentError."""
+        arrow = ctx.schema.arrow_schema()
+        names = list(self._source.columns)
+        pairs = pa.schema([pa.field(TARGET + f.name, f.type) for f in arrow]
+                          + [pa.field(SOURCE + f.name, f.type) for f in to_arrow_schema(self._source.schema)])
+        for c in self._clauses:
+            if c.action == "update":
+                exprs = update_expressions(ctx, c, names)
+            elif c.action == "insert" and c.values is not None:
+                exprs = {n: dml_values.as_expression(v, f"merge insert of {n!r}", references=True)
+                         for n, v in c.values.items() if n in arrow.names}
+            else:
+                continue
+            try:
+                types = dml_values.evaluate(pairs.empty_table(), exprs, "merge").schema
+            except InvalidArgumentError:
+                continue  # a bad value: the merge itself reports it
+            for name in exprs:
+                have, want = types.field(name).type, arrow.field(name).type
+                if pa.types.is_timestamp(have) and pa.types.is_timestamp(want) and bool(have.tz) != bool(want.tz):
+                    kind, cast = ("TimestampType", "timestamp_ntz") if have.tz else ("TimestampNTZType", "timestamp")
+                    raise InvalidArgumentError(
+                        f"merge: the value for column {name!r} is a Spark {kind} and the column is "
+                        f"{to_spark_type(want).simpleString()}; cast the source column in Spark first, "
+                        f"e.g. F.col('...').cast('{cast}') (Spark's cast in the session time zone)")
 
     def _bounds(self) -> Bounds:
         """Min and max of the source's join columns, in one aggregate: for the types whose

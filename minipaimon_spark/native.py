@@ -103,12 +103,22 @@ def _by_schema(splits: list[Split]) -> list[list[tuple[Split, Any]]]:
 
 def _read_files(spark: SparkSession, t: mp.Table, files: list[tuple[Split, Any]],
                 to_spark_path: Callable[[str], str]) -> DataFrame:
-    """The rows of ``files`` (one schema version) in the read schema of ``t``."""
+    """The rows of ``files`` (one schema version) in the read schema of ``t``.
+
+    Spark's reader is given the files' schema (their columns in the Python source's Spark
+    types) rather than inferring one: with ``spark.sql.parquet.inferTimestampNTZ.enabled``
+    off it would read a TIMESTAMP column's wall-clock times as instants, and the cast to
+    TIMESTAMP_NTZ would then shift them by the session zone's offset.
+    """
     from pyspark.sql import functions as F
+    from pyspark.sql.types import ByteType, StructField, StructType
 
     file_schema = t.schema_by_id(files[0][1].schemaId)
     paths = [to_spark_path(t.layout.data_file_path(s.partition_path, s.bucket, f.fileName)) for s, f in files]
-    df = spark.read.parquet(*paths)
+    stored = StructType([StructField(f.name, to_spark_type(f.type)) for f in file_schema.arrow_schema()])
+    if t.primary_keys():
+        stored = stored.add(StructField(VALUE_KIND, ByteType()))
+    df = spark.read.schema(stored).parquet(*paths)
     if t.primary_keys():
         df = df.where(F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)))
 

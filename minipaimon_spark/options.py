@@ -22,6 +22,7 @@ from minipaimon_core.options import INCREMENTAL_SCAN_MODES, field_option, unknow
 from minipaimon_core.options import KNOWN as TABLE_OPTIONS
 from minipaimon_core.scan import SPLIT_OPTIONS
 from minipaimon_core.stream import SCAN_MODES
+from minipaimon_core.system_tables import SYSTEM_TABLES
 
 PATH = "path"
 COLUMNS = "columns"
@@ -58,12 +59,21 @@ KNOWN_OPTIONS = frozenset({
     *(f"read.stream.{n}" for n in LIMIT_NAMES), *(k.lower() for k in TABLE_OPTIONS),
 })
 
-NO_PATH_MESSAGE = (
-    "minipaimon needs a 'path' option: Spark passes no options to Python data sources of "
-    "catalog tables (CREATE TABLE ... USING minipaimon); use "
-    "CREATE TEMPORARY VIEW v USING minipaimon OPTIONS (path '/path/to/table') or "
+_USE_INSTEAD = (
+    "use CREATE TEMPORARY VIEW v USING minipaimon OPTIONS (path '/path/to/table') or "
     "spark.read.format('minipaimon').load(path) / df.write.format('minipaimon').save(path)"
 )
+NO_PATH_MESSAGE = (
+    "minipaimon needs a 'path' option: Spark passes no options to Python data sources of "
+    f"catalog tables (CREATE TABLE ... USING minipaimon); {_USE_INSTEAD}"
+)
+CATALOG_TABLE_MESSAGE = (
+    "CREATE TABLE ... USING minipaimon cannot work: Spark passes no options to Python data "
+    f"sources of catalog tables when they are read or written; {_USE_INSTEAD}"
+)
+# What Spark adds to the options of a catalog table (CREATE TABLE ... USING, measured on
+# 4.0 and 4.3): the table's owner and provider properties.
+_CATALOG_TABLE_KEYS = ("owner", "provider")
 
 
 def normalized(options: Mapping[str, Any]) -> dict[str, str]:
@@ -74,9 +84,14 @@ def normalized(options: Mapping[str, Any]) -> dict[str, str]:
 def check_known(options: Mapping[str, str]) -> None:
     """Reject option names no read or write knows (keys lower-cased, as Spark gives them).
 
-    Raises UnsupportedOptionError naming the option, with the closest known name when
-    there is one (``scan.snapshot_id`` -> ``scan.snapshot-id``).
+    Raises:
+        InvalidArgumentError: the options of a catalog table (CREATE TABLE ... USING
+            minipaimon), pointing to temporary views.
+        UnsupportedOptionError: naming the option, with the closest known name when there
+            is one (``scan.snapshot_id`` -> ``scan.snapshot-id``).
     """
+    if all(k in options for k in _CATALOG_TABLE_KEYS):
+        raise InvalidArgumentError(CATALOG_TABLE_MESSAGE)
     for key in options:
         if key in KNOWN_OPTIONS or field_option(key) is not None or is_connection_option(key):
             continue
@@ -112,12 +127,27 @@ def table_path(options: Mapping[str, str]) -> str:
     """The table's root: the ``path`` option (``file:`` URIs, which Spark itself produces,
     become local paths; ``s3://`` stays), where ``namespace.table`` names a table of the
     catalog in the ``warehouse`` option (or ``$MINIPAIMON_WAREHOUSE`` on the driver and in
-    the executors). Raises InvalidArgumentError (one line) when it is missing or names an
-    unsupported scheme."""
+    the executors); a system table's ``$name`` suffix is kept (``shop.orders$snapshots``).
+    Raises InvalidArgumentError (one line) when it is missing or names an unsupported
+    scheme."""
     path = options.get(PATH, "").strip()
     if not path:
         raise InvalidArgumentError(NO_PATH_MESSAGE)
-    return normalize_path(table_location(path, options.get(WAREHOUSE) or None, options))
+    base, system = split_system_path(path)
+    root = normalize_path(table_location(base, options.get(WAREHOUSE) or None, options))
+    return root if system is None else f"{root}${system}"
+
+
+def split_system_path(path: str) -> tuple[str, str | None]:
+    """``/t$snapshots`` -> (``/t``, ``snapshots``); any other path -> (path, None).
+
+    Only a known system-table name after the last ``$`` selects a system table, so a table
+    directory whose name contains ``$`` (``/data/a$b``) is a plain table.
+    """
+    base, sep, name = path.rpartition("$")
+    if sep and base and name in SYSTEM_TABLES:
+        return base, name
+    return path, None
 
 
 def connection_options(options: Mapping[str, str]) -> dict[str, str]:

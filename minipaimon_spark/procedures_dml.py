@@ -14,7 +14,7 @@ def row_change_procedures(conn: Connection, table_arg: Callable[[Args], Any]) ->
     table of a call's constant first argument (None if it is not a constant)."""
 
     def check_row_change(a: Args, condition_at: int, set_at: int | None) -> None:
-        from minipaimon_core import dml, dml_values
+        from minipaimon_core import dml, predicate
         from minipaimon_core.condition import parse_assignments, parse_condition
 
         table = table_arg(a)
@@ -22,10 +22,10 @@ def row_change_procedures(conn: Connection, table_arg: Callable[[Args], Any]) ->
             return
         dml.check_changeable(table.context(), deletes=set_at is None, updates=set_at is not None)
         if a.known(condition_at) and a.value(condition_at) is not None:
-            parse_condition(a.value(condition_at), table.schema())
+            # the literals against their columns, as the change itself checks them
+            predicate.normalize(parse_condition(a.value(condition_at), table.schema()), table.schema())
         if set_at is not None and a.known(set_at):
-            assignments = parse_assignments(a.value(set_at), table.schema())
-            dml_values.set_expressions(table.context(), assignments, "minipaimon_update")
+            check_values(table.context(), parse_assignments(a.value(set_at), table.schema()))
 
     class Delete:
         """``minipaimon_delete(path, condition)``: delete the rows ``condition`` selects
@@ -62,6 +62,33 @@ def row_change_procedures(conn: Connection, table_arg: Callable[[Args], Any]) ->
             yield n, (after.id if after is not None and after != before and n else None)
 
     return {"minipaimon_delete": Delete, "minipaimon_update": Update}
+
+
+def check_values(ctx: Any, assignments: dict[str, Any]) -> None:
+    """Each SET literal converted to its column as an update converts it (the core's
+    ``set_expressions`` / ``cast_to``), so a value that would fail a matching row fails
+    now, matching rows or not.
+
+    Raises:
+        InvalidArgumentError: an unknown or primary-key column, NULL for a NOT NULL column.
+        SchemaMismatchError: a literal that does not fit its column's type.
+    """
+    import pyarrow as pa
+
+    from minipaimon_core import InvalidArgumentError, dml_values
+
+    what = "minipaimon_update"
+    exprs = dml_values.set_expressions(ctx, assignments, what)
+    values = dml_values.evaluate(pa.table({"row": [0]}), exprs, what)
+    arrow = ctx.schema.arrow_schema()
+    for name in exprs:
+        field = arrow.field(name)
+        column = values.column(name)
+        if pa.types.is_null(column.type):
+            if not field.nullable:
+                raise InvalidArgumentError(f"{what}: column {name!r} is NOT NULL and cannot be set to NULL")
+            continue
+        dml_values.cast_to(column, field, what)
 
 
 __all__ = ["row_change_procedures"]

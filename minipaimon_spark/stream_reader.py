@@ -29,16 +29,18 @@ Consumers: with ``consumer-id`` (read option or table option) a new stream resum
 consumer's stored next snapshot: the first snapshot no committed batch delivered. Progress
 is recorded when Spark says a batch is committed: ``latestOffset(start)`` for the next
 batch (Spark asks only after the previous batch committed; on 4.0 the start is this
-reader's previous end) and ``commit(end)`` (one batch late). A query that fails before its
-first batch commits registers nothing. Expiration keeps the snapshots of every live
-consumer; ``consumer.expiration-time`` (a table option, as in Paimon) deletes consumers not
-updated for that long, so an abandoned query stops pinning snapshots.
+reader's previous end) and ``commit(end)`` (one batch late). The first batch of a query is
+pinned before it is planned: ``latestOffset`` records its start (with ``fullScanPending``
+for a full scan, as the Python consumer does) and checks that the snapshot survived, so an
+expiration between ``latestOffset`` and ``partitions`` cannot take it, nor its replay after
+a restart. Expiration keeps the snapshots of every live consumer; a query that never
+commits a batch keeps its first snapshot until ``consumer.expiration-time`` (a table
+option, as in Paimon) deletes consumers not updated for that long.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,49 +63,25 @@ from minipaimon_spark.options import (
     stream_limits,
     table_path,
 )
-from minipaimon_spark.stream_support import FailedStreamReader, StreamPartition, check_stream_schema
+from minipaimon_spark.stream_offsets import TableIdentity
+from minipaimon_spark.stream_support import (
+    ADMISSION_CONTROL,
+    FailedStreamReader,
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxFiles,
+    ReadMaxRows,
+    StreamPartition,
+    SupportsTriggerAvailableNow,
+    check_stream_schema,
+    expired_hint,
+)
 from minipaimon_spark.types import BatchConformer, to_arrow_schema
-
-try:  # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
-    from pyspark.sql.streaming.datasource import (
-        ReadAllAvailable,
-        ReadLimit,
-        ReadMaxFiles,
-        ReadMaxRows,
-        SupportsTriggerAvailableNow,
-    )
-
-    ADMISSION_CONTROL = True
-except ImportError:  # pyspark 4.0/4.1: stand-ins that Spark never sees
-    ADMISSION_CONTROL = False
-
-    class ReadLimit:  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2."""
-
-    @dataclass
-    class ReadAllAvailable(ReadLimit):  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2."""
-
-    @dataclass
-    class ReadMaxFiles(ReadLimit):  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2."""
-
-        max_files: int
-
-    @dataclass
-    class ReadMaxRows(ReadLimit):  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2."""
-
-        max_rows: int
-
-    class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
-        """Stand-in for pyspark < 4.2 (Spark wraps the source itself there)."""
-
 
 CONSUMER_ID = "consumer-id"
 INITIAL = "initial"  # key of the symbolic start offset
 SYMBOLIC_MODES = ("latest-full", "latest")
-_EXPIRED_PREFIX = "the stream of"
+_PIN_ATTEMPTS = 5  # a symbolic start re-resolved after its snapshot expired before the pin
 
 
 @dataclass(frozen=True)
@@ -164,7 +142,9 @@ def parse_stream_options(raw_options: Mapping[str, Any]) -> StreamReadOptions:
 
 
 class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Streams a table's snapshots; offsets are :class:`StreamOffset` dicts."""
+    """Streams a table's snapshots; offsets are :class:`StreamOffset` dicts stamped with the
+    table's identity (see :mod:`minipaimon_spark.stream_offsets`): an offset of another
+    table, from a checkpoint reused, stops the query with an InvalidArgumentError."""
 
     def __init__(self, options: StreamReadOptions, schema: StructType) -> None:
         self.options = options
@@ -210,9 +190,13 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             SnapshotNotFoundError, InvalidArgumentError: a bad startup option.
         """
         if self._initial is None:
-            with _expired_hint(self.options):
+            with expired_hint(self.options.path):
                 self._initial = self._compute_initial()
         return self._initial
+
+    def _identity(self) -> TableIdentity:
+        """The identity of the table at the path now (a drop and re-create changes it)."""
+        return TableIdentity.of(self._table())
 
     def _compute_initial(self) -> dict[str, Any]:
         scanner = self._scanner()
@@ -225,12 +209,14 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             if stored is not None:  # resume where the consumer is
                 if stored.nextSnapshot <= latest:
                     table.snapshot_manager.get(stored.nextSnapshot)  # SnapshotExpiredError if gone
-                return StreamOffset(min(stored.nextSnapshot - 1, latest)).to_dict()
+                if stored.fullScanPending:  # a first batch pinned, never committed
+                    return self._identity().stamp(StreamOffset(stored.nextSnapshot, full=True).to_dict())
+                return self._identity().stamp(StreamOffset(min(stored.nextSnapshot - 1, latest)).to_dict())
         if scanner.mode in SYMBOLIC_MODES:
             return {INITIAL: scanner.mode}
-        # The consumer is registered once a batch is committed (see _record), not here: a
-        # query that fails before that must not pin snapshots.
-        return scanner.initial_offset().to_dict()
+        # The consumer is registered when the first batch is planned (latestOffset), not
+        # here: Spark may ask for the initial offset of a query that never runs a batch.
+        return self._identity().stamp(scanner.initial_offset().to_dict())
 
     def _consumer_id(self) -> str | None:
         if self.options.consumer_id is not None:
@@ -262,18 +248,43 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         scanner = self._scanner()
         self._check_schema(mp.open_table(self.options.path,
                                          options=connection_options(self.options.scanner_options)))
+        identity = self._identity()
         committed = start if start is not None else self._last_end
+        identity.check(committed)
         if committed is not None and INITIAL not in committed:
             self._record(StreamOffset.from_dict(committed))
-        with _expired_hint(self.options):
+        with expired_hint(self.options.path):
             if start is None:
-                begin, cap = self._resolve(self._last_end or self.initialOffset(), None)
+                begin, cap = self._pinned(self._last_end or self.initialOffset(), None)
                 end = scanner.latest_offset(begin, up_to=cap)
             else:
-                begin, cap = self._resolve(start, self._up_to)
+                begin, cap = self._pinned(start, self._up_to)
                 end = scanner.latest_offset(begin, up_to=cap, **self._limits(limit))
-        self._last_end = end.to_dict()
+        self._last_end = identity.stamp(end.to_dict())
         return self._last_end
+
+    def _pinned(self, start: Mapping[str, Any], up_to: int | None) -> tuple[StreamOffset, int | None]:
+        """:meth:`_resolve`, and with a consumer the batch's first snapshot pinned before
+        anything plans it: the consumer file names it first, then it must still exist (an
+        expiration that decided before the pin may have taken it). A symbolic start then
+        moves on to the new latest snapshot; a fixed one raises SnapshotExpiredError."""
+        for _ in range(_PIN_ATTEMPTS):
+            begin, cap = self._resolve(start, up_to)
+            consumer_id = self._consumer_id()
+            if consumer_id is None or self._recorded == begin.next_snapshot or begin.next_snapshot < 1:
+                return begin, cap
+            table = self._table()
+            ConsumerManager(table.io, table.layout).write(consumer_id, begin.next_snapshot, begin.full)
+            self._recorded = begin.next_snapshot
+            sm = table.snapshot_manager
+            if begin.next_snapshot > (sm.latest_id() or 0) or sm.try_get(begin.next_snapshot) is not None:
+                return begin, cap
+            self._recorded = None
+            if INITIAL not in start:
+                sm.get(begin.next_snapshot)  # SnapshotExpiredError naming it
+        raise SnapshotExpiredError(
+            f"the latest snapshot of {self.options.path} was expired {_PIN_ATTEMPTS} times before "
+            "this stream could pin it; raise 'snapshot.num-retained.min' or retry")
 
     def _limits(self, limit: ReadLimit | None) -> dict[str, int | None]:
         """The core's limits for Spark's ``limit`` (options fill in what it does not say)."""
@@ -307,7 +318,7 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
     def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: N802 (Spark's name)
         """The latest snapshot, for the query's progress report."""
         latest = self._table().snapshot_manager.latest_id()
-        return None if latest is None else StreamOffset(latest).to_dict()
+        return None if latest is None else self._identity().stamp(StreamOffset(latest).to_dict())
 
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 (Spark's name)
         """Trigger.AvailableNow: stop at the snapshot that is the latest now."""
@@ -317,8 +328,11 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         """The splits between two offsets: the same ones whenever Spark asks (replays).
 
         Raises SnapshotExpiredError (naming the options to change) if a snapshot of the
-        range has been expired.
+        range has been expired, InvalidArgumentError for offsets of another table.
         """
+        identity = self._identity()
+        identity.check(start)
+        identity.check(end)
         stop = StreamOffset.from_dict(end)
         if INITIAL not in start:
             begin = StreamOffset.from_dict(start)
@@ -328,13 +342,14 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             begin = stop  # batch 0 of "latest": nothing
         if begin == stop:
             return []
-        with _expired_hint(self.options):
+        with expired_hint(self.options.path):
             splits = self._scanner().plan(begin, stop)
         return [StreamPartition(split) for split in splits]
 
     def commit(self, end: dict[str, Any]) -> None:
         """Spark processed everything up to ``end``: record the consumer's progress."""
         if INITIAL not in end:
+            self._identity().check(end)
             self._record(StreamOffset.from_dict(end))
 
     def _record(self, committed: StreamOffset) -> None:
@@ -363,24 +378,7 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         check_stream_schema(self.schema, table, self.options.path)
         scanner = StreamScanner(table, self.options.scanner_options)
         conform = BatchConformer(to_arrow_schema(self.schema))
-        with _expired_hint(self.options):
+        with expired_hint(self.options.path):
             for batch in scanner.read(partition.split):
                 if batch.num_rows:
                     yield conform(batch)
-
-
-@contextmanager
-def _expired_hint(options: StreamReadOptions) -> Iterator[None]:
-    """Re-raise SnapshotExpiredError with what a streaming user can change."""
-    try:
-        yield
-    except SnapshotExpiredError as e:
-        if str(e).startswith(_EXPIRED_PREFIX):
-            raise
-        raise SnapshotExpiredError(
-            f"{_EXPIRED_PREFIX} {options.path} needs a snapshot that has been expired ({e}). "
-            "To go on, start a new query (new checkpoint) with 'scan.mode' = 'latest' / "
-            "'latest-full', or 'from-snapshot' with a retained 'scan.snapshot-id'; to keep this "
-            "from happening, set 'consumer-id' on the stream (expiration keeps what a consumer "
-            "still needs) or raise 'snapshot.num-retained.min' / 'snapshot.time-retained'"
-        ) from e

@@ -15,20 +15,9 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
-from minipaimon_core.system_tables import SYSTEM_TABLES, audit_log_between
+from minipaimon_core.system_tables import audit_log_between
+from minipaimon_spark.options import split_system_path
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema
-
-
-def split_system_path(path: str) -> tuple[str, str | None]:
-    """``/t$snapshots`` -> (``/t``, ``snapshots``); any other path -> (path, None).
-
-    Only a known system-table name after the last ``$`` selects a system table, so a table
-    directory whose name contains ``$`` (``/data/a$b``) is a plain table.
-    """
-    base, sep, name = path.rpartition("$")
-    if sep and base and name in SYSTEM_TABLES:
-        return base, name
-    return path, None
 
 
 def system_spark_schema(path: str, name: str,
@@ -63,3 +52,6 @@ class SystemTableReader(DataSourceReader):
         for batch in data.to_batches():
             if batch.num_rows:
                 yield conform(batch)
+
+
+__all__ = ["SystemTableReader", "split_system_path", "system_spark_schema"]

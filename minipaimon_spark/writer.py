@@ -39,6 +39,7 @@ from minipaimon_core.schema import SchemaManager, build_schema
 from minipaimon_core.sequence import SequenceStart, start_of
 from minipaimon_spark.options import WriteOptions
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
+from minipaimon_spark.zones import SparkTimes
 
 # One job = one fresh commit user, so one identifier suffices.
 COMMIT_IDENTIFIER = 1
@@ -260,13 +261,16 @@ def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch],
                sequence: SequenceStart | None = None) -> MiniPaimonCommitMessage:
     """One task's writing (batch or streaming): files for ``batches``, the commit message
     Spark hands the driver; the task's files are deleted if anything fails. ``connection``:
-    the storage options (``s3.*``) of the write; ``sequence``: the job's start."""
+    the storage options (``s3.*``) of the write; ``sequence``: the job's start. Timestamps
+    of the other kind than their column are converted as Spark casts them
+    (:mod:`minipaimon_spark.zones`)."""
     ctx = TaskContext.get()
     start = sequence.for_task(ctx.partitionId() if ctx else 0) if sequence is not None else None
-    writer = mp.open_table(path, options=connection).new_write(commit_user, sequence=start)
+    table = mp.open_table(path, options=connection)
+    writer = table.new_write(commit_user, sequence=start)
     rows = 0
     try:
-        for batch in batches:
+        for batch in SparkTimes(table.schema()).all(batches):
             if batch.num_rows:
                 writer.write(batch)
                 rows += batch.num_rows

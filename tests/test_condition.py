@@ -31,6 +31,11 @@ SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("d", pa.date32()),
     ("s not in ('a')", [[("s", "not in", ["a"])]]),
     ("b = TRUE", [[("b", "=", True)]]),
     ("`id` is null", [[("id", "is null", None)]]),
+    # NULL as SQL has it: a comparison with NULL is never true (the core's IN with only NULL)
+    ("id = NULL", [[("id", "in", [None])]]),
+    ("s <> null OR id = 1", [[("s", "in", [None])], [("id", "=", 1)]]),
+    ("id IN (1, NULL)", [[("id", "in", [1, None])]]),
+    ("id NOT IN (1, NULL)", [[("id", "not in", [1, None])]]),
 ])
 def test_conditions_parse_to_filters(text, expected):
     assert parse_condition(text, SCHEMA) == expected
@@ -40,7 +45,6 @@ def test_conditions_parse_to_filters(text, expected):
     ("", "empty"),
     ("nope = 1", "'nope' is not a column"),
     ("id = ", "literal"),
-    ("id = NULL", "IS NULL"),
     ("(id = 1)", "parentheses"),
     ("id = 1 AND (s = 'a' OR s = 'b')", "parentheses"),
     ("id = 1 s = 2", "unexpected"),
@@ -65,3 +69,18 @@ def test_a_bad_set_list_is_called_an_assignment_not_a_condition(text, message):
     said = str(e.value)
     assert said.startswith(f"SET list {text!r}") and "condition" not in said
     assert "column = literal" in said  # what to write instead
+
+
+def test_comparisons_with_null_select_what_sql_selects(tmp_path):
+    """No row for ``= NULL`` / ``<> NULL`` / ``NOT IN (.., NULL)``; IN ignores the NULL."""
+    import minipaimon_core as mp
+
+    data = pa.table({"id": pa.array([1, 2, None], pa.int64()), "s": ["a", None, "c"]})
+    t = mp.create_table(str(tmp_path / "t"), data.schema)
+    t.write(data)
+    got = {text: sorted(t.scan(filter=parse_condition(text, data.schema)).to_arrow().column("s").to_pylist(),
+                        key=str)
+           for text in ("id = NULL", "s <> NULL", "id IN (1, NULL)", "id NOT IN (1, NULL)",
+                        "id = NULL OR s = 'c'")}
+    assert got == {"id = NULL": [], "s <> NULL": [], "id IN (1, NULL)": ["a"],
+                   "id NOT IN (1, NULL)": [], "id = NULL OR s = 'c'": ["c"]}

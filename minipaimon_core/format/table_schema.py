@@ -5,7 +5,9 @@ primaryKeys, options, comment?, timeMillis``. Types are Paimon's type JSON
 (:mod:`.data_types`); field ids are stable across evolution, nested ROW fields have ids of
 their own. ``options`` are strings; minipaimon writes ``bucket`` explicitly (Paimon's default
 differs between versions and table kinds). A file minipaimon writes ends with its checksum
-member (:mod:`.json_file`).
+member (:mod:`.json_file`). The first schema of a table minipaimon creates also holds
+``minipaimonTableId`` (a random UUID; Paimon's readers ignore it): what a stream's offsets
+name the table by (``SchemaManager.table_id``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class TableSchema(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True)
     options: dict[str, str]
     comment: str | None = None
     timeMillis: int
+    # minipaimon's own member: the identity of the table (see the module docs)
+    minipaimonTableId: str | None = None
     # Set by the reader of minipaimon's earlier format (never written): such a table is
     # read, not written (minipaimon_core.features).
     legacyFormat: bool = False

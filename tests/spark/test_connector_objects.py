@@ -256,6 +256,29 @@ def test_missing_path_is_one_clear_line() -> None:
         assert "TEMPORARY VIEW" in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_catalog_tables_options_point_to_temporary_views(tmp_path: Path) -> None:
+    """CREATE TABLE t USING minipaimon OPTIONS (path ...) with no columns asks schema() with
+    Spark's own table properties among the options (measured: owner, provider, location)."""
+    path = tmp_path / "t"
+    write_job(path, [[batch([1])]])
+    spark_given = {"path": f"file:{path}", "location": f"file:{path}", "owner": "root",
+                   "provider": "minipaimon"}
+    with pytest.raises(InvalidArgumentError) as err:
+        MiniPaimonDataSource(spark_given).schema()
+    message = str(err.value)
+    assert "CREATE TEMPORARY VIEW" in message and "owner" not in message, message
+
+
+def test_system_tables_by_name_in_a_warehouse(tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "wh")
+    mp.catalog(warehouse).create_table("shop.orders", pa.schema([("id", pa.int64())]))
+    t = mp.catalog(warehouse).table("shop.orders")
+    t.write(pa.table({"id": [1, 2]}))
+    t.write(pa.table({"id": [3]}))
+    got = read_all(Path("shop.orders$snapshots"), warehouse=warehouse)
+    assert got.column("snapshot_id").to_pylist() == [1, 2]
+
+
 def test_unexpected_commit_message_type(tmp_path: Path) -> None:
     writer = new_writer(tmp_path / "t")
     with pytest.raises(InvalidArgumentError, match="unexpected commit message"):

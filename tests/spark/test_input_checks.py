@@ -100,7 +100,7 @@ def test_stream_default_mode_is_resolved_by_scan_snapshot_id(tmp_path: Path) -> 
     reader = source(path=tmp_path / "t", **{"scan.snapshot-id": 3}).streamReader(SPARK_KV)
     assert isinstance(reader, MiniPaimonStreamReader)
     start = reader.initialOffset()
-    assert start == StreamOffset(2).to_dict()  # from-snapshot 3: snapshots 3 and 4 follow
+    assert StreamOffset.from_dict(start) == StreamOffset(2)  # from-snapshot 3: snapshots 3 and 4 follow
     end = reader.latestOffset()
     rows = [r for p in reader.partitions(start, end) for b in reader.read(p) for r in b.to_pylist()]
     assert sorted(r["id"] for r in rows) == [2, 3]
@@ -110,7 +110,7 @@ def test_stream_default_mode_is_resolved_by_scan_timestamp_millis(tmp_path: Path
     t = kv_table(tmp_path / "t", snapshots=3)
     ts = t.snapshot(2).timeMillis
     reader = source(path=tmp_path / "t", **{"scan.timestamp-millis": ts}).streamReader(SPARK_KV)
-    assert reader.initialOffset() == StreamOffset(2).to_dict()
+    assert StreamOffset.from_dict(reader.initialOffset()) == StreamOffset(2)
 
 
 # -- 25: invalid limits are refused where Spark reports them -------------------------------

@@ -157,6 +157,49 @@ def test_bad_calls_fail_at_analysis_in_one_line_and_change_nothing(
     assert sorted(p.name for p in (tmp_path / "t").rglob("*")) == before
 
 
+TYPED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
+                   pa.field("n", pa.int32())])
+
+
+@pytest.mark.parametrize("call, error", [
+    ("minipaimon_delete('{path}', \"id = 'abc'\")", "InvalidArgumentError"),
+    ("minipaimon_delete('{path}', \"n IN (1, 'x')\")", "InvalidArgumentError"),
+    ("minipaimon_update('{path}', 'n = 1', \"id > 'x'\")", "InvalidArgumentError"),
+    # no row matches these: the value is still checked against its column
+    ("minipaimon_update('{path}', \"n = 'x'\", 'id > 100')", "SchemaMismatchError"),
+    ("minipaimon_update('{path}', 'n = 99999999999', 'id > 100')", "SchemaMismatchError"),
+    ("minipaimon_update('{path}', 'n = 1.5', 'id > 100')", "SchemaMismatchError"),
+    ("minipaimon_update('{path}', 'dt = NULL', 'id = 1')", "InvalidArgumentError"),
+])
+def test_literals_that_do_not_fit_their_columns_fail_at_analysis(
+        sql: Any, tmp_path: Path, call: str, error: str) -> None:
+    from pyspark.errors import AnalysisException
+
+    table = mp.create_table(str(tmp_path / "t"), TYPED, partition_by=["dt"])
+    table.write(pa.table({"id": [1, 2], "dt": ["a", "b"], "n": [1, 2]}, schema=TYPED))
+    before = sorted(p.name for p in (tmp_path / "t").rglob("*"))
+    with pytest.raises(AnalysisException) as raised:
+        sql("SELECT * FROM " + call.format(path=table.path))  # analysis only: no task has run
+    message = str(raised.value)
+    assert f"minipaimon_core.errors.{error}: " in message.splitlines()[0], message
+    assert "Traceback" not in message and "File \"" not in message, message
+    assert sorted(p.name for p in (tmp_path / "t").rglob("*")) == before
+
+
+def test_comparisons_with_null_match_nothing_as_in_sql(sql: Any, tmp_path: Path) -> None:
+    table = mp.create_table(str(tmp_path / "t"), TYPED, partition_by=["dt"])
+    table.write(pa.table({"id": [1, 2, 3], "dt": ["a", "b", "b"], "n": [1, None, 3]}, schema=TYPED))
+    path = table.path
+    assert sql(f"SELECT * FROM minipaimon_delete('{path}', 'n = NULL')").collect()[0].rows_deleted == 0
+    assert sql(f"SELECT * FROM minipaimon_delete('{path}', 'n NOT IN (1, NULL)')").collect()[0].rows_deleted == 0
+    row = sql(f"SELECT * FROM minipaimon_update('{path}', 'n = 7', 'n <> NULL OR id = 3')").collect()[0]
+    assert row.rows_updated == 1
+    row = sql(f"SELECT * FROM minipaimon_delete('{path}', 'n IN (1, NULL)')").collect()[0]
+    assert row.rows_deleted == 1
+    got = mp.open_table(path).to_arrow().sort_by("id")
+    assert got.column("id").to_pylist() == [2, 3] and got.column("n").to_pylist() == [None, 7]
+
+
 def test_an_explicit_compaction_compacts_below_the_automatic_trigger(sql: Any, tmp_path: Path) -> None:
     """Three level-0 files per bucket: below the picker's trigger, compacted when asked."""
     for strategy in ("full", "minor"):
@@ -223,3 +266,5 @@ def test_spark_reads_and_writes_tables_by_name_in_a_warehouse(spark: Any, tmp_pa
     assert "warehouse" not in cat.table("sales.orders").options()
     got = spark.read.format("minipaimon").option("warehouse", warehouse).load("sales.orders")
     assert sorted(tuple(r) for r in got.collect()) == [(1, "a"), (2, "b")]
+    snapshots = spark.read.format("minipaimon").option("warehouse", warehouse).load("sales.orders$snapshots")
+    assert [r.snapshot_id for r in snapshots.collect()] == [1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 pytest.importorskip("pyspark")
@@ -62,3 +63,16 @@ def test_catalog_table_fails_with_a_pointer_to_temporary_views(spark: Any,
             assert "KeyError" not in str(err.value)
     finally:
         spark.sql("DROP TABLE IF EXISTS mp_catalog_table")
+
+
+def test_catalog_table_without_columns_fails_with_the_same_pointer(spark: Any, tmp_path: Path) -> None:
+    """Without columns Spark asks the source for its schema at CREATE TABLE, with its own
+    table properties (owner, provider) among the options."""
+    mp.create_table(str(tmp_path / "t"), pa.schema([("id", pa.int64())]))
+    spark.sql("DROP TABLE IF EXISTS mp_catalog_schemaless")
+    try:
+        with pytest.raises(Exception, match="CREATE TEMPORARY VIEW") as err:
+            spark.sql(f"CREATE TABLE mp_catalog_schemaless USING minipaimon OPTIONS (path '{tmp_path / 't'}')")
+        assert "unknown option" not in str(err.value)
+    finally:
+        spark.sql("DROP TABLE IF EXISTS mp_catalog_schemaless")

@@ -42,15 +42,63 @@ def read_between(reader: Any, start: dict[str, Any], end: dict[str, Any]) -> lis
 
 # -- 24: consumer progress -----------------------------------------------------------------
 
+BUSY = {"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2", "bucket": "1"}
+
+
+def upserts(t: mp.Table, n: int) -> None:
+    """``n`` commits, each followed by the table's automatic expiration (BUSY keeps 2)."""
+    for i in range(n):
+        t.write(pa.table({"id": [0], "v": [100 + i]}, schema=SCHEMA))
+
+
 @pytest.mark.smoke
-def test_a_query_that_never_commits_a_batch_registers_no_consumer(tmp_path: Path) -> None:
-    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+@pytest.mark.parametrize("mode", ["latest-full", "from-snapshot-full"])
+def test_a_consumer_pins_the_first_batch_before_it_is_planned(tmp_path: Path, mode: str) -> None:
+    """Issue 32 item 18: with short retention, the first batch's snapshot expired between
+    latestOffset and partitions (planPartitions failed with SnapshotExpiredError on every
+    restart). The consumer now pins it first: the batch is planned and read after many
+    commits and expirations, and again by a restarted query replaying it."""
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["id"], options=BUSY)
     t.write(rows(0, 3))
+    options = {"consumer-id": "c", "scan.mode": mode}
+    if mode == "from-snapshot-full":
+        options["scan.snapshot-id"] = "1"
+    reader = stream(tmp_path / "t", **options)
+    start = reader.initialOffset()
+    end = reader.latestOffset()  # batch 0 is chosen: its snapshot 1 is pinned now
+    upserts(t, 6)  # a busy table: snapshots 2-7, expiration after each
+    assert t.snapshot_manager.earliest_id() == 1  # the pin held
+    assert read_between(reader, start, end) == [0, 1, 2]
+    restarted = stream(tmp_path / "t", **options)  # the query fails and restarts: replay
+    assert read_between(restarted, restarted.initialOffset(), end) == [0, 1, 2]
+    stored = ConsumerManager(t.io, t.layout).read("c")
+    assert (stored.nextSnapshot, stored.fullScanPending) == (1, True)
+
+
+@pytest.mark.smoke
+def test_a_snapshot_expired_before_the_pin_moves_a_new_stream_to_the_latest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An expiration that decided before the pin landed takes the chosen snapshot anyway:
+    a latest-full start then re-chooses the latest snapshot and pins that one."""
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["id"], options=BUSY)
+    t.write(rows(0, 3))
+    write = ConsumerManager.write
+    raced: list[int] = []
+
+    def expired_meanwhile(self: ConsumerManager, consumer_id: str, next_snapshot: int,
+                          full_scan_pending: bool = False) -> None:
+        if not raced:  # the first pin lands after two more commits expired its snapshot
+            raced.append(next_snapshot)
+            upserts(t, 2)
+        write(self, consumer_id, next_snapshot, full_scan_pending)
+
+    monkeypatch.setattr(ConsumerManager, "write", expired_meanwhile)
     reader = stream(tmp_path / "t", **{"consumer-id": "c"})
     start = reader.initialOffset()
-    end = reader.latestOffset()  # batch 0 planned, then the query fails
-    assert reader.partitions(start, end)  # it had rows to deliver
-    assert ConsumerManager(t.io, t.layout).read("c") is None
+    end = reader.latestOffset()
+    assert raced == [1] and end["snapshot"] == 3
+    assert read_between(reader, start, end) == [0, 1, 2]
+    assert ConsumerManager(t.io, t.layout).read("c").nextSnapshot == 3
 
 
 @pytest.mark.smoke

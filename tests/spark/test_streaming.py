@@ -97,7 +97,8 @@ def test_reader_offsets_as_spark_calls_them(tmp_path: Path) -> None:
     t.write(rows(3, 2))
     assert reader.initialOffset() == first  # Spark may ask again: the same answer
     end = reader.latestOffset()  # pyspark 4.0/4.1: no arguments
-    assert end == {"snapshot": 2, "full": False, "splitIndex": 0}  # the full scan of 2
+    table = {"tableId": mp.open_table(str(tmp_path / "t"))._schema_manager.table_id(), "tablePath": t.path}
+    assert end == {"snapshot": 2, "full": False, "splitIndex": 0, **table}  # the full scan of 2
     assert reader.latestOffset(first, ReadAllAvailable()) == end  # 4.2+
     got = read_between(reader, first, end)
     assert [r["id"] for r in got] == [0, 1, 2, 3, 4]
@@ -107,7 +108,8 @@ def test_reader_offsets_as_spark_calls_them(tmp_path: Path) -> None:
     t.write(rows(5, 1))  # a restarted query replays batch 0 from a new initialOffset()
     restarted = stream(source(tmp_path / "t"))
     assert read_between(restarted, restarted.initialOffset(), end) == got
-    assert restarted.latestOffset(end, ReadAllAvailable()) == {"snapshot": 3, "full": False, "splitIndex": 0}
+    assert restarted.latestOffset(end, ReadAllAvailable()) == {"snapshot": 3, "full": False, "splitIndex": 0,
+                                                               **table}
     task = pickle.loads(pickle.dumps(reader))
     assert task._table_cache is None and task._scanner_cache is None
 
