@@ -36,6 +36,7 @@ number.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -44,12 +45,18 @@ import msgspec
 
 from . import resequence
 from .append_vectors import AppendVectors
-from .commit_dedupe import committed_kinds, landed_since
+from .commit_dedupe import CommitRecords, committed_kinds
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
 from .conflicts import check_compaction, files_still_live
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
-from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
+from .errors import (
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    ConflictReason,
+    CorruptMetadataError,
+    SnapshotExpiredError,
+)
 from .features import check_writable
 from .fileio import FileIO
 from .first_row import first_rows_only
@@ -67,11 +74,22 @@ from .manifest_merge import MergeLimits, new_base
 from .options import Options
 from .schema import SchemaCache, SchemaManager, TableSchema
 from .sequence import next_sequence
-from .snapshot_manager import SnapshotManager
+from .snapshot_manager import Outcome, SnapshotManager
 
 # The longest a commit attempt may take from reading its base to creating the next
 # snapshot; far below snapshot_manager.TOMBSTONE_RETAINED_MS (1 h).
 MAX_ATTEMPT_SECONDS = 600
+# The least time a committer keeps looking for the outcome of a create the store did not
+# answer before it raises CommitOutcomeUnknownError (it also looks until commit.timeout).
+OUTCOME_LOOK_SECONDS = 60
+
+
+def retry_wait(attempt: int, min_ms: float, max_ms: float) -> float:
+    """Milliseconds to wait before retry ``attempt`` (1-based): exponential from ``min_ms``,
+    capped at ``max_ms``, with full jitter (uniform in [0, cap]) so that contenders spread
+    out instead of retrying in lockstep."""
+    cap = min(max_ms, min_ms * 2 ** min(attempt, 30))
+    return random.uniform(min_ms if cap > min_ms else 0, cap)
 
 
 class FileStoreCommit:
@@ -90,7 +108,9 @@ class FileStoreCommit:
         self._schema = schema
         self._user = commit_user
         self._fresh_user = fresh_user  # a new random user: nothing of it can be committed yet
+        self._in_doubt = False  # see may_have_landed
         self._snapshots = SnapshotManager(io, layout)
+        self._records = CommitRecords(io, layout)
         self._schemas = SchemaCache(SchemaManager(io, layout))
         self._manifests = ManifestIO(io, layout, self._schemas)
         self._options = Options(schema.options)
@@ -122,6 +142,7 @@ class FileStoreCommit:
                 snapshot race was lost more than ``commit.max-retries`` times.
         """
         check_writable(self._schema, self._layout.root)
+        self._in_doubt = False
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
         done = self._committed_kinds(commit_identifier)
@@ -144,6 +165,7 @@ class FileStoreCommit:
         vectors); an OVERWRITE if it deletes files or rows, else an APPEND. ``check(latest)`` runs on the base of each attempt before
         anything is written and raises CommitConflictError if the change no longer applies."""
         check_writable(self._schema, self._layout.root)
+        self._in_doubt = False
         if self._committed_kinds(commit_identifier):
             return None
         kind = OVERWRITE if any(m.compactBefore or m.deletedRows for m in messages) else APPEND
@@ -153,7 +175,7 @@ class FileStoreCommit:
 
     def _committed_kinds(self, identifier: int, even_if_fresh: bool = False) -> set[str]:
         fresh = self._fresh_user and not even_if_fresh  # a new random user: nothing committed yet
-        return set() if fresh else committed_kinds(self._snapshots, self._user, identifier)
+        return set() if fresh else committed_kinds(self._snapshots, self._records, self._user, identifier)
 
     def is_committed(self, commit_identifier: int) -> bool:
         """Whether some snapshot of this commit user has ``commit_identifier`` (or later)."""
@@ -178,48 +200,103 @@ class FileStoreCommit:
         rewrite: bool = False,
     ) -> int | None:
         max_retries = self._options["commit.max-retries"]
-        deadline = time.monotonic() + self._options["commit.timeout"] / 1000
-        start_latest = self._snapshots.latest_id()
+        started = time.monotonic()
+        deadline = started + self._options["commit.timeout"] / 1000
         attempt = 0
         while True:
             read_at = time.monotonic()
             latest = self._snapshots.latest()
-            if attempt > 0 and latest is not None and landed_since(self._snapshots, self._user, start_latest, latest, identifier, kind):
-                return None
             written: list[str] = []
             moved: list[tuple[CommitMessage, CommitMessage]] = []  # (original, rewritten)
             try:
-                snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
-                                           written, moved, check, rewrite)
+                snap = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
+                                        written, moved, check, rewrite)
             except (CorruptMetadataError, SnapshotExpiredError):
                 # metadata or (deletion vectors) data files of our base read missing
                 self._clean(written, moved)
                 if not self._base_expired(latest):
                     raise
-                snap_id = None  # our base expired under us: a lost race, retry from the latest
+                snap = None  # our base expired under us: a lost race, retry from the latest
             except BaseException:
-                self._clean(written, moved)
+                self._clean(written, moved)  # nothing references them: no create was tried
                 raise
-            if snap_id is not None:
-                self._snapshots.commit_latest_hint(snap_id)
-                if snap_id == 1:
-                    self._snapshots.commit_earliest_hint(1)
-                # the originals of rewritten files were never committed: garbage now
-                for path in resequence.rewritten_paths(self._layout, moved, originals=True):
-                    self._io.delete(path)
-                return snap_id
-            self._clean(written, moved)
+            if snap is not None and self._create(snap, deadline):
+                self._after_landing(snap, moved)
+                return snap.id
+            self._clean(written, moved)  # the attempt is known not to have landed
             attempt += 1
             if attempt > max_retries or time.monotonic() > deadline:
                 raise CommitConflictError(
-                    f"gave up committing to {self._layout.root} after {attempt} attempts: other "
-                    "writers kept winning the race for the next snapshot id; raise "
-                    "'commit.max-retries' / 'commit.timeout' or reduce concurrent writers",
+                    f"gave up committing to {self._layout.root} after {attempt} attempts in "
+                    f"{time.monotonic() - started:.1f} s: other writers kept winning the race for "
+                    "the next snapshot id; raise 'commit.max-retries' / 'commit.timeout' or reduce "
+                    "concurrent writers",
                     ConflictReason.RETRIES_EXHAUSTED,
                 )
-            wait_ms = min(self._options["commit.max-retry-wait"],
-                          self._options["commit.min-retry-wait"] * 2 ** min(attempt, 20))
-            time.sleep(wait_ms / 1000 * random.uniform(0.5, 1.5))
+            time.sleep(retry_wait(attempt, self._options["commit.min-retry-wait"],
+                                  self._options["commit.max-retry-wait"]) / 1000)
+
+    def _create(self, snap: Snapshot, deadline: float) -> bool:
+        """Create ``snap`` if its id is free: the commit point. True if it is committed.
+
+        From the create call on, the attempt is in doubt (:meth:`may_have_landed`) until it
+        is known lost: nothing it references is deleted by this committer. Any answer but a
+        clean "exists" is settled by looking (:meth:`SnapshotManager.attempt_outcome`);
+        a snapshot created under an id that had expired before (a zombie below the latest)
+        is deleted again and the attempt counts as lost.
+
+        Raises:
+            CommitOutcomeUnknownError: the store did not answer the looks until ``deadline``
+                (at least ``OUTCOME_LOOK_SECONDS`` from now).
+        """
+        self._in_doubt = True
+        try:
+            created = self._io.write_if_absent(self._layout.snapshot_path(snap.id), snapshot_codec.encode(snap))
+        except Exception as e:  # noqa: BLE001 - any failure of the call: the outcome is unknown
+            outcome = self._look(snap, deadline, e)
+        else:
+            if not created:
+                self._in_doubt = False
+                return False
+            outcome = self._look(snap, deadline, None)
+        if outcome is Outcome.ZOMBIE:
+            self._io.delete(self._layout.snapshot_path(snap.id))
+        if outcome is not Outcome.LANDED:
+            self._in_doubt = False
+            return False
+        return True
+
+    def _look(self, snap: Snapshot, deadline: float, error: BaseException | None) -> Outcome:
+        """The outcome of ``snap``'s create, looking again (capped backoff) while the store
+        fails; CommitOutcomeUnknownError once ``deadline`` (or OUTCOME_LOOK_SECONDS) passed."""
+        until = max(deadline, time.monotonic() + OUTCOME_LOOK_SECONDS)
+        looks = 0
+        while True:
+            try:
+                return self._snapshots.attempt_outcome(snap)
+            except OSError as e:  # StorageError too: the store still does not answer
+                error = e
+            looks += 1
+            if time.monotonic() > until:
+                raise CommitOutcomeUnknownError(self._layout.root, snap, error)
+            time.sleep(retry_wait(looks, 10, 1000) / 1000)
+
+    def may_have_landed(self) -> bool:
+        """Whether a snapshot of the last ``commit`` / ``commit_rewrite`` call may be
+        committed (its create was tried and is not known to have failed). A caller whose
+        commit raised deletes the messages' files (:meth:`abort`) only if this is False."""
+        return self._in_doubt
+
+    def _after_landing(self, snap: Snapshot, moved: Sequence[tuple[CommitMessage, CommitMessage]]) -> None:
+        """Best-effort steps after ``snap`` landed: hints, and deleting the originals of
+        rewritten files (never committed). A failure leaves garbage for orphan cleanup and is
+        not raised: the commit stands."""
+        self._snapshots.commit_latest_hint(snap.id)
+        if snap.id == 1:
+            self._snapshots.commit_earliest_hint(1)
+        with contextlib.suppress(OSError):
+            for path in resequence.rewritten_paths(self._layout, moved, originals=True):
+                self._io.delete(path)
 
     def _base_expired(self, base: Snapshot | None) -> bool:
         """Has ``base`` expired? Then metadata of it missing means a lost race, not damage
@@ -246,7 +323,9 @@ class FileStoreCommit:
         moved: list[tuple[CommitMessage, CommitMessage]],
         check: Callable[[Snapshot | None], None] | None = None,
         rewrite: bool = False,
-    ) -> int | None:
+    ) -> Snapshot | None:
+        """The snapshot of one attempt on ``latest``, its metadata files written (names in
+        ``written``), not created; None if the attempt is too old to create (retry)."""
         overwritten: list[ManifestEntry] = []
         if check is not None:
             check(latest)
@@ -273,18 +352,12 @@ class FileStoreCommit:
             if self._append_vectors is not None else None
         snap = self._write_metadata(kind, change, identifier, properties, latest, written, index)
         # If base N expired meanwhile, snapshot-(N+1) exists (our create fails, we retry) or
-        # expired too and its marker says we landed below the latest (undone, retried), while
-        # the marker lives; an older attempt starts again (docs/format.md, "Expiration and
-        # in-flight commits").
+        # expired too and its marker names another snapshot (we landed below the latest:
+        # undone, retried), while the marker lives; an older attempt starts again
+        # (docs/format.md, "Expiration and in-flight commits").
         if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS:
             return None
-        path = self._layout.snapshot_path(snap.id)
-        if not self._io.write_if_absent(path, snapshot_codec.encode(snap)):
-            return None
-        if self._snapshots.landed_in_expired_id(snap.id):  # stalled past an expiration: undo
-            self._io.delete(path)
-            return None
-        return snap.id
+        return snap
 
     def _rewritten(self, latest: Snapshot | None, messages: Sequence[CommitMessage]
                    ) -> tuple[list[ManifestEntry], list[CommitMessage]]:
@@ -370,6 +443,7 @@ class FileStoreCommit:
             properties=properties,
             nextSequenceNumber=change.next_sequence,
             minipaimonDigests=Digests(base_digest, delta_digest, changelog_digest, index_digest),
+            minipaimonReplayable=None if self._fresh_user else True,
         )
 
     def _overwritten(

@@ -34,6 +34,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..commit_dedupe import CommitRecords
 from ..consumer import ConsumerManager
 from ..context import HasContext
 from ..errors import (
@@ -132,8 +133,9 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         return ExpireResult()
     expiring, keep, data, changelog, manifests, indexes = plan
     io = files.io
+    CommitRecords(io, files.layout).record(expiring)  # before the snapshots go
     for snap in expiring:
-        files.snapshots.mark_expired(snap.id)
+        files.snapshots.mark_expired(snap)
     files.snapshots.commit_earliest_hint(end)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     files.snapshots.drop_tombstones(end, now - TOMBSTONE_RETAINED_MS)

@@ -33,6 +33,7 @@ from ..kinds import CommitKind
 from ..manifest_io import merge_entries
 from ..manifest_merge import write_sorted
 from ..sequence import next_sequence
+from ..snapshot_manager import Outcome
 
 
 @dataclass(frozen=True)
@@ -78,15 +79,16 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
             commitUser=f"rewrite-manifests-{uuid.uuid4()}", commitIdentifier=0,
             commitKind=CommitKind.COMPACT, timeMillis=int(time.time() * 1000), deltaRecordCount=0,
             changelogManifestList=None, changelogManifestListSize=None, changelogRecordCount=None,
-            nextSequenceNumber=next_sequence(mio, latest),
+            nextSequenceNumber=next_sequence(mio, latest), minipaimonReplayable=None,
             minipaimonDigests=Digests(base_digest, delta_digest, None, digests.index))
         if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)):
-            if snapshots.landed_in_expired_id(snap.id):
+            # from here on nothing it references is deleted unless it is known lost
+            outcome = snapshots.attempt_outcome(snap)
+            if outcome is Outcome.LANDED:
+                snapshots.commit_latest_hint(snap.id)
+                return RewriteResult(snap.id, len(before), len(metas))
+            if outcome is Outcome.ZOMBIE:  # created below the latest in an expired id: undo
                 ctx.io.delete(layout.snapshot_path(snap.id))
-                _delete(ctx, written)
-                continue
-            snapshots.commit_latest_hint(snap.id)
-            return RewriteResult(snap.id, len(before), len(metas))
         _delete(ctx, written)  # lost the race: ours is garbage, theirs stands
     raise CommitConflictError(
         f"gave up rewriting the manifests of {ctx.path}: other writers kept committing; "
