@@ -18,9 +18,9 @@
                      │               against N (dv_maintainer.py)
                      │                        │
                      │                        ▼
-       lost the race │◄── snapshot-(N+1) exists ── create snapshot-(N+1) if absent ──► LATEST hint
-   (clean manifests, │                                          (the commit point)
-    backoff+jitter)
+       lost the race │◄── known lost ── create snapshot-(N+1) if absent, settled ──► LATEST hint
+   (clean manifests, │                  by looking (commit_point.py); in doubt:
+    backoff+jitter)                     nothing deleted
 ```
 
 Append-only changes never conflict and cost O(files added): the base list grows by the
@@ -36,8 +36,6 @@ number.
 
 from __future__ import annotations
 
-import contextlib
-import random
 import time
 from collections.abc import Callable, Sequence
 
@@ -47,20 +45,14 @@ from . import resequence
 from .append_vectors import AppendVectors
 from .commit_dedupe import CommitRecords, committed_kinds
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
+from .commit_point import CommitPoint, retry_wait
 from .conflicts import check_compaction, files_still_live
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
-from .errors import (
-    CommitConflictError,
-    CommitOutcomeUnknownError,
-    ConflictReason,
-    CorruptMetadataError,
-    SnapshotExpiredError,
-)
+from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
 from .features import check_writable
 from .fileio import FileIO
 from .first_row import first_rows_only
-from .format import snapshot as snapshot_codec
 from .format.manifest_file import DataFileMeta, ManifestEntry
 from .format.manifest_list import ManifestFileMeta
 from .format.snapshot import APPEND, COMPACT, OVERWRITE, Digests, Snapshot
@@ -74,23 +66,11 @@ from .manifest_merge import MergeLimits, new_base
 from .options import Options
 from .schema import SchemaCache, SchemaManager, TableSchema
 from .sequence import next_sequence
-from .snapshot_manager import Outcome, SnapshotManager
+from .snapshot_manager import SnapshotManager
 
 # The longest a commit attempt may take from reading its base to creating the next
 # snapshot; far below snapshot_manager.TOMBSTONE_RETAINED_MS (1 h).
 MAX_ATTEMPT_SECONDS = 600
-# The least time a committer keeps looking for the outcome of a create the store did not
-# answer before it raises CommitOutcomeUnknownError (it also looks until commit.timeout).
-OUTCOME_LOOK_SECONDS = 60
-
-
-def retry_wait(attempt: int, min_ms: float, max_ms: float) -> float:
-    """Milliseconds to wait before retry ``attempt`` (1-based): exponential from ``min_ms``,
-    capped at ``max_ms``, with full jitter (uniform in [0, cap]) so that contenders spread
-    out instead of retrying in lockstep."""
-    cap = min(max_ms, min_ms * 2 ** min(attempt, 30))
-    return random.uniform(min_ms if cap > min_ms else 0, cap)
-
 
 class FileStoreCommit:
     """Commits messages for one ``commit_user``. Not thread-safe; cheap to create."""
@@ -108,9 +88,9 @@ class FileStoreCommit:
         self._schema = schema
         self._user = commit_user
         self._fresh_user = fresh_user  # a new random user: nothing of it can be committed yet
-        self._in_doubt = False  # see may_have_landed
         self._snapshots = SnapshotManager(io, layout)
         self._records = CommitRecords(io, layout)
+        self._point = CommitPoint(io, layout, self._snapshots)
         self._schemas = SchemaCache(SchemaManager(io, layout))
         self._manifests = ManifestIO(io, layout, self._schemas)
         self._options = Options(schema.options)
@@ -142,7 +122,7 @@ class FileStoreCommit:
                 snapshot race was lost more than ``commit.max-retries`` times.
         """
         check_writable(self._schema, self._layout.root)
-        self._in_doubt = False
+        self._point.in_doubt = False
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
         done = self._committed_kinds(commit_identifier)
@@ -165,7 +145,7 @@ class FileStoreCommit:
         vectors); an OVERWRITE if it deletes files or rows, else an APPEND. ``check(latest)`` runs on the base of each attempt before
         anything is written and raises CommitConflictError if the change no longer applies."""
         check_writable(self._schema, self._layout.root)
-        self._in_doubt = False
+        self._point.in_doubt = False
         if self._committed_kinds(commit_identifier):
             return None
         kind = OVERWRITE if any(m.compactBefore or m.deletedRows for m in messages) else APPEND
@@ -220,8 +200,9 @@ class FileStoreCommit:
             except BaseException:
                 self._clean(written, moved)  # nothing references them: no create was tried
                 raise
-            if snap is not None and self._create(snap, deadline):
-                self._after_landing(snap, moved)
+            if snap is not None and self._point.create(snap, deadline):
+                # the originals of rewritten files were never committed: garbage now
+                self._point.after_landing(snap, resequence.rewritten_paths(self._layout, moved, originals=True))
                 return snap.id
             self._clean(written, moved)  # the attempt is known not to have landed
             attempt += 1
@@ -236,67 +217,11 @@ class FileStoreCommit:
             time.sleep(retry_wait(attempt, self._options["commit.min-retry-wait"],
                                   self._options["commit.max-retry-wait"]) / 1000)
 
-    def _create(self, snap: Snapshot, deadline: float) -> bool:
-        """Create ``snap`` if its id is free: the commit point. True if it is committed.
-
-        From the create call on, the attempt is in doubt (:meth:`may_have_landed`) until it
-        is known lost: nothing it references is deleted by this committer. Any answer but a
-        clean "exists" is settled by looking (:meth:`SnapshotManager.attempt_outcome`);
-        a snapshot created under an id that had expired before (a zombie below the latest)
-        is deleted again and the attempt counts as lost.
-
-        Raises:
-            CommitOutcomeUnknownError: the store did not answer the looks until ``deadline``
-                (at least ``OUTCOME_LOOK_SECONDS`` from now).
-        """
-        self._in_doubt = True
-        try:
-            created = self._io.write_if_absent(self._layout.snapshot_path(snap.id), snapshot_codec.encode(snap))
-        except Exception as e:  # noqa: BLE001 - any failure of the call: the outcome is unknown
-            outcome = self._look(snap, deadline, e)
-        else:
-            if not created:
-                self._in_doubt = False
-                return False
-            outcome = self._look(snap, deadline, None)
-        if outcome is Outcome.ZOMBIE:
-            self._io.delete(self._layout.snapshot_path(snap.id))
-        if outcome is not Outcome.LANDED:
-            self._in_doubt = False
-            return False
-        return True
-
-    def _look(self, snap: Snapshot, deadline: float, error: BaseException | None) -> Outcome:
-        """The outcome of ``snap``'s create, looking again (capped backoff) while the store
-        fails; CommitOutcomeUnknownError once ``deadline`` (or OUTCOME_LOOK_SECONDS) passed."""
-        until = max(deadline, time.monotonic() + OUTCOME_LOOK_SECONDS)
-        looks = 0
-        while True:
-            try:
-                return self._snapshots.attempt_outcome(snap)
-            except OSError as e:  # StorageError too: the store still does not answer
-                error = e
-            looks += 1
-            if time.monotonic() > until:
-                raise CommitOutcomeUnknownError(self._layout.root, snap, error)
-            time.sleep(retry_wait(looks, 10, 1000) / 1000)
-
     def may_have_landed(self) -> bool:
         """Whether a snapshot of the last ``commit`` / ``commit_rewrite`` call may be
         committed (its create was tried and is not known to have failed). A caller whose
         commit raised deletes the messages' files (:meth:`abort`) only if this is False."""
-        return self._in_doubt
-
-    def _after_landing(self, snap: Snapshot, moved: Sequence[tuple[CommitMessage, CommitMessage]]) -> None:
-        """Best-effort steps after ``snap`` landed: hints, and deleting the originals of
-        rewritten files (never committed). A failure leaves garbage for orphan cleanup and is
-        not raised: the commit stands."""
-        self._snapshots.commit_latest_hint(snap.id)
-        if snap.id == 1:
-            self._snapshots.commit_earliest_hint(1)
-        with contextlib.suppress(OSError):
-            for path in resequence.rewritten_paths(self._layout, moved, originals=True):
-                self._io.delete(path)
+        return self._point.in_doubt
 
     def _base_expired(self, base: Snapshot | None) -> bool:
         """Has ``base`` expired? Then metadata of it missing means a lost race, not damage

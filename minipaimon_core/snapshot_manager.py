@@ -220,6 +220,15 @@ class SnapshotManager:
             return Outcome.LANDED
         return Outcome.LANDED if self._read_marker(attempt.id) == mark else Outcome.LOST
 
+    def settle(self, attempt: Snapshot) -> bool:
+        """Whether ``attempt`` is committed (:meth:`attempt_outcome`), deleting its file
+        again if it was created below the latest in an expired id. Raises OSError
+        (StorageError) when the store does not answer."""
+        outcome = self.attempt_outcome(attempt)
+        if outcome is Outcome.ZOMBIE:
+            self._io.delete(self._layout.snapshot_path(attempt.id))
+        return outcome is Outcome.LANDED
+
     def _read_marker(self, snapshot_id: int) -> bytes | None:
         try:
             return self._io.read_bytes(self._layout.expired_marker_path(snapshot_id))

@@ -258,3 +258,62 @@ def test_kill_9_during_commits_leaves_a_consistent_table(tmp_path):
             assert t.scan(snapshot_id=s.id).to_arrow().num_rows == 10 * s.id
         total = 10 * len(snaps)
         assert pa.compute.count_distinct(t.to_arrow().column("id")).as_py() == total
+
+
+class OutageAfterCreate:
+    """A store that goes away right after a snapshot create landed: the create's answer is
+    lost, then the next ``calls`` calls fail too (None: until ``end()``)."""
+
+    def __init__(self, inner: FileIO, calls: int | None) -> None:
+        self.inner, self.left, self.down = inner, calls, False
+
+    def __getattr__(self, name):
+        attr = getattr(self.inner, name)
+        if name not in IO_CALLS:
+            return attr
+
+        def call(*args, **kwargs):
+            if self.down and (self.left is None or self.left > 0):
+                if self.left is not None:
+                    self.left -= 1
+                raise mp.StorageError(f"injected outage: {name} {args[0] if args else ''}")
+            result = attr(*args, **kwargs)
+            if name == "write_if_absent" and "/snapshot/snapshot-" in args[0] and not self.down:
+                self.down = True
+                raise mp.StorageError(f"injected: the answer to the create of {args[0]} was lost")
+            return result
+        return call
+
+    def end(self) -> None:
+        self.left = 0
+
+
+def test_a_write_that_landed_during_an_outage_returns_its_id(storage):
+    """Issue 32 item 5: the snapshot PUT landed, then the store failed every request for a
+    while. The write used to raise (and its documented retry wrote the rows twice); now it
+    keeps looking until the store answers and returns the snapshot id."""
+    path = storage.path("t")
+    t = mp.create_table(path, SCHEMA)
+    t.write(rows(0, 3))
+    outage = OutageAfterCreate(t.io, calls=6)
+    assert mp.open_table(path, io=outage).write(rows(10, 2)) == 2
+    assert outage.left == 0  # the outage happened
+    assert _state(path) == [0, 1, 2, 10, 11]
+
+
+def test_a_write_whose_outcome_stays_unknown_says_so_and_how_to_check(storage, monkeypatch):
+    """The store never answers within the commit's time: a CommitOutcomeUnknownError (not
+    a plain StorageError a caller would retry), nothing deleted, and once the store is
+    back ``commit_landed`` tells that the write is in the table."""
+    from minipaimon_core import commit_point
+    monkeypatch.setattr(commit_point, "OUTCOME_LOOK_SECONDS", 0)
+    path = storage.path("t")
+    t = mp.create_table(path, SCHEMA, options={"commit.timeout": "0 s"})
+    t.write(rows(0, 3))
+    outage = OutageAfterCreate(t.io, calls=None)
+    with pytest.raises(mp.CommitOutcomeUnknownError, match="commit_landed") as caught:
+        mp.open_table(path, io=outage).write(rows(10, 2))
+    outage.end()
+    assert caught.value.attempt.id == 2
+    assert mp.open_table(path).commit_landed(caught.value)
+    assert _state(path) == [0, 1, 2, 10, 11]  # in the table, its files all there

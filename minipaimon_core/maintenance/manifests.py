@@ -33,7 +33,6 @@ from ..kinds import CommitKind
 from ..manifest_io import merge_entries
 from ..manifest_merge import write_sorted
 from ..sequence import next_sequence
-from ..snapshot_manager import Outcome
 
 
 @dataclass(frozen=True)
@@ -81,14 +80,12 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
             changelogManifestList=None, changelogManifestListSize=None, changelogRecordCount=None,
             nextSequenceNumber=next_sequence(mio, latest), minipaimonReplayable=None,
             minipaimonDigests=Digests(base_digest, delta_digest, None, digests.index))
-        if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)):
-            # from here on nothing it references is deleted unless it is known lost
-            outcome = snapshots.attempt_outcome(snap)
-            if outcome is Outcome.LANDED:
-                snapshots.commit_latest_hint(snap.id)
-                return RewriteResult(snap.id, len(before), len(metas))
-            if outcome is Outcome.ZOMBIE:  # created below the latest in an expired id: undo
-                ctx.io.delete(layout.snapshot_path(snap.id))
+        # from a create on, nothing it references is deleted unless it is known lost (a
+        # snapshot created below the latest in an expired id is deleted by settle)
+        if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)) \
+                and snapshots.settle(snap):
+            snapshots.commit_latest_hint(snap.id)
+            return RewriteResult(snap.id, len(before), len(metas))
         _delete(ctx, written)  # lost the race: ours is garbage, theirs stands
     raise CommitConflictError(
         f"gave up rewriting the manifests of {ctx.path}: other writers kept committing; "
