@@ -12,17 +12,20 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
 ```
  1. plan      read snapshots E..end and their deltas: files DELETEd in (E, end] (minus
               files ADDed again later in the range), changelogs and manifests of E..end-1
- 2. snapshots replace snapshot-E, snapshot-E+1, ... oldest first by a tombstone (a reader
-              of an expired id now gets SnapshotExpiredError; the id stays taken, so a
-              commit still based on E-1.. cannot create it again), EARLIEST := end; delete
-              tombstones older than TOMBSTONE_RETAINED_MS (1 h)
- 3. tags      read the tags now, so a tag created before step 2 is seen
- 4. files     delete data files, changelog files, then manifests and manifest lists, then
+ 2. records   the last identifier of each replayable commit user of E..end-1
+              (commit_dedupe.CommitRecords), before any snapshot goes
+ 3. snapshots mark snapshot-E, snapshot-E+1, ... oldest first (a marker created if absent,
+              naming the snapshot; a reader of an expired id now gets
+              SnapshotExpiredError; the id stays taken, so a commit still based on E-1..
+              cannot land in it), then delete it; EARLIEST := end; delete markers older
+              than TOMBSTONE_RETAINED_MS (1 h)
+ 4. tags      read the tags now, so a tag created before step 3 is seen
+ 5. files     delete data files, changelog files, then manifests and manifest lists, then
               index manifests and deletion-vector index files, keeping every file of
               snapshot ``end`` and of every tag
 ```
 
-A crash after step 2 only leaks unreferenced files, which orphan cleanup removes. Several
+A crash after step 3 only leaks unreferenced files, which orphan cleanup removes. Several
 expirers may run at once (each write expires): deletes are idempotent, and an expirer that
 finds its range already gone stops. Known race (as in Paimon): a tag created on a snapshot
 while that very snapshot is being expired may lose files, so tag snapshots well inside the
