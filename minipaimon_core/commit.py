@@ -91,6 +91,7 @@ class FileStoreCommit:
         self._snapshots = SnapshotManager(io, layout)
         self._records = CommitRecords(io, layout)
         self._point = CommitPoint(io, layout, self._snapshots)
+        self.attempts = 0  #: attempts of the last snapshot committed (1: no race lost)
         self._schemas = SchemaCache(SchemaManager(io, layout))
         self._manifests = ManifestIO(io, layout, self._schemas)
         self._options = Options(schema.options)
@@ -200,6 +201,7 @@ class FileStoreCommit:
             except BaseException:
                 self._clean(written, moved)  # nothing references them: no create was tried
                 raise
+            self.attempts = attempt + 1
             if snap is not None and self._point.create(snap, deadline):
                 # the originals of rewritten files were never committed: garbage now
                 self._point.after_landing(snap, resequence.rewritten_paths(self._layout, moved, originals=True))
@@ -215,7 +217,8 @@ class FileStoreCommit:
                     ConflictReason.RETRIES_EXHAUSTED,
                 )
             time.sleep(retry_wait(attempt, self._options["commit.min-retry-wait"],
-                                  self._options["commit.max-retry-wait"]) / 1000)
+                                  self._options["commit.max-retry-wait"],
+                                  (time.monotonic() - started) * 1000) / 1000)
 
     def may_have_landed(self) -> bool:
         """Whether a snapshot of the last ``commit`` / ``commit_rewrite`` call may be
