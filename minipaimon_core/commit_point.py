@@ -38,23 +38,25 @@ from .snapshot_manager import SnapshotManager
 OUTCOME_LOOK_SECONDS = 60
 
 
-AGED_MS = 1000  # a commit losing the race for longer retries at once (retry_wait)
+AGED_MS = 2000  # a commit losing the race for longer than this waits at most AGED_WAIT_MS
+AGED_WAIT_MS = 200
 
 
 def retry_wait(attempt: int, min_ms: float, max_ms: float, trying_ms: float = 0) -> float:
     """Milliseconds to wait before retry ``attempt`` (1-based) of a commit that has been
     trying for ``trying_ms``.
 
-    Exponential from ``min_ms``, capped at ``max_ms``, jittered over [min_ms, cap], so
-    contenders spread out instead of retrying in lockstep; but a commit trying for longer
-    than AGED_MS waits only [min_ms, 2 * min_ms]: it retries sooner than the newcomers
-    that keep winning the race, so no commit waits without bound while others land
-    (issue 32: with the wait alone, one commit of 8 writers lost 37 times in 80 s while
-    the others' p95 was 90 ms)."""
-    cap = min(max_ms, min_ms * 2 ** min(attempt, 30))
+    Exponential from ``min_ms``, capped at ``max_ms``, times a jitter in [0.5, 1.5), so
+    contenders spread out and the losers of a crowd drop out for a while (throughput);
+    but a commit trying for longer than AGED_MS waits at most AGED_WAIT_MS: it keeps
+    retrying at a steady rate while the young ones back off for up to seconds, so no
+    commit waits without bound while others land (issue 32: one commit of 8 writers lost
+    37 times in 80 s while the others' p95 was 90 ms). Not faster than that: aged commits
+    retrying at the minimum wait flood the store and every commit slows."""
+    wait = min(max_ms, min_ms * 2 ** min(attempt, 20)) * random.uniform(0.5, 1.5)
     if trying_ms > AGED_MS:
-        cap = min(cap, 2 * min_ms)
-    return random.uniform(min_ms, cap) if cap > min_ms else cap
+        wait = random.uniform(min_ms, max(min_ms, min(wait, AGED_WAIT_MS)))
+    return wait
 
 
 class CommitPoint:
@@ -78,12 +80,12 @@ class CommitPoint:
         try:
             created = self._io.write_if_absent(self._layout.snapshot_path(snap.id), snapshot_codec.encode(snap))
         except Exception as e:  # noqa: BLE001 - any failure of the call: the outcome is unknown
-            landed = self._look(snap, deadline, e)
+            landed = self._look(snap, deadline, e, created=False)
         else:
             if not created:
                 self.in_doubt = False
                 return False
-            landed = self._look(snap, deadline, None)
+            landed = self._look(snap, deadline, None, created=True)
         self.in_doubt = landed
         return landed
 
@@ -98,12 +100,12 @@ class CommitPoint:
             for path in garbage:
                 self._io.delete(path)
 
-    def _look(self, snap: Snapshot, deadline: float, error: BaseException | None) -> bool:
+    def _look(self, snap: Snapshot, deadline: float, error: BaseException | None, created: bool) -> bool:
         until = max(deadline, time.monotonic() + OUTCOME_LOOK_SECONDS)
         looks = 0
         while True:
             try:
-                return self._snapshots.settle(snap)
+                return self._snapshots.settle(snap, created)
             except OSError as e:  # StorageError too: the store still does not answer
                 error = e
             looks += 1
@@ -112,4 +114,4 @@ class CommitPoint:
             time.sleep(retry_wait(looks, 10, 1000) / 1000)
 
 
-__all__ = ["AGED_MS", "OUTCOME_LOOK_SECONDS", "CommitPoint", "retry_wait"]
+__all__ = ["AGED_MS", "AGED_WAIT_MS", "OUTCOME_LOOK_SECONDS", "CommitPoint", "retry_wait"]

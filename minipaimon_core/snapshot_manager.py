@@ -196,7 +196,7 @@ class SnapshotManager:
         self._io.write_if_absent(self._layout.expired_marker_path(snap.id), expiry_mark(snap))
         self._io.delete(self._layout.snapshot_path(snap.id))
 
-    def attempt_outcome(self, attempt: Snapshot) -> Outcome:
+    def attempt_outcome(self, attempt: Snapshot, created: bool = False) -> Outcome:
         """Whether ``attempt``, a snapshot a committer tried to create (whatever that call
         answered), is committed. Looks only; the caller acts on the answer:
 
@@ -207,24 +207,25 @@ class SnapshotManager:
         * LOST: neither (another snapshot holds the id, or the create never happened).
 
         The marker is read before the snapshot file and again after an absent one: an
-        expiration marks an id before it deletes the file. Raises OSError (StorageError)
+        expiration marks an id before it deletes the file. ``created``: the create call
+        answered True (our file is there), so no marker means LANDED. Raises OSError (StorageError)
         when the store does not answer: the outcome is then unknown.
         """
         mark = expiry_mark(attempt)
         marker = self._read_marker(attempt.id)
         if marker is not None and marker != mark:
             return Outcome.ZOMBIE if self._is_ours(attempt) else Outcome.LOST
-        if marker is not None:
+        if marker is not None or created:  # ``created``: the create call answered True
             return Outcome.LANDED
         if self._is_ours(attempt):
             return Outcome.LANDED
         return Outcome.LANDED if self._read_marker(attempt.id) == mark else Outcome.LOST
 
-    def settle(self, attempt: Snapshot) -> bool:
+    def settle(self, attempt: Snapshot, created: bool = False) -> bool:
         """Whether ``attempt`` is committed (:meth:`attempt_outcome`), deleting its file
         again if it was created below the latest in an expired id. Raises OSError
         (StorageError) when the store does not answer."""
-        outcome = self.attempt_outcome(attempt)
+        outcome = self.attempt_outcome(attempt, created)
         if outcome is Outcome.ZOMBIE:
             self._io.delete(self._layout.snapshot_path(attempt.id))
         return outcome is Outcome.LANDED

@@ -83,7 +83,7 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
         # from a create on, nothing it references is deleted unless it is known lost (a
         # snapshot created below the latest in an expired id is deleted by settle)
         if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)) \
-                and snapshots.settle(snap):
+                and snapshots.settle(snap, created=True):
             snapshots.commit_latest_hint(snap.id)
             return RewriteResult(snap.id, len(before), len(metas))
         _delete(ctx, written)  # lost the race: ours is garbage, theirs stands
