@@ -4,6 +4,7 @@ from .catalog import Catalog, catalog
 from .commit_message import CommitMessage
 from .errors import (
     CommitConflictError,
+    CommitOutcomeUnknownError,
     ConflictReason,
     CorruptDataFileError,
     CorruptMetadataError,
@@ -32,6 +33,7 @@ __all__ = [
     "Catalog",
     "CommitConflictError",
     "CommitMessage",
+    "CommitOutcomeUnknownError",
     "ConflictReason",
     "CorruptDataFileError",
     "CorruptMetadataError",

@@ -18,9 +18,9 @@
                      │               against N (dv_maintainer.py)
                      │                        │
                      │                        ▼
-       lost the race │◄── snapshot-(N+1) exists ── create snapshot-(N+1) if absent ──► LATEST hint
-   (clean manifests, │                                          (the commit point)
-    backoff+jitter)
+       lost the race │◄── known lost ── create snapshot-(N+1) if absent, settled ──► LATEST hint
+   (clean manifests, │                  by looking (commit_point.py); in doubt:
+    backoff+jitter)                     nothing deleted
 ```
 
 Append-only changes never conflict and cost O(files added): the base list grows by the
@@ -36,7 +36,6 @@ number.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 
@@ -44,8 +43,9 @@ import msgspec
 
 from . import resequence
 from .append_vectors import AppendVectors
-from .commit_dedupe import committed_kinds, landed_since
+from .commit_dedupe import CommitRecords, committed_kinds
 from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
+from .commit_point import CommitPoint, retry_wait
 from .conflicts import check_compaction, files_still_live
 from .data_file import file_paths
 from .deletion_vectors import DeletionVectorIO
@@ -54,7 +54,6 @@ from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, S
 from .features import check_writable
 from .fileio import FileIO
 from .first_row import first_rows_only
-from .format import snapshot as snapshot_codec
 from .format.manifest_file import DataFileMeta, ManifestEntry
 from .format.manifest_list import ManifestFileMeta
 from .format.snapshot import APPEND, COMPACT, OVERWRITE, Digests, Snapshot
@@ -74,7 +73,6 @@ from .snapshot_manager import SnapshotManager
 # snapshot; far below snapshot_manager.TOMBSTONE_RETAINED_MS (1 h).
 MAX_ATTEMPT_SECONDS = 600
 
-
 class FileStoreCommit:
     """Commits messages for one ``commit_user``. Not thread-safe; cheap to create."""
 
@@ -92,6 +90,9 @@ class FileStoreCommit:
         self._user = commit_user
         self._fresh_user = fresh_user  # a new random user: nothing of it can be committed yet
         self._snapshots = SnapshotManager(io, layout)
+        self._records = CommitRecords(io, layout)
+        self._point = CommitPoint(io, layout, self._snapshots)
+        self.attempts = 0  #: attempts of the last snapshot committed (1: no race lost)
         self._schemas = SchemaCache(SchemaManager(io, layout))
         self._manifests = ManifestIO(io, layout, self._schemas)
         self._options = Options(schema.options)
@@ -123,6 +124,7 @@ class FileStoreCommit:
                 snapshot race was lost more than ``commit.max-retries`` times.
         """
         check_writable(self._schema, self._layout.root)
+        self._point.in_doubt = False
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
         done = self._committed_kinds(commit_identifier)
@@ -145,6 +147,7 @@ class FileStoreCommit:
         vectors); an OVERWRITE if it deletes files or rows, else an APPEND. ``check(latest)`` runs on the base of each attempt before
         anything is written and raises CommitConflictError if the change no longer applies."""
         check_writable(self._schema, self._layout.root)
+        self._point.in_doubt = False
         if self._committed_kinds(commit_identifier):
             return None
         kind = OVERWRITE if any(m.compactBefore or m.deletedRows for m in messages) else APPEND
@@ -154,7 +157,7 @@ class FileStoreCommit:
 
     def _committed_kinds(self, identifier: int, even_if_fresh: bool = False) -> set[str]:
         fresh = self._fresh_user and not even_if_fresh  # a new random user: nothing committed yet
-        return set() if fresh else committed_kinds(self._snapshots, self._user, identifier)
+        return set() if fresh else committed_kinds(self._snapshots, self._records, self._user, identifier)
 
     def is_committed(self, commit_identifier: int) -> bool:
         """Whether some snapshot of this commit user has ``commit_identifier`` (or later)."""
@@ -180,48 +183,50 @@ class FileStoreCommit:
         rewrite: bool = False,
     ) -> int | None:
         max_retries = self._options["commit.max-retries"]
-        deadline = time.monotonic() + self._options["commit.timeout"] / 1000
-        start_latest = self._snapshots.latest_id()
+        started = time.monotonic()
+        deadline = started + self._options["commit.timeout"] / 1000
         attempt = 0
         while True:
             read_at = time.monotonic()
             latest = self._snapshots.latest()
-            if attempt > 0 and latest is not None and landed_since(self._snapshots, self._user, start_latest, latest, identifier, kind):
-                return None
             written: list[str] = []
             moved: list[tuple[CommitMessage, CommitMessage]] = []  # (original, rewritten)
             try:
-                snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
-                                           written, moved, check, rewrite)
+                snap = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
+                                        written, moved, check, rewrite)
             except (CorruptMetadataError, SnapshotExpiredError):
                 # metadata or (deletion vectors) data files of our base read missing
                 self._clean(written, moved)
                 if not self._base_expired(latest):
                     raise
-                snap_id = None  # our base expired under us: a lost race, retry from the latest
+                snap = None  # our base expired under us: a lost race, retry from the latest
             except BaseException:
-                self._clean(written, moved)
+                self._clean(written, moved)  # nothing references them: no create was tried
                 raise
-            if snap_id is not None:
-                self._snapshots.commit_latest_hint(snap_id)
-                if snap_id == 1:
-                    self._snapshots.commit_earliest_hint(1)
+            self.attempts = attempt + 1
+            if snap is not None and self._point.create(snap, deadline):
                 # the originals of rewritten files were never committed: garbage now
-                for path in resequence.rewritten_paths(self._layout, moved, originals=True):
-                    self._io.delete(path)
-                return snap_id
-            self._clean(written, moved)
+                self._point.after_landing(snap, resequence.rewritten_paths(self._layout, moved, originals=True))
+                return snap.id
+            self._clean(written, moved)  # the attempt is known not to have landed
             attempt += 1
             if attempt > max_retries or time.monotonic() > deadline:
                 raise CommitConflictError(
-                    f"gave up committing to {self._layout.root} after {attempt} attempts: other "
-                    "writers kept winning the race for the next snapshot id; raise "
-                    "'commit.max-retries' / 'commit.timeout' or reduce concurrent writers",
+                    f"gave up committing to {self._layout.root} after {attempt} attempts in "
+                    f"{time.monotonic() - started:.1f} s: other writers kept winning the race for "
+                    "the next snapshot id; raise 'commit.max-retries' / 'commit.timeout' or reduce "
+                    "concurrent writers",
                     ConflictReason.RETRIES_EXHAUSTED,
                 )
-            wait_ms = min(self._options["commit.max-retry-wait"],
-                          self._options["commit.min-retry-wait"] * 2 ** min(attempt, 20))
-            time.sleep(wait_ms / 1000 * random.uniform(0.5, 1.5))
+            time.sleep(retry_wait(attempt, self._options["commit.min-retry-wait"],
+                                  self._options["commit.max-retry-wait"],
+                                  (time.monotonic() - started) * 1000) / 1000)
+
+    def may_have_landed(self) -> bool:
+        """Whether a snapshot of the last ``commit`` / ``commit_rewrite`` call may be
+        committed (its create was tried and is not known to have failed). A caller whose
+        commit raised deletes the messages' files (:meth:`abort`) only if this is False."""
+        return self._point.in_doubt
 
     def _base_expired(self, base: Snapshot | None) -> bool:
         """Has ``base`` expired? Then metadata of it missing means a lost race, not damage
@@ -248,7 +253,9 @@ class FileStoreCommit:
         moved: list[tuple[CommitMessage, CommitMessage]],
         check: Callable[[Snapshot | None], None] | None = None,
         rewrite: bool = False,
-    ) -> int | None:
+    ) -> Snapshot | None:
+        """The snapshot of one attempt on ``latest``, its metadata files written (names in
+        ``written``), not created; None if the attempt is too old to create (retry)."""
         overwritten: list[ManifestEntry] = []
         if check is not None:
             check(latest)
@@ -275,18 +282,12 @@ class FileStoreCommit:
             if self._append_vectors is not None else None
         snap = self._write_metadata(kind, change, identifier, properties, latest, written, index)
         # If base N expired meanwhile, snapshot-(N+1) exists (our create fails, we retry) or
-        # expired too and its marker says we landed below the latest (undone, retried), while
-        # the marker lives; an older attempt starts again (docs/format.md, "Expiration and
-        # in-flight commits").
+        # expired too and its marker names another snapshot (we landed below the latest:
+        # undone, retried), while the marker lives; an older attempt starts again
+        # (docs/format.md, "Expiration and in-flight commits").
         if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS:
             return None
-        path = self._layout.snapshot_path(snap.id)
-        if not self._io.write_if_absent(path, snapshot_codec.encode(snap)):
-            return None
-        if self._snapshots.landed_in_expired_id(snap.id):  # stalled past an expiration: undo
-            self._io.delete(path)
-            return None
-        return snap.id
+        return snap
 
     def _rewritten(self, latest: Snapshot | None, messages: Sequence[CommitMessage]
                    ) -> tuple[list[ManifestEntry], list[CommitMessage]]:
@@ -372,6 +373,7 @@ class FileStoreCommit:
             properties=properties,
             nextSequenceNumber=change.next_sequence,
             minipaimonDigests=Digests(base_digest, delta_digest, changelog_digest, index_digest),
+            minipaimonReplayable=None if self._fresh_user else True,
         )
 
     def _overwritten(

@@ -124,7 +124,7 @@ def commit_change(ctx: TableContext, base: Snapshot | None, user: str, messages:
     try:
         snap_id = committer.commit_rewrite(messages, 0, check=check)
     except BaseException:
-        if not committer.is_committed(0):
+        if not committer.may_have_landed():  # else they may be the table's: never delete
             committer.abort(messages)
         raise
     if snap_id is not None:

@@ -96,3 +96,35 @@ class StorageError(MiniPaimonError, OSError):
     """The storage system failed a request, or cannot give the guarantees the format needs
     (e.g. an object store that ignores conditional creates). The message names the path
     and the store, never a credential."""
+
+
+class CommitOutcomeUnknownError(MiniPaimonError):
+    """A commit's snapshot create was sent, but the store did not answer it, nor the looks
+    that followed, for the commit's whole time: the commit may or may not be in the table.
+
+    Nothing it wrote was deleted. Do not simply retry (a landed write would be written
+    twice): once the store answers, ``Table.commit_landed(error)`` tells (True: it is in the
+    table). ``attempt`` is the snapshot that was being created (its ``id``,
+    ``commitUser`` and ``commitIdentifier``); a Spark or consumer hand-off with a fixed
+    commit user may simply be replayed, its commit identifier makes a replay a no-op.
+    """
+
+    def __init__(self, table: str, attempt: Any, cause: BaseException | None = None) -> None:
+        self.table = table
+        self.attempt = attempt
+        super().__init__(
+            f"the outcome of the commit of snapshot {attempt.id} to {table} (commit user "
+            f"{attempt.commitUser!r}, identifier {attempt.commitIdentifier}) is unknown: the store "
+            f"did not answer ({type(cause).__name__ if cause else 'no answer'}: {cause}). Do not "
+            "retry blindly: once the store answers, Table.commit_landed(error) says whether it "
+            "is in the table")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild_unknown, (str(self), self.table, self.attempt)
+
+
+def _rebuild_unknown(message: str, table: str, attempt: Any) -> CommitOutcomeUnknownError:
+    e = CommitOutcomeUnknownError.__new__(CommitOutcomeUnknownError)
+    Exception.__init__(e, message)
+    e.table, e.attempt = table, attempt
+    return e

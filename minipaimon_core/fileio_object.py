@@ -19,7 +19,8 @@ The commit point, :meth:`ObjectStoreFileIO.write_if_absent`, is a PUT with
 Fork: obstore's Rust runtime does not survive ``fork()`` (its threads are not copied; a
 forked child's call waits on them forever). A child forked after this process used the
 object store gets a StorageError at its first metadata call, naming ``spawn`` /
-``forkserver``; pyarrow's filesystem (data files) does survive a fork.
+``forkserver``; pyarrow's filesystem (data files) does survive a fork, and such a child
+exits promptly (:mod:`minipaimon_core.fileio_fork`).
 
 There is no rename anywhere (on S3 a rename is copy + delete and not atomic). ``replace``
 (hints, consumer progress) is a plain PUT, which replaces an object atomically.
@@ -52,6 +53,7 @@ from obstore.exceptions import (
 
 from .errors import InvalidArgumentError, StorageError
 from .fileio import FileStatus
+from .fileio_fork import arrow_s3_in_use
 from .layout import is_temp_name, temp_name
 
 T = TypeVar("T")
@@ -132,6 +134,7 @@ class ObjectStoreFileIO:
             return self._stores[bucket]
 
     def _fs(self) -> pafs.FileSystem:
+        arrow_s3_in_use()  # a forked child must not hang finalizing it at exit
         with self._lock:
             if self._arrow is None:
                 self._arrow = self.settings.make_arrow_fs()

@@ -25,6 +25,7 @@ atomic writes and store probes are named by :func:`temp_name`.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from typing import NamedTuple
@@ -102,6 +103,14 @@ def keys_of(kind: str, names: list[str]) -> list[str]:
     return sorted(p.key for p in map(parse, names) if p is not None and p.kind == kind)
 
 
+_RECORD = re.compile(r"([0-9a-f]{40})-(\d+)-(APPEND|COMPACT|OVERWRITE)")
+
+
+def user_key(user: str) -> str:
+    """A commit user's name as a file-name-safe key (sha1 hex: users are any strings)."""
+    return hashlib.sha1(user.encode()).hexdigest()
+
+
 def is_temp_name(name: str) -> bool:
     """A hidden temp file of an interrupted atomic write or a store probe (``.<x>.tmp``)."""
     return name.startswith(".") and name.endswith(_TEMP_SUFFIX)
@@ -152,6 +161,26 @@ class TableLayout:
     def expired_marker_path(self, snapshot_id: int) -> str:
         """The hidden marker of an expired snapshot id (see snapshot_manager)."""
         return self._join("snapshot", f".snapshot-{snapshot_id}{_EXPIRED_SUFFIX}")
+
+    @property
+    def committed_dir(self) -> str:
+        """Hidden directory of the records of expired commits of replayable commit users
+        (minipaimon_core.commit_dedupe)."""
+        return self._join("snapshot", ".committed")
+
+    def committed_record_path(self, user: str, identifier: int, kind: str) -> str:
+        """The record that ``user`` committed ``identifier`` (a commit of ``kind``)."""
+        return self.committed_file(f"{user_key(user)}-{identifier}-{kind}")
+
+    def committed_file(self, name: str) -> str:
+        """Path of the record file ``name`` (a name listed in :attr:`committed_dir`)."""
+        return self._join("snapshot", ".committed", name)
+
+    @staticmethod
+    def committed_record_of(name: str) -> tuple[str, int, str] | None:
+        """(user key, identifier, kind) of a record's file name, None for any other name."""
+        m = _RECORD.fullmatch(name)
+        return (m.group(1), int(m.group(2)), m.group(3)) if m is not None else None
 
     @staticmethod
     def expired_id_of(name: str) -> int | None:

@@ -6,15 +6,20 @@ snapshot directory is listed. The snapshot files present are one contiguous rang
 
 Expiration marks each id it expires with a hidden marker (``snapshot/.snapshot-<id>.expired``,
 which Paimon's readers, listing ``snapshot-*``, never see) *before* it deletes the snapshot
-file, and deletes the marker ``TOMBSTONE_RETAINED_MS`` later. A committer that created a
-snapshot file under a marked id landed below the latest in an expired id: it deletes that
-file again and retries (see :meth:`SnapshotManager.landed_in_expired_id`).
+file, and deletes the marker ``TOMBSTONE_RETAINED_MS`` later. The marker is created if
+absent and names the snapshot expired under the id (its delta manifest list, unique to one
+commit attempt), so the first snapshot of an id stays the one it names. A committer whose
+snapshot file is (or was) under a marked id asks :meth:`SnapshotManager.attempt_outcome`:
+the marker names its own snapshot (it landed, was built on and expired since: a commit), or
+another one (it landed below the latest in an id expired before: it deletes that file again
+and retries).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from enum import Enum
 
 from .errors import CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError
 from .fileio import FileIO
@@ -27,6 +32,21 @@ from .layout import TableLayout
 # recreate the id unnoticed (commit.py bounds attempts far below it).
 TOMBSTONE_RETAINED_MS = 60 * 60 * 1000
 LEGACY_TOMBSTONE = b"expired\n"  # what the earlier format left in an expired snapshot's file
+
+
+class Outcome(Enum):
+    """What became of a commit attempt's snapshot (:meth:`SnapshotManager.attempt_outcome`)."""
+
+    LANDED = "landed"
+    ZOMBIE = "zombie"
+    LOST = "lost"
+
+
+def expiry_mark(snap: Snapshot) -> bytes:
+    """The content of the marker of ``snap``'s id once ``snap`` expired: its delta manifest
+    list's name, unique to the commit attempt that made it. Markers of the earlier format
+    are empty (they name no snapshot)."""
+    return f"{snap.deltaManifestList}\n".encode()
 
 
 def decode_snapshot(data: bytes, path: str) -> Snapshot:
@@ -170,10 +190,58 @@ class SnapshotManager:
         with contextlib.suppress(OSError):
             self._io.replace(self._layout.latest_hint, str(snapshot_id).encode())
 
-    def mark_expired(self, snapshot_id: int) -> None:
-        """Expire snapshot ``snapshot_id``: mark its id (first), then delete its file."""
-        self._io.replace(self._layout.expired_marker_path(snapshot_id), b"")
-        self._io.delete(self._layout.snapshot_path(snapshot_id))
+    def mark_expired(self, snap: Snapshot) -> None:
+        """Expire ``snap``: mark its id (first; an existing marker stays, it names the
+        snapshot that was committed under the id), then delete its file."""
+        self._io.write_if_absent(self._layout.expired_marker_path(snap.id), expiry_mark(snap))
+        self._io.delete(self._layout.snapshot_path(snap.id))
+
+    def attempt_outcome(self, attempt: Snapshot, created: bool = False) -> Outcome:
+        """Whether ``attempt``, a snapshot a committer tried to create (whatever that call
+        answered), is committed. Looks only; the caller acts on the answer:
+
+        * LANDED: its file is there under an unmarked id, or its id is marked naming it
+          (committed, then built on and expired);
+        * ZOMBIE: its file is there under an id whose marker names another snapshot: it
+          was created below the latest in an id expired before (the caller deletes it);
+        * LOST: neither (another snapshot holds the id, or the create never happened).
+
+        The marker is read before the snapshot file and again after an absent one: an
+        expiration marks an id before it deletes the file. ``created``: the create call
+        answered True (our file is there), so no marker means LANDED. Raises OSError (StorageError)
+        when the store does not answer: the outcome is then unknown.
+        """
+        mark = expiry_mark(attempt)
+        marker = self._read_marker(attempt.id)
+        if marker is not None and marker != mark:
+            return Outcome.ZOMBIE if self._is_ours(attempt) else Outcome.LOST
+        if marker is not None or created:  # ``created``: the create call answered True
+            return Outcome.LANDED
+        if self._is_ours(attempt):
+            return Outcome.LANDED
+        return Outcome.LANDED if self._read_marker(attempt.id) == mark else Outcome.LOST
+
+    def settle(self, attempt: Snapshot, created: bool = False) -> bool:
+        """Whether ``attempt`` is committed (:meth:`attempt_outcome`), deleting its file
+        again if it was created below the latest in an expired id. Raises OSError
+        (StorageError) when the store does not answer."""
+        outcome = self.attempt_outcome(attempt, created)
+        if outcome is Outcome.ZOMBIE:
+            self._io.delete(self._layout.snapshot_path(attempt.id))
+        return outcome is Outcome.LANDED
+
+    def _read_marker(self, snapshot_id: int) -> bytes | None:
+        try:
+            return self._io.read_bytes(self._layout.expired_marker_path(snapshot_id))
+        except FileNotFoundError:
+            return None
+
+    def _is_ours(self, attempt: Snapshot) -> bool:
+        try:
+            data = self._io.read_bytes(self._layout.snapshot_path(attempt.id))
+        except FileNotFoundError:
+            return False
+        return data == snapshot_codec.encode(attempt)
 
     def _marked_ids(self) -> list[tuple[int, int]]:
         """(id, marker written at ms) of every expiry marker."""
@@ -183,11 +251,6 @@ class SnapshotManager:
             if sid is not None:
                 out.append((sid, status.modified_ms))
         return out
-
-    def landed_in_expired_id(self, snapshot_id: int) -> bool:
-        """Whether ``snapshot_id`` is marked expired: a snapshot just created under it
-        landed below the latest (the committer deletes it and retries)."""
-        return self._io.exists(self._layout.expired_marker_path(snapshot_id))
 
     def drop_tombstones(self, below: int, older_than_ms: int) -> list[int]:
         """Delete the expiry markers (and legacy tombstones) of ids below ``below`` written

@@ -19,14 +19,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import compaction, dml, predicate, schema_evolution, system_tables
+from . import compaction, dml, predicate, system_tables
 from . import diff as diff_rows
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .consumer import ConsumerManager
 from .context import TableContext
 from .deletion_vectors import DeletionVectorIO
-from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
+from .errors import (
+    CommitOutcomeUnknownError,
+    InvalidArgumentError,
+    SnapshotNotFoundError,
+    TableNotFoundError,
+)
 from .features import check_migrated, check_readable
 from .fileio import FileIO
 from .fileio_resolve import resolve, split_options
@@ -45,6 +50,7 @@ from .schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .sequence import SequenceStart
 from .snapshot_manager import SnapshotManager
 from .table_scan import TableScan, planner, read_file_rows, read_split
+from .table_schema_changes import SchemaChanges
 from .table_stream import TableStream
 from .table_write import TableWrite, write_and_commit
 from .tags import TagManager
@@ -85,7 +91,7 @@ def open_table(path: str, io: FileIO | None = None,
     return Table(path, io)
 
 
-class Table:
+class Table(SchemaChanges):
     """A minipaimon table at a path. Cheap to open; holds no locks."""
 
     def __init__(self, path: str, io: FileIO | None = None) -> None:
@@ -151,18 +157,28 @@ class Table:
 
         ``mode="overwrite"`` replaces the whole table (or, with the
         ``dynamic-partition-overwrite`` option, only the partitions present in ``data``).
-        Once the snapshot has landed this returns its id: a failed automatic compaction or
-        expiration is logged and recorded in ``self.last_after_commit``, never raised (see
-        :meth:`after_commit`), so retrying a call that raised never writes twice.
+        Once the snapshot has landed this returns its id (a failed automatic compaction or
+        expiration is logged and kept in ``self.last_after_commit``, never raised). A create
+        the store did not answer is settled in the call by looking, for up to
+        ``commit.timeout`` (at least a minute): an exception means nothing was committed and
+        retrying the call writes once, except CommitOutcomeUnknownError (ask
+        ``commit_landed(error)`` first) and an interrupt (look at the latest snapshots first).
 
         Raises:
             SchemaMismatchError, InvalidArgumentError: data that does not fit; nothing is
                 committed and the files written so far are deleted.
-            CommitConflictError: the commit could not be applied.
+            CommitConflictError, StorageError: nothing was committed.
+            CommitOutcomeUnknownError: the store never answered whether it landed.
         """
         snap_id, messages = write_and_commit(self.context(), data, mode)
         self.last_after_commit = self.after_commit(messages) if snap_id is not None else None
         return snap_id
+
+    def commit_landed(self, error: CommitOutcomeUnknownError) -> bool:
+        """Whether the commit ``error`` left in doubt is in the table (one look; definitive
+        while its snapshot is retained and for an hour after it expired). Raises
+        StorageError while the store does not answer."""
+        return self.context().snapshots.settle(error.attempt)
 
     # -- row-level changes (minipaimon_core.dml: on disk, conflicts and retries) -------------
 
@@ -361,31 +377,6 @@ class Table:
         """Make snapshot ``snapshot_id`` (or tag ``tag``) the latest again; newer snapshots,
         their tags and files go. Raises InvalidArgumentError, SnapshotNotFoundError."""
         return rollback.rollback_to(self._files(), snapshot_id, tag)
-
-    def add_column(self, name: str, arrow_type: pa.DataType, after: str | None = None) -> None:
-        """Add a nullable column (at the end, or after ``after``). Raises SchemaMismatchError."""
-        schema_evolution.add_column(self.io, self.layout, name, arrow_type, after)
-        self.refresh()
-
-    def rename_column(self, old: str, new: str) -> None:
-        """Rename a column (keeps its field id). Raises SchemaMismatchError, InvalidArgumentError."""
-        schema_evolution.rename_column(self.io, self.layout, old, new)
-        self.refresh()
-
-    def drop_column(self, name: str) -> None:
-        """Drop a non-key column. Raises SchemaMismatchError, InvalidArgumentError."""
-        schema_evolution.drop_column(self.io, self.layout, name)
-        self.refresh()
-
-    def alter_column_type(self, name: str, arrow_type: pa.DataType) -> None:
-        """Widen a column's type. Raises SchemaMismatchError if the change is not safe."""
-        schema_evolution.alter_column_type(self.io, self.layout, name, arrow_type)
-        self.refresh()
-
-    def set_options(self, updates: dict[str, str | None]) -> None:
-        """Set (None: remove) table options. Raises UnsupportedOptionError, InvalidArgumentError."""
-        schema_evolution.set_options(self.io, self.layout, updates)
-        self.refresh()
 
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
         """A system table (snapshots, schemas, options, files, manifests, partitions, buckets,

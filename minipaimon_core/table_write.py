@@ -70,12 +70,14 @@ def write_and_commit(ctx: TableContext, data: Any, mode: str) -> tuple[int | Non
     snapshot id (None if nothing changed) and the committed messages.
 
     On failure before the commit the files written are deleted; on a failed commit they
-    are deleted unless the commit landed after all (then the error still propagates).
+    are deleted only if its snapshot is known not to have landed (an interrupted or unknown
+    outcome leaves them: orphan cleanup removes them if it did not land).
 
     Raises:
         InvalidArgumentError: ``mode`` is not ``append`` or ``overwrite``; data that does
             not fit (or SchemaMismatchError).
         CommitConflictError: the commit could not be applied.
+        CommitOutcomeUnknownError: the store did not answer whether the commit landed.
     """
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', got {mode!r}")
@@ -91,7 +93,7 @@ def write_and_commit(ctx: TableContext, data: Any, mode: str) -> tuple[int | Non
     try:
         snap_id = committer.commit(messages, 0, overwrite=mode == "overwrite")
     except BaseException:
-        if not committer.is_committed(0):
+        if not committer.may_have_landed():  # else they may be the table's: never delete
             committer.abort(messages)
         raise
     return snap_id, messages

@@ -100,7 +100,7 @@ class SparkMerge(MergeClauses):
             if c.action == "update":
                 exprs = update_expressions(ctx, c, names)
             elif c.action == "insert" and c.values is not None:
-                exprs = {n: dml_values.as_expression(v, f"merge insert of {n!r}", references=True)
+                exprs = {n: dml_values.as_expression(v, arrow.field(n), f"merge insert of {n!r}", references=True)
                          for n, v in c.values.items() if n in arrow.names}
             else:
                 continue

@@ -158,12 +158,18 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
             log.info("minipaimon: batch %d of %s is committed already (replay)", batchId, self.path)
             committer.abort(core)
             return
-        committed = committer.commit(core, batchId, overwrite=self.overwrite)
+        try:
+            committed = committer.commit(core, batchId, overwrite=self.overwrite)
+        except BaseException:
+            self._in_doubt = batchId if committer.may_have_landed() else None  # abort keeps files
+            raise
         if committed is not None:  # compaction + expiration; never raises (the commit stands)
             mp.open_table(self.path, options=self.connection).after_commit(core)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Delete the tasks' files, unless the batch is committed (then they may be the table's)."""
+        if getattr(self, "_in_doubt", None) == batchId:  # its commit's outcome is not known
+            return
         table = mp.open_table(self.path, options=self.connection)
         committer = table.new_commit(self.commit_user)
         if committer.is_committed(batchId):

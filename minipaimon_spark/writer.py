@@ -230,6 +230,7 @@ class MiniPaimonWriter(DataSourceArrowWriter):
         self.commit_user = commit_user
         self.overwrite = overwrite
         self.dynamic_partition_overwrite = dynamic_partition_overwrite
+        self._may_have_landed = False  # set when commit raised after its snapshot create
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> MiniPaimonCommitMessage:
         """Write this task's batches; deletes its files if anything fails."""
@@ -240,15 +241,22 @@ class MiniPaimonWriter(DataSourceArrowWriter):
         table = mp.open_table(self.path, options=self.connection)
         core = core_messages(messages)
         # The job's user is new: no backward scan for an earlier commit of it is needed.
-        committed = table.new_commit(self.commit_user, fresh_user=True).commit(
-            core, COMMIT_IDENTIFIER, overwrite=self.overwrite,
-            dynamic_partition_overwrite=self.dynamic_partition_overwrite,
-        )
+        committer = table.new_commit(self.commit_user, fresh_user=True)
+        try:
+            committed = committer.commit(
+                core, COMMIT_IDENTIFIER, overwrite=self.overwrite,
+                dynamic_partition_overwrite=self.dynamic_partition_overwrite,
+            )
+        except BaseException:
+            self._may_have_landed = committer.may_have_landed()  # then abort keeps the files
+            raise
         if committed is not None:  # compaction + expiration; never raises (the commit stands)
             mp.open_table(self.path, options=self.connection).after_commit(core)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Delete the tasks' files, unless the commit landed (then they are the table's)."""
+        if self._may_have_landed:  # the commit's outcome is not known: never delete
+            return
         table = mp.open_table(self.path, options=self.connection)
         committer = table.new_commit(self.commit_user)
         if committer.is_committed(COMMIT_IDENTIFIER):

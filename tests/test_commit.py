@@ -110,3 +110,19 @@ def test_four_processes_commit_concurrently_without_losing_rows(storage_all):
     for p in range(4):  # each process's commits are in its own order
         mine = [s.commitIdentifier for s in snaps if s.commitUser == f"p{p}"]
         assert mine == list(range(commits))
+
+
+def test_a_commit_that_keeps_losing_retries_sooner_than_newcomers():
+    """Issue 32 item 29, the retry policy (pure): waits grow over the first retries (so
+    contenders spread out), never past commit.max-retry-wait; a commit that has been
+    losing the race for longer than AGED_MS waits at most AGED_WAIT_MS, so it keeps
+    retrying while the young ones back off for up to seconds (one commit of 8 writers
+    used to lose 37 times in 80 s)."""
+    from minipaimon_core.commit_point import AGED_MS, AGED_WAIT_MS, retry_wait
+
+    young = [max(retry_wait(k, 5, 2000) for _ in range(200)) for k in range(1, 12)]
+    assert all(5 <= c <= 3000 for c in young)
+    assert young[4] > 4 * young[0] and young[-1] > 2000  # spread out, capped (+ jitter)
+    aged = [retry_wait(k, 5, 2000, AGED_MS + 1) for k in range(1, 60) for _ in range(20)]
+    assert max(aged) <= AGED_WAIT_MS and min(aged) >= 5
+    assert max(retry_wait(k, 5, 40, AGED_MS + 1) for k in range(1, 30) for _ in range(50)) <= 60

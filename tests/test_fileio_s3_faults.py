@@ -26,6 +26,8 @@ class FaultyProxy:
         proxy = self
         self.mode = mode
         self.resets = 0
+        self.stalled = threading.Event()  # "stall-data-get": a data file GET is held
+        self.release = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -43,6 +45,10 @@ class FaultyProxy:
                 else:
                     body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 conditional = any(k.lower() == "if-none-match" for k in headers)
+                if proxy.mode == "stall-data-get" and self.command == "GET" \
+                        and self.path.split("?")[0].endswith(".parquet"):
+                    proxy.stalled.set()  # the client's request is in flight until released
+                    proxy.release.wait(60)
                 if proxy.mode == "ignore-condition":
                     headers = {k: v for k, v in headers.items() if k.lower() != "if-none-match"}
                 conn = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -61,7 +67,8 @@ class FaultyProxy:
                 for k, v in resp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "content-length"):
                         self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
+                length = resp.getheader("Content-Length") if self.command == "HEAD" else None
+                self.send_header("Content-Length", length or str(len(data)))  # HEAD: no body
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -119,3 +126,57 @@ def test_a_commit_whose_response_is_lost_is_decided_by_reading_back(proxied):
     assert io.read_bytes(path) == b"snapshot one"
     assert not io.write_if_absent(path, b"another writer's snapshot")  # a real loss
     assert io.read_bytes(path) == b"snapshot one"
+
+
+FORKED_WHILE_READING = """
+import os, sys, threading, time
+import minipaimon_core as mp
+from minipaimon_core.fileio_object import ObjectStoreFileIO
+from minipaimon_core.fileio_s3 import S3Settings
+from tests.helpers import SCHEMA, rows
+from tests.test_fileio_s3_faults import FaultyProxy
+
+upstream, bucket, options = sys.argv[1], sys.argv[2], dict(a.split("=", 1) for a in sys.argv[3:])
+proxy = FaultyProxy(upstream, "stall-data-get")
+io = ObjectStoreFileIO(S3Settings.resolve({**options, "s3.endpoint": proxy.endpoint}, {}))
+path = f"s3://{bucket}/t"
+mp.create_table(path, SCHEMA, options=options).write(rows(0, 3))  # straight to the store
+reader = threading.Thread(target=lambda: mp.open_table(path, io=io).to_arrow(), daemon=True)
+reader.start()
+assert proxy.stalled.wait(30)  # the parent's read holds an S3 request in flight
+pid = os.fork()
+if pid == 0:
+    try:
+        mp.open_table(path, io=io).to_arrow()
+    except mp.StorageError:
+        sys.exit(3)  # the documented refusal, then a normal interpreter exit
+    sys.exit(4)
+for _ in range(600):  # up to 60 s
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    status = None
+proxy.release.set()
+reader.join(60)
+print("child", "hung" if status is None else os.waitstatus_to_exitcode(status), flush=True)
+os._exit(0)
+"""
+
+
+def test_a_child_forked_while_the_parent_reads_exits_promptly(moto_server):
+    """Issue 32 item 8: a child forked while a thread of its parent has an S3 request of
+    Arrow's client in flight (held by a stalling proxy) gets the documented StorageError,
+    then hung at interpreter exit (Arrow's S3 finalization waits for the parent's request).
+    It now exits, with its own exit status."""
+    import subprocess
+    import sys
+
+    bucket = moto_server.create_bucket()
+    options = [f"{k}={v}" for k, v in moto_server.options().items()]
+    out = subprocess.run([sys.executable, "-c", FORKED_WHILE_READING, moto_server.endpoint, bucket, *options],
+                         capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1:] == ["child 3"], out.stderr[-3000:]

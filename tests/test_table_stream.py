@@ -132,3 +132,54 @@ def test_kill_between_downstream_commit_and_consumer_commit_writes_once(tmp_path
                                   capture_output=True, text=True, timeout=120)
             assert proc.returncode == 0, proc.stderr
         assert sorted_ids(mp.open_table(dst.path).to_arrow()) == list(range(written)), round_
+
+
+def test_a_hand_off_replayed_after_its_snapshot_expired_writes_once(tmp_path: Path) -> None:
+    """Issue 32 item 6: the consumer committed batch 2 downstream and died before
+    ``stream.commit``; other writers then committed into the destination and its retention
+    expired the hand-off's snapshot (and all history but the latest). The restarted
+    consumer replays batch 2: the commit finds its own, expired, commit and is a no-op."""
+    src = mp.create_table(str(tmp_path / "src"), SCHEMA)
+    src.write(rows(0, 5))
+    src.write(rows(5, 5))
+    dst = mp.create_table(str(tmp_path / "dst"), SCHEMA, options={
+        "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"})
+
+    def hand_off(batch) -> int | None:
+        w = dst.new_write("job")
+        w.write(batch.data)
+        return dst.new_commit("job").commit(w.prepare_commit(), commit_identifier=batch.identifier)
+
+    [batch] = list(src.stream(consumer_id="job"))
+    assert hand_off(batch) is not None  # committed downstream; the consumer dies here
+    for i in range(3):  # other writers; each write expires all but the latest snapshot
+        dst.write(rows(100 + i, 1))
+    assert all(s.commitUser != "job" for s in dst.snapshots())  # the hand-off's expired
+    stream = src.stream(consumer_id="job")
+    [replayed] = list(stream)
+    assert replayed.identifier == batch.identifier
+    assert hand_off(replayed) is None  # already committed: nothing written
+    stream.commit(replayed)
+    assert sorted_ids(dst.to_arrow()) == [*range(10), 100, 101, 102]
+    src.write(rows(10, 2))  # and the next batch is handed off as usual
+    [nxt] = list(stream)
+    assert hand_off(nxt) is not None
+    assert sorted_ids(dst.to_arrow()) == [*range(12), 100, 101, 102]
+
+
+def test_records_of_expired_commits_stay_one_per_replayable_user(tmp_path: Path) -> None:
+    """What expiration keeps for exactly-once costs one small file per replayable commit
+    user (the highest identifier), none for the fresh users of ``Table.write``."""
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, options={
+        "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"})
+    for ident in range(1, 6):
+        for user in ("a", "b"):
+            w = t.new_write(user)
+            w.write(rows(ident * 10 + len(user), 1))
+            t.new_commit(user).commit(w.prepare_commit(), ident)
+        t.write(rows(1000 + ident, 1))
+    records = os.listdir(tmp_path / "t" / "snapshot" / ".committed")
+    assert sorted(r.split("-", 1)[1] for r in records) == ["5-APPEND", "5-APPEND"]
+    for user in ("a", "b"):
+        assert t.new_commit(user).is_committed(5) and t.new_commit(user).is_committed(3)
+        assert not t.new_commit(user).is_committed(6)

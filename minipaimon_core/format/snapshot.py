@@ -10,6 +10,8 @@ writes them. minipaimon adds members Paimon's readers ignore (see docs/format.md
   is computed from the files);
 * ``minipaimonDigests``: xxhash64 (hex) of the manifest lists and the index manifest, each
   checked when read (another valid file under the name is refused);
+* ``minipaimonReplayable``: true when the commit user may replay its identifiers (a fixed
+  user): expiration records its last identifier (:mod:`minipaimon_core.commit_dedupe`);
 * ``checksum``: of the file itself (:mod:`.json_file`).
 """
 
@@ -56,6 +58,7 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     nextRowId: int | None = None
     nextSequenceNumber: int | None = None
     minipaimonDigests: Digests | None = None
+    minipaimonReplayable: bool | None = None
 
     # snake_case aliases for Python users
     @property

@@ -12,12 +12,15 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
 ```
  1. plan      read snapshots E..end and their deltas: files DELETEd in (E, end] (minus
               files ADDed again later in the range), changelogs and manifests of E..end-1
- 2. snapshots replace snapshot-E, snapshot-E+1, ... oldest first by a tombstone (a reader
-              of an expired id now gets SnapshotExpiredError; the id stays taken, so a
-              commit still based on E-1.. cannot create it again), EARLIEST := end; delete
-              tombstones older than TOMBSTONE_RETAINED_MS (1 h)
- 3. tags      read the tags now, so a tag created before step 2 is seen
- 4. files     delete data files, changelog files, then manifests and manifest lists, then
+ 2. records   the last identifier of each replayable commit user of E..end-1
+              (commit_dedupe.CommitRecords), before any snapshot goes
+ 3. snapshots mark snapshot-E, snapshot-E+1, ... oldest first (a marker created if absent,
+              naming the snapshot; a reader of an expired id now gets
+              SnapshotExpiredError; the id stays taken, so a commit still based on E-1..
+              cannot land in it), then delete it; EARLIEST := end; delete markers older
+              than TOMBSTONE_RETAINED_MS (1 h)
+ 4. tags      read the tags now, so a tag created before step 3 is seen
+ 5. files     delete data files, changelog files, then manifests and manifest lists, then
               index manifests and deletion-vector index files, keeping every file of
               snapshot ``end`` and of every tag
 ```
@@ -31,7 +34,7 @@ files its successors deleted (a stream reads a delta's new files as its changes)
 when the changelog expires (:mod:`.expire_changelog`, run after this by
 :func:`expire_snapshots`).
 
-A crash after step 2 only leaks unreferenced files, which orphan cleanup removes. Several
+A crash after step 3 only leaks unreferenced files, which orphan cleanup removes. Several
 expirers may run at once (each write expires): deletes are idempotent, and an expirer that
 finds its range already gone stops. Known race (as in Paimon): a tag created on a snapshot
 while that very snapshot is being expired may lose files, so tag snapshots well inside the
@@ -44,6 +47,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..changelog_manager import ChangelogManager, Retention
+from ..commit_dedupe import CommitRecords
 from ..consumer import ConsumerManager
 from ..context import HasContext
 from ..errors import (
@@ -149,6 +153,7 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         return ExpireResult()
     expiring, keep, data, changelog, manifests, indexes = plan
     io = files.io
+    CommitRecords(io, files.layout).record(expiring)  # before the snapshots go
     changelogs = ChangelogManager(io, files.layout)
     for snap in expiring:
         if keep_changelog:  # the snapshot's file lives on as its changelog (before it goes)
@@ -156,7 +161,7 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
                 changelogs.commit(snap.id, io.read_bytes(files.layout.snapshot_path(snap.id)))
             except FileNotFoundError:
                 continue  # expired concurrently (its changelog written by that expirer)
-        files.snapshots.mark_expired(snap.id)
+        files.snapshots.mark_expired(snap)
     files.snapshots.commit_earliest_hint(end)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     files.snapshots.drop_tombstones(end, now - TOMBSTONE_RETAINED_MS)

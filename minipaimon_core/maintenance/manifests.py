@@ -78,13 +78,12 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
             commitUser=f"rewrite-manifests-{uuid.uuid4()}", commitIdentifier=0,
             commitKind=CommitKind.COMPACT, timeMillis=int(time.time() * 1000), deltaRecordCount=0,
             changelogManifestList=None, changelogManifestListSize=None, changelogRecordCount=None,
-            nextSequenceNumber=next_sequence(mio, latest),
+            nextSequenceNumber=next_sequence(mio, latest), minipaimonReplayable=None,
             minipaimonDigests=Digests(base_digest, delta_digest, None, digests.index))
-        if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)):
-            if snapshots.landed_in_expired_id(snap.id):
-                ctx.io.delete(layout.snapshot_path(snap.id))
-                _delete(ctx, written)
-                continue
+        # from a create on, nothing it references is deleted unless it is known lost (a
+        # snapshot created below the latest in an expired id is deleted by settle)
+        if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)) \
+                and snapshots.settle(snap, created=True):
             snapshots.commit_latest_hint(snap.id)
             return RewriteResult(snap.id, len(before), len(metas))
         _delete(ctx, written)  # lost the race: ours is garbage, theirs stands

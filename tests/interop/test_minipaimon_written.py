@@ -51,6 +51,19 @@ def append_unaware(cat: mp.Catalog, name: str) -> None:
 
 
 @table
+def append_fixed_commit_user(cat: mp.Catalog, name: str) -> None:
+    """Two-phase commits of one fixed commit user (snapshots with minipaimon's
+    ``minipaimonReplayable``) and expiration (its records in snapshot/.committed/)."""
+    t = cat.create_table(name, KV, options={"snapshot.num-retained.min": "1",
+                                            "snapshot.num-retained.max": "2"})
+    for i in range(4):
+        w = t.new_write("job")
+        w.write(kv(list(range(i * 5, i * 5 + 5)), f"j{i}"))
+        t.new_commit("job").commit(w.prepare_commit(), commit_identifier=i)
+        t.after_commit()
+
+
+@table
 def append_fixed_partitioned(cat: mp.Catalog, name: str) -> None:
     """Append, 3 buckets by bucket-key id, partitioned by dt; minor compaction, overwrite."""
     t = cat.create_table(name, KV, partition_by=["dt"], options={"bucket": "3", "bucket-key": "id"})

@@ -443,3 +443,22 @@ def test_bad_read_options_name_the_option(tmp_path: Path, options: dict[str, str
 def test_bad_write_option_value(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgumentError, match="dynamic-partition-overwrite"):
         new_writer(tmp_path / "t", **{"dynamic-partition-overwrite": "yes"})
+
+
+def test_stream_sink_replay_after_its_snapshot_expired_commits_nothing(tmp_path: Path) -> None:
+    """Issue 32 item 6, the Spark sink's commit-user path (driven without Spark): batch 5
+    committed, then other writers and retention expired its snapshot before the query
+    restarted from a checkpoint that had not recorded the commit. The replay of batch 5
+    commits nothing."""
+    path = tmp_path / "t"
+    mp.create_table(str(path), to_arrow_schema(SPARK_SCHEMA), options={
+        "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"})
+    options = {"path": str(path), "checkpointLocation": str(tmp_path / "ckpt")}
+    sink = roundtrip(MiniPaimonDataSource(options).streamWriter(SPARK_SCHEMA, False))
+    sink.commit([roundtrip(sink).write(iter([batch([1, 2])]))], 5)
+    for i in range(3):
+        mp.open_table(str(path)).write(pa.table(batch([100 + i])))
+    assert all(s.commitUser != sink.commit_user for s in mp.open_table(str(path)).snapshots())
+    restarted = roundtrip(MiniPaimonDataSource(options).streamWriter(SPARK_SCHEMA, False))
+    restarted.commit([roundtrip(restarted).write(iter([batch([1, 2])]))], 5)  # the replay
+    assert sorted(read_all(path).column("id").to_pylist()) == [1, 2, 100, 101, 102]
