@@ -75,20 +75,13 @@ def check_values(ctx: Any, assignments: dict[str, Any]) -> None:
     """
     import pyarrow as pa
 
-    from minipaimon_core import InvalidArgumentError, dml_values
+    from minipaimon_core import conform, dml_values
 
     what = "minipaimon_update"
     exprs = dml_values.set_expressions(ctx, assignments, what)
     values = dml_values.evaluate(pa.table({"row": [0]}), exprs, what)
     arrow = ctx.schema.arrow_schema()
-    for name in exprs:
-        field = arrow.field(name)
-        column = values.column(name)
-        if pa.types.is_null(column.type):
-            if not field.nullable:
-                raise InvalidArgumentError(f"{what}: column {name!r} is NOT NULL and cannot be set to NULL")
-            continue
-        dml_values.cast_to(column, field, what)
-
+    for name in exprs:  # stored as an update stores it: type and NOT NULL checked
+        conform.column(arrow.field(name), values.column(name), what=f"{what} of {name!r}")
 
 __all__ = ["row_change_procedures"]
