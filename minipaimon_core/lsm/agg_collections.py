@@ -61,6 +61,10 @@ def fold(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray, ret: np.ndar
     parent = pc.list_parent_indices(lists).to_numpy()
     elements = pc.list_flatten(lists)
     events = _Events(g.gid[rows][parent], adding[parent])
+    if adding.all() and (fn == "collect" and name not in config.collect_distinct or
+                         fn == "nested_update" and name not in config.nested_keys):
+        every = np.arange(events.n)  # nothing retracted: the concatenation
+        return _assemble(typ, elements, events.gid, (every, every), ngroups, nonnull > 0)
     if fn == "merge_map":
         kept = events.last_event_adds(_identity(elements.field("key"), name))
     elif fn == "nested_update" and name in config.nested_keys:
