@@ -41,16 +41,20 @@ from .merge_groups import Groups, value_columns
 _ARROW_AGG = {"min": "min", "max": "max", "bool_and": "all", "bool_or": "any"}
 
 
-def aggregate(table: pa.Table, config: MergeConfig, g: Groups, retract: np.ndarray) -> pa.Table:
-    """One row per group of ``g`` (groups of several rows of ``table``; ``retract`` marks
-    the -U/-D rows, input order) with every value column folded; other columns are the
-    last row's. Raises InvalidArgumentError / UnsupportedOptionError (see the module)."""
+def aggregate(table: pa.Table, config: MergeConfig, g: Groups, retract: np.ndarray,
+              unmerged: np.ndarray | None = None) -> pa.Table:
+    """One row per group of ``g`` with every value column folded (``retract`` marks the
+    -U/-D rows, input order); other columns are the last row's. The groups ``unmerged``
+    marks keep their last row as it is (keys of one row: their retractions must not be
+    marked). Raises InvalidArgumentError / UnsupportedOptionError (see the module)."""
     out = table.take(g.order[g.ends])
+    keep = pa.array(unmerged) if unmerged is not None and unmerged.any() else None
     for i in value_columns(table, config):
         name = table.column_names[i]
-        out = out.set_column(i, table.schema.field(i),
-                             fold_column(table.column(i), name, config.function_of(name), g,
-                                         retract, config))
+        folded = fold_column(table.column(i), name, config.function_of(name), g, retract, config)
+        if keep is not None:
+            folded = pc.if_else(keep, out.column(i), folded)
+        out = out.set_column(i, table.schema.field(i), folded)
     return out
 
 

@@ -64,7 +64,7 @@ from .merge_config import (
     partial_update_refuses_retractions,
     prepare_input,
 )
-from .merge_groups import Groups, finish, sort_order
+from .merge_groups import Groups, finish, replace_column, sort_order
 from .partial_update import partial_update
 
 __all__ = [
@@ -133,31 +133,39 @@ def _fold(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.ndarray,
     too: a lone retraction is dropped by a read or a bottom-level compaction, and kept by
     others); the keys of several rows merge into +I rows (see the module doc)."""
     lone = g.sizes == 1
-    pieces: list[tuple[pa.Table, np.ndarray]] = []
-    if lone.any():
-        pieces.append((table.take(g.order[g.starts[lone]]), np.flatnonzero(lone)))
-    if not lone.all():
-        sub, sg, multi = g.merged_only(table)
-        sub_kinds = sub.column(VALUE_KIND).to_numpy()
-        sub_retract = (sub_kinds == UPDATE_BEFORE) | (sub_kinds == DELETE)
-        merged_ids = np.flatnonzero(multi)
-        if config.engine == "aggregation":
-            out = aggregate(sub, config, sg, sub_retract)
-            pieces.append((finish(out, max_seq[multi], np.zeros(len(sg.starts), bool), False),
-                           merged_ids))
-        else:
-            if sub_retract.any() and not (config.sequence_groups or config.ignore_delete
-                                          or config.partial_update_remove_on_delete):
-                raise InvalidArgumentError(partial_update_refuses_retractions())
-            pieces.extend((t, merged_ids[ids]) for t, ids in partial_update(
-                sub, config, sg, sub_kinds, max_seq[multi], sub_retract, keep_deletes))
-    out = pa.concat_tables([t.cast(table.schema) for t, _ in pieces]) if len(pieces) > 1 \
-        else pieces[0][0]
-    if len(pieces) > 1:
-        out = out.take(np.argsort(np.concatenate([ids for _, ids in pieces]), kind="stable"))
-    if not keep_deletes and retract.any():
+    if lone.all():
+        out = table.take(g.order)
+    elif config.engine == "aggregation":  # lone keys' rows are the last rows of their groups
+        merged_rows = np.empty(g.n, bool)
+        merged_rows[g.order] = ~lone[g.gid]
+        out = aggregate(table, config, g, retract & merged_rows, lone)
+        out_kinds = np.where(lone, kinds[g.order[g.ends]], INSERT).astype(np.int8)
+        out = replace_column(replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64())),
+                             VALUE_KIND, pa.array(out_kinds))
+    else:
+        out = _partial_update_pieces(table, config, g, lone, max_seq, keep_deletes)
+    if not keep_deletes and retract.any():  # a lone retraction: dropped
         out_kinds = out.column(VALUE_KIND).to_numpy()
         live = (out_kinds == INSERT) | (out_kinds == UPDATE_AFTER)
         if not live.all():
             out = out.filter(pa.array(live))
     return out
+
+
+def _partial_update_pieces(table: pa.Table, config: MergeConfig, g: Groups, lone: np.ndarray,
+                           max_seq: np.ndarray, keep_deletes: bool) -> pa.Table:
+    """Lone keys' rows and the merged rows of the others, in key order."""
+    pieces: list[tuple[pa.Table, np.ndarray]] = []
+    if lone.any():
+        pieces.append((table.take(g.order[g.starts[lone]]), np.flatnonzero(lone)))
+    sub, sg, multi = g.merged_only(table)
+    sub_kinds = sub.column(VALUE_KIND).to_numpy()
+    sub_retract = (sub_kinds == UPDATE_BEFORE) | (sub_kinds == DELETE)
+    if sub_retract.any() and not (config.sequence_groups or config.ignore_delete
+                                  or config.partial_update_remove_on_delete):
+        raise InvalidArgumentError(partial_update_refuses_retractions())
+    merged_ids = np.flatnonzero(multi)
+    pieces.extend((t, merged_ids[ids]) for t, ids in partial_update(
+        sub, config, sg, sub_kinds, max_seq[multi], sub_retract, keep_deletes))
+    out = pa.concat_tables([t.cast(table.schema) for t, _ in pieces])
+    return out.take(np.argsort(np.concatenate([ids for _, ids in pieces]), kind="stable"))
