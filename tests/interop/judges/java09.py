@@ -194,6 +194,8 @@ def commit(job: dict[str, Any]) -> dict[str, Any]:
     data = _jobs.read_ipc(job["data"])
     if "_row_kind" in data.column_names:
         w = KindedWrite(w, wb._j_batch_write_builder.rowType())
+    else:
+        data = _jobs.conform(data, w._arrow_schema)
     _jobs.write_and_commit(w, wb.new_commit(), data, job)
     return {"snapshot": latest(cat.get_table(job["table"]))}
 
