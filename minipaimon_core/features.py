@@ -20,9 +20,10 @@ by its extension: :mod:`.file_format`), bloom-filter file indexes (:mod:`.file_i
 from __future__ import annotations
 
 from . import file_format, file_index
-from .errors import UnsupportedFeatureError
+from .errors import UnsupportedFeatureError, UnsupportedOptionError
 from .format.table_schema import TableSchema
-from .options import KNOWN, field_option, file_index_option
+from .lsm.merge_config import MergeConfig
+from .options import KNOWN, PAIMON_ONLY_FUNCTIONS, field_option, file_index_option
 
 # Paimon options that change nothing minipaimon reads or writes.
 IGNORED = frozenset({
@@ -75,10 +76,21 @@ def _feature(schema: TableSchema) -> str | None:
     engine = options.get("merge-engine", "deduplicate").lower()
     if engine not in ("deduplicate", "partial-update", "aggregation", "first-row"):
         return f"the '{engine}' merge engine"
-    for name in options:
-        if name.startswith("fields.") and name.endswith((".sequence-group", ".nested-key",
-                                                           ".distinct", ".count-limit")):
+    for name in ("aggregation.remove-record-on-delete",
+                 "partial-update.remove-record-on-sequence-group"):
+        if options.get(name, "false").strip().lower() != "false":
+            return f"'{name}' (an option of Paimon 1.x)"
+    for name, value in options.items():
+        if name.startswith("fields.") and name.endswith(".count-limit"):
             return f"'{name}'"
+        if name.startswith("fields.") and name.endswith("aggregate-function") and \
+                value.strip().lower() in PAIMON_ONLY_FUNCTIONS:
+            return f"the aggregate function '{value.strip().lower()}' ('{name}')"
+    if schema.primaryKeys:
+        try:
+            MergeConfig.from_options(tuple(schema.primaryKeys), options)
+        except UnsupportedOptionError as e:
+            return f"merge options minipaimon does not implement ({e})"
     return None
 
 

@@ -37,6 +37,7 @@ from .fileio import FileIO
 from .format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta
 from .kinds import ROW_KIND_COLUMN, ROW_KIND_NAMES, SEQUENCE, VALUE_KIND, row_kind_names
 from .layout import TableLayout
+from .lsm.merge_config import check_retractions
 from .lsm.merge_engines import MergeConfig, merge, prepare_input
 from .options import Options
 from .partition import PartitionSpec, split_by_bucket
@@ -88,12 +89,13 @@ class KeyValueWriter:
     def write(self, data: Any) -> None:
         """Buffer upserts (and deletes, via ``_row_kind``) of ``data``.
 
-        Raises SchemaMismatchError / InvalidArgumentError (null keys, bad row kinds) before
-        anything of this batch is buffered.
+        Raises SchemaMismatchError / InvalidArgumentError (null keys, bad row kinds,
+        retractions the merge engine cannot take) before anything of this batch is buffered.
         """
         for batch in to_batches(data):
             table = conform(batch, self._arrow_schema, self._key_columns, allow_row_kind=True)
             kinds = value_kinds(table)
+            check_retractions(kinds, table.column_names, self._merge)
             if ROW_KIND_COLUMN in table.column_names:
                 table = table.drop_columns([ROW_KIND_COLUMN])
             n = table.num_rows

@@ -221,10 +221,10 @@ class SplitReader:
         return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
 
     def _merge_input(self, cols: list[str]) -> list[str]:
-        """``cols`` plus what a merge needs: the sequence field, sequence and kind."""
+        """``cols`` plus what a merge needs: the sequence field(s) of their sequence groups
+        and of the table, sequence and kind."""
         assert self._merge is not None
-        extra = [self._merge.sequence_field] if self._merge.sequence_field else []
-        return list(dict.fromkeys([*cols, *extra, SEQUENCE, VALUE_KIND]))
+        return [*self._merge.merge_columns(cols), SEQUENCE, VALUE_KIND]
 
     def read_keys(self, split: Split, keep: Callable[[pa.Table], pa.Array],
                   kept_rows: dict[str, pa.Table] | None = None) -> pa.Table:

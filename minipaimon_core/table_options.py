@@ -19,8 +19,15 @@ with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
 * ``file-index.*`` of an append table: bloom filters of top-level columns Paimon can hash
   (minipaimon writes no bitmap / bsi index; :mod:`minipaimon_core.file_index`).
 * ``fields.<f>.*``: ``f`` is a non-key column; aggregation options need
-  ``merge-engine`` = ``aggregation``; the function fits the column's type (and so does
-  ``fields.default-aggregate-function`` for every column it applies to).
+  ``merge-engine`` = ``aggregation`` (a partial-update table takes
+  ``aggregate-function`` and ``ignore-retract`` of its sequence groups' columns); the
+  function fits the column's type (and so does ``fields.default-aggregate-function`` for
+  every column it applies to): ``collect`` an ARRAY (``distinct`` with it only),
+  ``merge_map`` a MAP, ``nested_update`` an ARRAY of ROW (``nested-key`` names fields of
+  the ROW).
+* ``fields.<s1,s2>.sequence-group`` = ``<f1,f2>`` (partial-update): non-key columns, each
+  in one group; sequence fields orderable; no aggregate function on a sequence field and
+  not with ``partial-update.remove-record-on-delete`` (lsm/merge_config.py).
 """
 
 from __future__ import annotations
@@ -147,40 +154,91 @@ def _fits(fn: str, t: pa.DataType) -> bool:
         return pa.types.is_boolean(t)
     if fn == "listagg":
         return pa.types.is_string(t) or pa.types.is_large_string(t)
+    if fn == "collect":
+        return pa.types.is_list(t)
+    if fn == "merge_map":
+        return pa.types.is_map(t)
+    if fn == "nested_update":
+        return pa.types.is_list(t) and pa.types.is_struct(t.value_type)
     return True  # first/last (non-null) value: any type
+
+
+#: per-field options of each engine (``sequence-group`` is checked on its own)
+_ENGINE_FIELD_OPTIONS = {
+    "aggregation": ("aggregate-function", "ignore-retract", "list-agg-delimiter", "distinct",
+                    "nested-key"),
+    "partial-update": ("aggregate-function", "ignore-retract"),
+}
 
 
 def _check_field_options(typed: Options, options: Mapping[str, str], schema: pa.Schema,
                          pk: list[str]) -> None:
-    aggregation = typed["merge-engine"] == "aggregation"
+    engine = typed["merge-engine"]
+    aggregation = engine == "aggregation"
     explicit: dict[str, str] = {}
     for name in options:
         f = field_option(name)
         if f is None:
             continue
         column, suffix = f
-        if column not in schema.names or column in pk:
-            what = "a primary-key column" if column in pk else f"not a column of {schema.names}"
-            raise UnsupportedOptionError(f"option {name!r}: {column!r} is {what}")
-        if not aggregation:
+        columns = names_in(column) if suffix == "sequence-group" else [column]
+        if suffix == "sequence-group":
+            columns += names_in(options[name])
+        for c in columns:
+            if c not in schema.names or c in pk:
+                what = "a primary-key column" if c in pk else f"not a column of {schema.names}"
+                raise UnsupportedOptionError(f"option {name!r}: {c!r} is {what}")
+        if suffix == "sequence-group":
+            _check_sequence_group(name, engine, names_in(column), schema)
+        elif suffix not in _ENGINE_FIELD_OPTIONS.get(engine, ()):
+            need = "'aggregation'" if suffix in _ENGINE_FIELD_OPTIONS["aggregation"] else ""
             raise UnsupportedOptionError(
-                f"option {name!r} needs 'merge-engine' = 'aggregation' "
-                f"(this table's engine is {typed['merge-engine']!r})")
+                f"option {name!r} needs 'merge-engine' = {need or 'aggregation or partial-update'} "
+                f"(this table's engine is {engine!r})")
         if suffix == "aggregate-function":
             explicit[column] = typed[name]
     if "fields.default-aggregate-function" in options and not aggregation:
         raise UnsupportedOptionError(
             "option 'fields.default-aggregate-function' needs 'merge-engine' = 'aggregation'")
-    if not aggregation:
-        return
-    default = typed["fields.default-aggregate-function"]
+    default = typed["fields.default-aggregate-function"] if aggregation else None
     for field in schema:
-        if field.name in pk:
-            continue
         fn = explicit.get(field.name, default)
+        if field.name in pk or fn is None:
+            continue
         if not _fits(fn, field.type):
             key = (f"fields.{field.name}.aggregate-function" if field.name in explicit
                    else "fields.default-aggregate-function")
             raise UnsupportedOptionError(
                 f"option {key!r} = {fn!r} does not apply to column {field.name!r} of type "
                 f"{field.type}")
+        _check_collection_options(options, field, fn)
+
+
+def _check_sequence_group(name: str, engine: str, sequence_fields: list[str],
+                          schema: pa.Schema) -> None:
+    if engine != "partial-update":
+        raise UnsupportedOptionError(
+            f"option {name!r} needs 'merge-engine' = 'partial-update' (this table's engine "
+            f"is {engine!r})")
+    for s in sequence_fields:
+        if not _orderable(schema.field(s).type):
+            raise UnsupportedOptionError(
+                f"option {name!r}: sequence field {s!r} has type {schema.field(s).type}; use a "
+                "numeric, decimal, date, time or timestamp column")
+
+
+def _check_collection_options(options: Mapping[str, str], f: pa.Field, fn: str) -> None:
+    """``distinct`` goes with ``collect``, ``nested-key`` with ``nested_update`` and names
+    fields of its rows."""
+    distinct = f"fields.{f.name}.distinct"
+    if distinct in options and fn != "collect":
+        raise UnsupportedOptionError(f"option {distinct!r} needs the 'collect' function")
+    nested = f"fields.{f.name}.nested-key"
+    if nested not in options:
+        return
+    if fn != "nested_update":
+        raise UnsupportedOptionError(f"option {nested!r} needs the 'nested_update' function")
+    row = f.type.value_type
+    for k in names_in(options[nested]):
+        if row.get_field_index(k) < 0:
+            raise UnsupportedOptionError(f"option {nested!r}: {k!r} is not a field of {row}")

@@ -45,7 +45,16 @@ UNREADABLE = [
     ({"sequence.field": "a,b"}, "several sequence fields"),
     ({"bucket-function.type": "mod"}, "bucket function 'mod'"),
     ({"merge-engine": "some-future-engine"}, "'some-future-engine' merge engine"),
-    ({"fields.v.sequence-group": "id"}, "fields.v.sequence-group"),
+    ({"merge-engine": "aggregation", "fields.v.aggregate-function": "hll_sketch"}, "hll_sketch"),
+    ({"merge-engine": "aggregation", "fields.v.aggregate-function": "rbm64"}, "rbm64"),
+    ({"merge-engine": "aggregation", "aggregation.remove-record-on-delete": "true"},
+     "aggregation.remove-record-on-delete"),
+    ({"merge-engine": "partial-update", "fields.v.sequence-group": "id"}, "primary-key column"),
+    ({"merge-engine": "partial-update", "fields.default-aggregate-function": "sum"},
+     "fields.default-aggregate-function"),
+    ({"merge-engine": "partial-update", "partial-update.remove-record-on-sequence-group": "true"},
+     "remove-record-on-sequence-group"),
+    ({"fields.v.count-limit": "3"}, "fields.v.count-limit"),
 ]
 
 

@@ -1,5 +1,5 @@
 """Merge results that must not depend on flush or compaction timing (issue 15 items 7, 8,
-10b, 13: sequence.field tombstones, integer product retractions, decimal sum overflow, an
+10b, 13: sequence.field tombstones, product retractions, decimal sum overflow, an
 unchanged NaN in a full-compaction changelog)."""
 
 from __future__ import annotations
@@ -45,25 +45,24 @@ def test_sequence_field_delete_outlives_full_compaction(tmp_path, engine, compac
         {"id": 1, "v": 12, "ts": 101}, {"id": 2, "v": 20, "ts": 5}]
 
 
-def test_integer_product_refuses_retractions_float_product_keeps_them(tmp_path):
+def test_product_retractions_divide_as_paimon_does(tmp_path):
+    """Paimon's product divides on a retraction (integers truncate, step by step) and takes
+    a retraction of a null state as the value itself; a compaction between the writes
+    changes nothing."""
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("p", pa.int64()),
                         ("f", pa.float64())])
     rk = schema.append(pa.field("_row_kind", pa.string()))
-    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"], options={
-        "merge-engine": "aggregation", "fields.p.aggregate-function": "product",
-        "fields.f.aggregate-function": "product"})
-    t.write(pa.table({"id": [1], "p": [6], "f": [6.0]}, schema=schema))
-    with pytest.raises(mp.InvalidArgumentError, match="'p'.*product"):
-        t.write(pa.table({"id": [1], "p": [3], "f": [3.0], "_row_kind": ["-U"]}, schema=rk))
-    assert t.to_arrow().to_pylist() == [{"id": 1, "p": 6, "f": 6.0}]
-    assert len(t.snapshots()) == 1
-    t2 = mp.create_table(str(tmp_path / "t2"), schema, primary_key=["id"], options={
-        "merge-engine": "aggregation", "fields.p.aggregate-function": "product",
-        "fields.p.ignore-retract": "true", "fields.f.aggregate-function": "product"})
-    t2.write(pa.table({"id": [1], "p": [6], "f": [6.0]}, schema=schema))
-    t2.write(pa.table({"id": [1], "p": [3], "f": [3.0], "_row_kind": ["-U"]}, schema=rk))
-    t2.compact(full=True)
-    assert t2.to_arrow().to_pylist() == [{"id": 1, "p": 6, "f": 2.0}]
+    for compact in (False, True):
+        t = mp.create_table(str(tmp_path / f"t{compact}"), schema, primary_key=["id"], options={
+            "merge-engine": "aggregation", "fields.p.aggregate-function": "product",
+            "fields.f.aggregate-function": "product"})
+        t.write(pa.table({"id": [1], "p": [7], "f": [7.0]}, schema=schema))
+        if compact:
+            t.compact(full=True)
+        t.write(pa.table({"id": [1, 2, 2], "p": [2, 4, 3], "f": [2.0, 4.0, 3.0],
+                          "_row_kind": ["-U", "-D", "+I"]}, schema=rk))
+        assert t.to_arrow().sort_by("id").to_pylist() == [
+            {"id": 1, "p": 3, "f": 3.5}, {"id": 2, "p": 12, "f": 12.0}]
 
 
 def test_decimal_sum_overflow_is_null(tmp_path):

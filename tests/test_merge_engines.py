@@ -130,8 +130,11 @@ def test_aggregation_retractions() -> None:
         merge(prepare_input(t, cfg), cfg, keep_deletes=False)
     cfg = MergeConfig.from_options(["id"], {**opts, "fields.price.ignore-retract": "true"})
     out = merge(prepare_input(t, cfg), cfg, keep_deletes=False)
-    # key 2 holds only a retraction: kept, as Paimon does, with negative sum and count
-    assert user_rows(out) == [(1, 15, 1, 2.0, I), (2, -5, -1, None, I)]
+    # key 2 holds one row, a retraction: passed through unmerged, as Paimon does, so a read
+    # drops it and a compaction that keeps deletes keeps it as it is
+    assert user_rows(out) == [(1, 15, 1, 2.0, I)]
+    kept = merge(prepare_input(t, cfg), cfg, keep_deletes=True)
+    assert user_rows(kept) == [(1, 15, 1, 2.0, I), (2, 5, 1, 3.0, UB)]
 
 
 def test_aggregation_functions() -> None:
@@ -222,14 +225,18 @@ def test_bad_input_and_options() -> None:
     with pytest.raises(UnsupportedOptionError, match="ignore-delete"):
         MergeConfig.from_options(["id"], {"ignore-delete": "yes"})
     with pytest.raises(UnsupportedOptionError, match="sequence-group"):
-        MergeConfig.from_options(["id"], {"fields.g.sequence-group": "v"})
+        MergeConfig.from_options(["id"], {"merge-engine": "partial-update",
+                                          "fields.g.sequence-group": "v",
+                                          "partial-update.remove-record-on-delete": "true"})
     with pytest.raises(UnsupportedOptionError, match="sequence.field"):
         MergeConfig.from_options(["id"], {"sequence.field": "a,b"})
     with pytest.raises(InvalidArgumentError):
         MergeConfig(())
     cfg = MergeConfig(("id",), engine="aggregation", aggregate_functions={"v": "bool_and"})
+    two = rows_table({"id": pa.int64(), "v": pa.int64()}, [(1, 1, I), (1, 2, I)])
     with pytest.raises(UnsupportedOptionError, match="bool_and"):
-        merge(t, cfg, keep_deletes=False)
+        merge(two, cfg, keep_deletes=False)
+    assert user_rows(merge(t, cfg, keep_deletes=False)) == [(1, 1, I)]  # one row: not merged
     legacy = MergeConfig.from_options(["id"], {"partial-update.ignore-delete": "TRUE"})
     assert legacy.ignore_delete
 
@@ -241,15 +248,16 @@ RETRACTABLE = {"sum", "count", "product", "last_value", "last_non_null_value"}
 
 
 def agg_step(fn: str, state: dict[str, Any], v: Any, retract: bool, delim: str) -> None:
+    """One row of Paimon's fold of ``fn`` (state ``acc``, ``init``), as its FieldAggregator
+    classes define ``agg`` and ``retract``."""
     acc = state.get("acc")
     if fn in ("sum", "count"):
         inc = (1 if v is not None else None) if fn == "count" else v
         if inc is not None:
             state["acc"] = (0 if acc is None else acc) + (-inc if retract else inc)
     elif fn == "product":
-        if v is not None:
-            state["acc"] = ((1.0 if acc is None else acc) / v) if retract else (
-                v if acc is None else acc * v)
+        if v is not None:  # from a null state the value itself, retracted or not
+            state["acc"] = v if acc is None else (acc / v if retract else acc * v)
     elif fn == "last_value":
         state["acc"] = None if retract else v
     elif fn == "last_non_null_value":
@@ -257,6 +265,9 @@ def agg_step(fn: str, state: dict[str, Any], v: Any, retract: bool, delim: str) 
             state["acc"] = None if retract else v
     elif fn == "first_value":
         if not state.get("init"):
+            state.update(acc=v, init=True)
+    elif fn == "first_non_null_value":
+        if not state.get("init") and v is not None:
             state.update(acc=v, init=True)
     elif v is None:
         pass
@@ -276,7 +287,8 @@ def agg_step(fn: str, state: dict[str, Any], v: Any, retract: bool, delim: str) 
 
 def model_merge(rows: list[dict[str, Any]], cfg: MergeConfig, keep_deletes: bool,
                 value_cols: list[str]) -> list[dict[str, Any]]:
-    """Paimon's per-row merge functions, one key at a time, in (sequence field, seq) order."""
+    """Paimon's per-row merge functions, one key at a time, in (sequence field, seq) order;
+    partial-update and aggregation pass a key with one row through as it is."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[tuple(r[k] for k in cfg.key_columns)].append(r)
@@ -294,8 +306,14 @@ def model_merge(rows: list[dict[str, Any]], cfg: MergeConfig, keep_deletes: bool
         base = {k: v for k, v in zip(cfg.key_columns, key, strict=True)}
         max_seq = max(r[SEQUENCE] for r in rs)
         retract = [r[VALUE_KIND] in (UB, D) for r in rs]
-        if cfg.engine in ("first-row", "partial-update") and any(retract) and not (
-                cfg.engine == "partial-update" and cfg.partial_update_remove_on_delete):
+        if len(rs) == 1 and cfg.engine in ("partial-update", "aggregation"):
+            if not retract[0] or keep_deletes:
+                counts = {c: int(rs[0][c] is not None) for c in value_cols
+                          if cfg.engine == "aggregation" and cfg.function_of(c) == "count"}
+                out.append({**rs[0], **counts})
+            continue
+        if any(retract) and (cfg.engine == "first-row" or (
+                cfg.engine == "partial-update" and not cfg.partial_update_remove_on_delete)):
             raise InvalidArgumentError("model: delete rejected")
         if cfg.engine == "deduplicate":
             final = {**rs[-1], SEQUENCE: max_seq, VALUE_KIND: D if retract[-1] else I}
@@ -381,9 +399,13 @@ def random_config(rng: random.Random, engine: str, retractions: bool, piecewise:
     for c, fn in functions.items():
         if piecewise and retractions and fn == "first_value":
             functions[c] = "first_non_null_value"  # documented piecewise limit
-        risky = fn not in RETRACTABLE or (piecewise and fn == "last_non_null_value")
+        # piecewise limits, Paimon's too: a merged state cannot tell "reset to null" from
+        # "no value" (last_non_null_value), and product retracts a null state to the value
+        risky = fn not in RETRACTABLE or (piecewise and fn in ("last_non_null_value", "product"))
         if retractions and risky and (piecewise or rng.random() < 0.8):
             ignore.add(c)
+    if engine != "aggregation":
+        functions, ignore = {}, set()
     return MergeConfig(
         key_columns=keys, engine=engine,
         sequence_field=rng.choice([None, "ts"]) if engine in (

@@ -43,7 +43,20 @@ BAD_CREATE = [  # (primary key, options, option named in the error)
      "snapshot.num-retained.max"),
     (PK, {"bucket": "0"}, "bucket"),
     (PK, {"write-only": "yes"}, "write-only"),
-    (PK, {"fields.v.sequence-group": "s"}, "fields.v.sequence-group"),
+    (PK, {"fields.v.sequence-group": "s"}, "fields.v.sequence-group"),  # not partial-update
+    (PK, {"merge-engine": "aggregation", "fields.v.aggregate-function": "collect"},
+     "fields.v.aggregate-function"),  # collect needs an ARRAY
+    (PK, {"merge-engine": "aggregation", "fields.l.aggregate-function": "merge_map"},
+     "fields.l.aggregate-function"),  # merge_map needs a MAP
+    (PK, {"merge-engine": "aggregation", "fields.l.aggregate-function": "nested_update"},
+     "fields.l.aggregate-function"),  # nested_update needs an ARRAY of ROW
+    (PK, {"merge-engine": "aggregation", "fields.l.aggregate-function": "last_value",
+          "fields.l.distinct": "true"}, "fields.l.distinct"),
+    (PK, {"merge-engine": "aggregation", "fields.l.aggregate-function": "collect",
+          "fields.l.nested-key": "k"}, "fields.l.nested-key"),
+    (PK, {"merge-engine": "aggregation", "fields.v.aggregate-function": "hll_sketch"},
+     "fields.v.aggregate-function"),
+    (PK, {"merge-engine": "partial-update", "fields.v.distinct": "true"}, "fields.v.distinct"),
     (None, {"bucket": "4"}, "bucket"),
     (None, {"bucket": "4", "bucket-key": "l"}, "bucket-key"),
     (None, {"sequence.field": "v"}, "sequence.field"),

@@ -1,6 +1,30 @@
-"""The aggregation merge engine: one function per value column over the key groups
-(NumPy ``reduceat`` for numbers and booleans, Arrow hash aggregates otherwise). Rules in
-:mod:`minipaimon_core.lsm.merge_engines`."""
+"""The aggregation merge engine: one function per value column, folded over the rows of each
+key that has several rows, as Paimon's ``AggregateMergeFunction`` folds them (rules in
+:mod:`minipaimon_core.lsm.merge_engines`). NumPy ``reduceat`` for numbers and booleans,
+Arrow hash aggregates otherwise; collections in :mod:`.agg_collections`; the few folds that
+must go row by row (a ``product`` with retractions, a decimal ``product``) in
+:mod:`.agg_sequential`, over the groups that need it only.
+
+Each function's fold, from a null state, row by row in merge order (``+`` an insert or
+update-after, ``-`` a retraction: update-before or delete):
+
+==========================  ============================================================
+``sum`` (``count``)         ``+x``: add; ``-x``: subtract (from null: ``-x``); nulls skip
+``product``                 ``+x``: multiply; ``-x``: divide (from null: ``x``); nulls skip
+``last_value``              ``+x``: x (null too); ``-x``: null
+``last_non_null_value``     ``+x``: x if not null; ``-x``: null if x is not null
+``first_value``             the first ``+`` row's value (null too)
+``first_non_null_value``    the first non-null ``+`` value
+``min`` ``max``             smallest / largest non-null (NaN is the largest float)
+``bool_and`` ``bool_or``    over the non-null values
+``listagg``                 non-null values joined by the delimiter, in merge order
+``collect`` ...             see :mod:`.agg_collections`
+==========================  ============================================================
+
+A retraction reaching a function without one (``min``, ``max``, ``first_*``, ``bool_*``,
+``listagg``) raises InvalidArgumentError, unless ``fields.<f>.ignore-retract`` (then the
+row is skipped by that column).
+"""
 
 from __future__ import annotations
 
@@ -10,50 +34,58 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
+from . import agg_collections, agg_sequential
 from .merge_config import MergeConfig
-from .merge_groups import Groups, finish, value_columns
+from .merge_groups import Groups, value_columns
 
-_RETRACTABLE = frozenset({"sum", "count", "product", "last_value", "last_non_null_value"})
-_ARROW_AGG = {"sum": "sum", "count": "sum", "min": "min", "max": "max",
-              "bool_and": "all", "bool_or": "any", "product": "product"}
+_ARROW_AGG = {"min": "min", "max": "max", "bool_and": "all", "bool_or": "any"}
 
 
 def aggregate(table: pa.Table, config: MergeConfig, g: Groups, retract: np.ndarray,
-               max_seq: np.ndarray) -> pa.Table:
+              unmerged: np.ndarray | None = None) -> pa.Table:
+    """One row per group of ``g`` with every value column folded (``retract`` marks the
+    -U/-D rows, input order); other columns are the last row's. The groups ``unmerged``
+    marks keep their last row as it is (keys of one row: their retractions must not be
+    marked). Raises InvalidArgumentError / UnsupportedOptionError (see the module)."""
     out = table.take(g.order[g.ends])
-    retract_sorted = retract[g.order]
+    keep = pa.array(unmerged) if unmerged is not None and unmerged.any() else None
     for i in value_columns(table, config):
         name = table.column_names[i]
-        fn = config.function_of(name)
-        ignore = name in config.ignore_retract
-        if retract.any() and not ignore and (fn not in _RETRACTABLE or (
-                fn == "product" and not pa.types.is_floating(table.schema.field(i).type))):
-            raise InvalidArgumentError(
-                f"field {name!r} with aggregate function {fn!r} cannot accept retractions "
-                f"(-U/-D rows); set 'fields.{name}.ignore-retract' = 'true' or 'ignore-delete'")
-        col = table.column(i)
-        use = ~retract | (not ignore and fn in _RETRACTABLE)  # rows this field sees
-        try:
-            result = _aggregate_column(col, fn, g, use, retract, retract_sorted,
-                                       config.listagg_delimiter.get(name, ","))
-        except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise UnsupportedOptionError(
-                f"option 'fields.{name}.aggregate-function' = {fn!r} does not support "
-                f"column type {col.type}: {e}") from e
-        except pa.ArrowInvalid as e:
-            raise InvalidArgumentError(f"aggregating field {name!r} with {fn!r}: {e}") from e
-        out = out.set_column(i, table.schema.field(i), result)
-    return finish(out, max_seq, np.zeros(len(g.starts), bool), False)
+        folded = fold_column(table.column(i), name, config.function_of(name), g, retract, config)
+        if keep is not None:
+            folded = pc.if_else(keep, out.column(i), folded)
+        out = out.set_column(i, table.schema.field(i), folded)
+    return out
 
 
-def _aggregate_column(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray,
-                      retract: np.ndarray, retract_sorted: np.ndarray, delimiter: str) -> pa.Array:
-    """One column's aggregate per group; ``use`` marks the rows (input order) it sees."""
+def fold_column(col: pa.ChunkedArray, name: str, fn: str, g: Groups, retract: np.ndarray,
+                config: MergeConfig, rows: np.ndarray | None = None) -> pa.Array:
+    """Column ``name``'s fold by ``fn`` per group of ``g``, over the rows (input order)
+    ``rows`` marks (all if None). ``retract`` marks the retractions (input order)."""
+    seen = np.ones(len(retract), bool) if rows is None else rows
+    retracting = bool((retract & seen).any()) and config.retracts(name, fn)
+    ret = retract & seen if retracting else np.zeros(len(retract), bool)
+    use = seen & (~retract | ret)  # rows this column sees
+    try:
+        if fn in agg_collections.FUNCTIONS:
+            return agg_collections.fold(col, fn, g, use, ret, config, name)
+        return _fold(col, fn, g, use, ret, config.listagg_delimiter.get(name, ","))
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise UnsupportedOptionError(
+            f"option 'fields.{name}.aggregate-function' = {fn!r} does not support column "
+            f"type {col.type}: {e}") from e
+    except pa.ArrowInvalid as e:
+        raise InvalidArgumentError(f"aggregating field {name!r} with {fn!r}: {e}") from e
+
+
+def _fold(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray, ret: np.ndarray,
+          delimiter: str) -> pa.Array:
     valid = pc.is_valid(col).to_numpy(zero_copy_only=False)
+    use_s, ret_s = use[g.order], ret[g.order]
     if fn in ("first_value", "first_non_null_value", "last_value", "last_non_null_value"):
-        rows = use[g.order] & (valid[g.order] if fn.endswith("non_null_value") else True)
+        rows = use_s & (valid[g.order] if fn.endswith("non_null_value") else True)
         pos = g.first_where(rows) if fn.startswith("first") else g.last_where(rows)
-        pos = np.where((pos >= 0) & retract_sorted[np.maximum(pos, 0)], -1, pos)
+        pos = np.where((pos >= 0) & ret_s[np.maximum(pos, 0)], -1, pos)  # a retraction: null
         return g.take(col, pos)
     ngroups = len(g.starts)
     if fn == "listagg":
@@ -61,21 +93,19 @@ def _aggregate_column(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray,
         lists = _grouped(col, g.input_gid, rows, "list", ngroups)
         return pc.binary_join(lists, delimiter).cast(col.type)
     typ = col.type
+    seen = (use & valid)[g.order]
+    if fn == "product" and (pa.types.is_decimal(typ) or (ret_s & seen).any()):
+        return agg_sequential.product(col, g, seen, ret_s)
     if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
-        return _reduce_numeric(col, fn, g, (use & valid)[g.order], retract_sorted)
+        return _reduce_numeric(col, fn, g, seen, ret_s)
     rows = np.flatnonzero(use & valid)  # decimals, temporals, strings: Arrow hash aggregates
     gid = g.input_gid
     if fn in ("sum", "count"):
-        signed = pc.if_else(pa.array(retract), pc.negate_checked(col), col)
+        signed = pc.if_else(pa.array(ret), pc.negate_checked(col), col)
         result = _fit_decimal(_grouped(signed, gid, rows, "sum", ngroups), typ)
         return pc.fill_null(result, 0) if fn == "count" else result
-    if fn == "product":
-        adds = _grouped(col, gid, rows[~retract[rows]], "product", ngroups)
-        rets = _grouped(col, gid, rows[retract[rows]], "product", ngroups)
-        seen = _grouped(col, gid, rows, "count", ngroups)
-        one = pa.scalar(1, adds.type)
-        prod = pc.divide(pc.fill_null(adds, one), pc.fill_null(rets, one))
-        return _fit_decimal(pc.if_else(pc.greater(seen, 0), prod, None), typ)
+    if fn not in _ARROW_AGG:
+        raise UnsupportedOptionError(f"{fn} does not apply to a column of type {typ}")
     return _grouped(col, gid, rows, _ARROW_AGG[fn], ngroups).cast(typ)
 
 
@@ -93,40 +123,35 @@ def _fit_decimal(values: pa.Array, typ: pa.DataType) -> pa.Array:
 def _reduce_numeric(col: pa.ChunkedArray, fn: str, g: Groups, seen: np.ndarray,
                     retract: np.ndarray) -> pa.Array:
     """``fn`` of a numeric/boolean column with NumPy ``reduceat`` over the sorted groups,
-    in merge order; ``seen`` (sorted) marks the contributing non-null rows."""
+    in merge order; ``seen`` (sorted) marks the contributing non-null rows. Integers add
+    and multiply in int64, which wraps as Java's narrower types do; floats in their own
+    width, as Java's ``float``/``double`` (NumPy sums a group of 8 or more values
+    pairwise, so such a float sum may differ from Java's in the last bits)."""
     typ = col.type
     if fn in ("bool_and", "bool_or") and not pa.types.is_boolean(typ):
         raise UnsupportedOptionError(f"{fn} needs a boolean column, not {typ}")
     if fn not in ("bool_and", "bool_or") and pa.types.is_boolean(typ):
         raise UnsupportedOptionError(f"{fn} does not apply to a boolean column")
-    acc = np.float64 if pa.types.is_floating(typ) else np.int64
+    floating = pa.types.is_floating(typ)
     raw = pc.fill_null(col, False if pa.types.is_boolean(typ) else 0)
     v = raw.to_numpy()[g.order] if isinstance(raw, pa.Array) else np.asarray(raw)[g.order]
+    if not pa.types.is_boolean(typ):
+        v = v.astype(v.dtype if floating else np.int64)
     starts = g.starts
     if fn == "bool_and":
         result = np.logical_and.reduceat(np.where(seen, v, True), starts)
     elif fn == "bool_or":
         result = np.logical_or.reduceat(np.where(seen, v, False), starts)
     elif fn in ("min", "max"):
-        big = np.inf if acc is np.float64 else np.iinfo(np.int64).max
-        v = v.astype(acc)
-        if fn == "min":
-            result = np.minimum.reduceat(np.where(seen, v, big), starts)
+        big = np.inf if floating else np.iinfo(np.int64).max
+        if fn == "min":  # fmin: NaN only if every value is NaN (Java: NaN is the largest)
+            result = np.fmin.reduceat(np.where(seen, v, big), starts)
         else:
             result = np.maximum.reduceat(np.where(seen, v, -big), starts)
     elif fn in ("sum", "count"):
-        v = v.astype(acc)
         result = np.add.reduceat(np.where(seen, np.where(retract, -v, v), 0), starts)
-    else:  # product
-        v = v.astype(acc)
-        adds = np.multiply.reduceat(np.where(seen & ~retract, v, 1), starts)
-        rets = np.multiply.reduceat(np.where(seen & retract, v, 1), starts)
-        if acc is np.float64:
-            result = adds / rets
-        else:
-            if (rets == 0).any():
-                raise InvalidArgumentError("product: a retraction divides by zero")
-            result = np.sign(adds) * np.sign(rets) * (np.abs(adds) // np.abs(rets))
+    else:  # product without retractions
+        result = np.multiply.reduceat(np.where(seen, v, 1), starts)
     present = np.logical_or.reduceat(seen, starts)
     mask = None if fn == "count" else ~present
     return pa.array(result, mask=mask).cast(typ, safe=False)

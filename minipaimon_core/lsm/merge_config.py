@@ -22,13 +22,36 @@ _IGNORE_DELETE_KEYS = ("ignore-delete", "partial-update.ignore-delete",
                        "first-row.ignore-delete", "deduplicate.ignore-delete")
 
 
+#: Functions whose retraction (-U/-D) Paimon defines; the others fail on a retraction
+#: unless ``fields.<f>.ignore-retract``.
+RETRACTABLE = frozenset({"sum", "count", "product", "last_value", "last_non_null_value",
+                         "collect", "merge_map", "nested_update"})
+#: Functions allowed in a partial-update table (in a sequence group or not): those whose
+#: result does not depend on whether a row is newer or older than the group's latest, which
+#: Paimon folds in opposite orders (``agg`` / ``aggReversed``).
+PARTIAL_UPDATE_FUNCTIONS = frozenset({"sum", "product", "min", "max", "bool_and", "bool_or"})
+_ALIASES = {"first_not_null_value": "first_non_null_value"}  # Paimon's legacy name
+
+
+@dataclass(frozen=True)
+class SequenceGroup:
+    """``fields.<sequence_fields>.sequence-group`` = ``<fields>``: the group's columns take
+    the values of its row with the largest ``sequence_fields`` (compared in order, nulls
+    first; a row whose sequence fields are all null leaves the group alone)."""
+
+    sequence_fields: tuple[str, ...]
+    fields: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class MergeConfig:
     """How the rows of one key merge.  Build with :meth:`from_options` from table options.
 
     Raises (on construction):
         InvalidArgumentError: no key columns.
-        UnsupportedOptionError: unknown engine or aggregate function.
+        UnsupportedOptionError: unknown engine or aggregate function, or a combination of
+            options Paimon refuses (sequence groups with ``remove-record-on-delete``, an
+            aggregate function of a partial-update table outside what minipaimon folds).
     """
 
     key_columns: tuple[str, ...]
@@ -40,6 +63,9 @@ class MergeConfig:
     default_aggregate_function: str = "last_non_null_value"
     ignore_retract: frozenset[str] = frozenset()
     listagg_delimiter: Mapping[str, str] = field(default_factory=dict)
+    collect_distinct: frozenset[str] = frozenset()
+    nested_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    sequence_groups: tuple[SequenceGroup, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key_columns:
@@ -49,53 +75,107 @@ class MergeConfig:
                 f"option 'merge-engine' = {self.engine!r} is unknown; use one of {ENGINES}")
         for name, fn in [*self.aggregate_functions.items(),
                          ("default", self.default_aggregate_function)]:
-            if fn not in AGGREGATE_FUNCTIONS:
+            if fn not in AGGREGATE_FUNCTIONS or fn in _ALIASES:
                 key = ("fields.default-aggregate-function" if name == "default"
                        else f"fields.{name}.aggregate-function")
                 raise UnsupportedOptionError(
                     f"option {key!r} = {fn!r} is unknown; use one of {sorted(AGGREGATE_FUNCTIONS)}")
+        if self.engine == "partial-update":
+            self._check_partial_update()
+
+    def _check_partial_update(self) -> None:
+        if self.sequence_groups and self.partial_update_remove_on_delete:
+            raise UnsupportedOptionError(
+                "options 'fields.<f>.sequence-group' and 'partial-update.remove-record-on-delete' "
+                "conflict (Paimon refuses the pair): a sequence group retracts its own columns")
+        if self.aggregate_functions and not self.sequence_groups:
+            name = next(iter(self.aggregate_functions))
+            raise UnsupportedOptionError(
+                f"option 'fields.{name}.aggregate-function' on a partial-update table needs "
+                "sequence groups ('fields.<f>.sequence-group'), as in Paimon")
+        for name, fn in self.aggregate_functions.items():
+            if fn not in PARTIAL_UPDATE_FUNCTIONS:
+                raise UnsupportedOptionError(
+                    f"option 'fields.{name}.aggregate-function' = {fn!r} in a partial-update "
+                    "table is not supported (minipaimon folds "
+                    f"{', '.join(sorted(PARTIAL_UPDATE_FUNCTIONS))} there)")
+        grouped = [f for g in self.sequence_groups for f in (*g.sequence_fields, *g.fields)]
+        for f in grouped:
+            if f in self.key_columns:
+                raise UnsupportedOptionError(
+                    f"option 'fields.<f>.sequence-group': {f!r} is a primary-key column")
+        for g in self.sequence_groups:
+            for f in g.sequence_fields:
+                if f in self.aggregate_functions:
+                    raise UnsupportedOptionError(
+                        f"option 'fields.{f}.aggregate-function': {f!r} is a sequence field of "
+                        "a sequence group, which takes no aggregate function (as in Paimon)")
 
     @staticmethod
     def from_options(key_columns: Sequence[str], options: Mapping[str, str]) -> MergeConfig:
         """Parse Paimon option names: ``merge-engine``, ``sequence.field``, ``ignore-delete``
         (and its legacy per-engine names), ``partial-update.remove-record-on-delete``,
         ``fields.default-aggregate-function``, ``fields.<f>.aggregate-function``,
-        ``fields.<f>.ignore-retract``, ``fields.<f>.list-agg-delimiter``.
+        ``fields.<f>.ignore-retract``, ``fields.<f>.list-agg-delimiter``,
+        ``fields.<f>.distinct``, ``fields.<f>.nested-key``,
+        ``fields.<s1,s2>.sequence-group``.
 
         Raises:
             UnsupportedOptionError: unknown engine or function, a non-boolean flag, several
-                sequence fields, or ``fields.<f>.sequence-group`` (not supported).
+                sequence fields, a column in two sequence groups, or a combination Paimon
+                refuses (see the class).
         """
         typed = option_values.Options(options)
         functions: dict[str, str] = {}
         delimiters: dict[str, str] = {}
+        nested: dict[str, tuple[str, ...]] = {}
         ignore_retract: set[str] = set()
-        for key in options:
-            if key.startswith("fields.") and key.endswith(".sequence-group"):
-                option_values.spec_of(key)  # raises: sequence groups are not supported
+        distinct: set[str] = set()
+        groups: list[SequenceGroup] = []
+        for key in sorted(options):
             if (f := option_values.field_option(key)) is None:
                 continue
             name, suffix = f
             if suffix == "aggregate-function":
-                functions[name] = typed[key]
+                fn = typed[key]
+                functions[name] = _ALIASES.get(fn, fn)
             elif suffix == "list-agg-delimiter":
                 delimiters[name] = typed[key]
+            elif suffix == "nested-key":
+                nested[name] = tuple(k.strip() for k in typed[key].split(","))
+            elif suffix == "sequence-group":
+                groups.append(SequenceGroup(tuple(s.strip() for s in name.split(",")),
+                                            tuple(v.strip() for v in typed[key].split(","))))
+            elif suffix == "distinct":
+                if typed[key]:
+                    distinct.add(name)
             elif typed[key]:
                 ignore_retract.add(name)
+        _check_groups(groups)
         seq = (options.get("sequence.field") or "").strip() or None
         if seq is not None and "," in seq:
             raise UnsupportedOptionError(
                 f"option 'sequence.field' = {seq!r}: only one sequence field is supported")
+        default = typed["fields.default-aggregate-function"]
+        engine = typed["merge-engine"]
+        if engine == "partial-update" and "fields.default-aggregate-function" in options:
+            raise UnsupportedOptionError(
+                "option 'fields.default-aggregate-function' on a partial-update table is not "
+                "supported (it would fold every column, sequence fields included); name the "
+                "function of each column with 'fields.<f>.aggregate-function'")
         return MergeConfig(
             key_columns=tuple(key_columns),
-            engine=typed["merge-engine"],
+            engine=engine,
             sequence_field=seq,
             ignore_delete=any(typed[k] for k in _IGNORE_DELETE_KEYS),
             partial_update_remove_on_delete=typed["partial-update.remove-record-on-delete"],
             aggregate_functions=functions,
-            default_aggregate_function=typed["fields.default-aggregate-function"],
+            default_aggregate_function=_ALIASES.get(default, default),
             ignore_retract=frozenset(ignore_retract),
             listagg_delimiter=delimiters,
+            collect_distinct=frozenset(distinct),
+            nested_keys=nested,
+            sequence_groups=tuple(groups),
         )
 
     @property
@@ -106,8 +186,78 @@ class MergeConfig:
         return self.sequence_field is not None and self.engine in ("deduplicate", "partial-update")
 
     def function_of(self, column: str) -> str:
-        """The aggregate function of a non-key column."""
+        """The aggregate function of a non-key column of an aggregation table."""
         return self.aggregate_functions.get(column, self.default_aggregate_function)
+
+    def retracts(self, column: str, fn: str) -> bool:
+        """Whether a retraction (-U/-D) changes ``column`` (aggregated by ``fn``); False
+        for an ignored one. Raises InvalidArgumentError if it cannot (Paimon fails then)."""
+        if column in self.ignore_retract:
+            return False
+        if fn not in RETRACTABLE:
+            raise InvalidArgumentError(
+                f"field {column!r} with aggregate function {fn!r} cannot accept retractions "
+                f"(-U/-D rows); set 'fields.{column}.ignore-retract' = 'true' or 'ignore-delete'")
+        return True
+
+    def group_of(self, column: str) -> SequenceGroup | None:
+        """The sequence group ``column`` belongs to (as a sequence field or a field)."""
+        for g in self.sequence_groups:
+            if column in g.fields or column in g.sequence_fields:
+                return g
+        return None
+
+    def merge_columns(self, columns: Sequence[str]) -> list[str]:
+        """``columns`` plus the columns a merge of them needs: the sequence field and the
+        sequence fields of their sequence groups."""
+        extra = [self.sequence_field] if self.sequence_field else []
+        for c in columns:
+            if (g := self.group_of(c)) is not None:
+                extra.extend(g.sequence_fields)
+        return list(dict.fromkeys([*columns, *extra]))
+
+
+def _check_groups(groups: list[SequenceGroup]) -> None:
+    seen: dict[str, SequenceGroup] = {}
+    for g in groups:
+        for f in g.fields:
+            if f in seen:
+                raise UnsupportedOptionError(
+                    f"option 'fields.{','.join(g.sequence_fields)}.sequence-group': field {f!r} "
+                    f"is already in the group of {','.join(seen[f].sequence_fields)!r}")
+            seen[f] = g
+    for g in groups:
+        for s in g.sequence_fields:
+            if s in seen and seen[s] is not g:
+                raise UnsupportedOptionError(
+                    f"option 'fields.{','.join(g.sequence_fields)}.sequence-group': sequence field "
+                    f"{s!r} is a field of another group")
+
+
+def check_retractions(kinds: pa.Array, columns: Sequence[str], config: MergeConfig) -> None:
+    """Refuse written rows of ``kinds`` (``_VALUE_KIND`` values) that hold retractions
+    (-U/-D) the table cannot take: a partial-update table without ``ignore-delete``,
+    ``remove-record-on-delete`` or sequence groups; a column of ``columns`` whose aggregate
+    function cannot retract. Paimon writes such rows and fails when it merges them with
+    others; minipaimon refuses them before writing.
+
+    Raises:
+        InvalidArgumentError: naming the option to set.
+    """
+    k = kinds.to_numpy(zero_copy_only=False)
+    if config.ignore_delete or not ((k == UPDATE_BEFORE) | (k == DELETE)).any():
+        return
+    if config.engine == "partial-update" and not (
+            config.partial_update_remove_on_delete or config.sequence_groups):
+        raise InvalidArgumentError(partial_update_refuses_retractions())
+    for name in columns:
+        if name in (*config.key_columns, SEQUENCE, VALUE_KIND):
+            continue
+        if config.engine == "aggregation":
+            config.retracts(name, config.function_of(name))
+        elif config.engine == "partial-update" and name in config.aggregate_functions \
+                and config.group_of(name) is not None:
+            config.retracts(name, config.aggregate_functions[name])
 
 
 def prepare_input(table: pa.Table, config: MergeConfig) -> pa.Table:
@@ -124,6 +274,12 @@ def prepare_input(table: pa.Table, config: MergeConfig) -> pa.Table:
             ones = pc.cast(pc.is_valid(col), pa.int8()).cast(col.type)
             table = table.set_column(i, table.schema.field(i), ones)
     return table
+
+
+def partial_update_refuses_retractions() -> str:
+    return ("partial-update cannot accept delete or update-before rows; set 'ignore-delete' = "
+            "'true', 'partial-update.remove-record-on-delete' = 'true', or sequence groups "
+            "('fields.<f>.sequence-group') whose columns a retraction clears")
 
 
 def places_above_level0(schema: TableSchema) -> bool:

@@ -8,35 +8,37 @@ adjacent-key comparison for group boundaries, ``reduceat`` / Arrow hash aggregat
 Sorted runs concatenated oldest first are not re-sorted: for integer/temporal keys a stable
 sort on the key alone merges them and is the whole order once checked (see ``Groups``).
 Output rows are +I, or -D for a deleted key when ``keep_deletes`` (compaction into a
-non-bottom level: the delete must still shadow older levels); ``_SEQUENCE_NUMBER`` is the
-largest of the key.  Merging runs with ``keep_deletes=True`` and later merging that output
-with other runs gives the same result as merging everything at once (piecewise property).
+non-bottom level: the delete must still shadow older levels), or a key's one row as it is
+(below); ``_SEQUENCE_NUMBER`` is the largest of the key.  Merging runs with
+``keep_deletes=True`` and later merging that output with other runs gives the same result
+as merging everything at once (piecewise property; limits below).
 
 * ``deduplicate``: the last row wins; a -U/-D winner deletes the key.
 * ``first-row``: the first +I/+U row wins; -U/-D raise unless ``ignore-delete``.
-* ``partial-update``: per column the last non-null +I/+U value.  -U/-D raise unless
-  ``ignore-delete`` (dropped) or ``partial-update.remove-record-on-delete`` (-U dropped; -D
-  forgets earlier values and deletes the key unless a +I/+U follows it; with
+* ``partial-update`` and ``aggregation``, as Paimon's ``ReducerMergeFunctionWrapper``: a
+  key with one row passes through unmerged, its kind too, so a lone -U/-D is dropped by a
+  read (and a bottom-level compaction) and kept by other compactions; a key of several
+  rows merges into one +I row (see :mod:`.partial_update` and :mod:`.aggregation`).
+* ``partial-update``: per column the last non-null +I/+U value. A merged -U/-D raises
+  unless ``ignore-delete`` (dropped), ``partial-update.remove-record-on-delete`` (-U
+  dropped; -D forgets earlier values and deletes the key unless a +I/+U follows it; with
   ``keep_deletes`` such a re-written key keeps its -D row before its +I row, the only case
-  of two output rows for one key).
-* ``aggregation``: per column a function (default ``last_non_null_value``); -U/-D rows are
-  retractions: ``sum``/``count`` subtract, ``product`` of a float column divides (an integer
-  ``product`` refuses retractions: a retraction-only state cannot be exact),
-  ``last_value`` becomes null, ``last_non_null_value`` becomes null on a non-null value.
-  ``min``, ``max``, ``first_value``, ``first_non_null_value``, ``bool_and``, ``bool_or``,
-  ``listagg`` raise InvalidArgumentError on a retraction unless the field ignores
-  retractions.  Nulls are skipped except by ``last_value``/``first_value``; no value gives
-  null (``count``: 0).  As in Paimon a key is never deleted: a key of only retractions gives
-  +I with the retracted state (e.g. a negative sum).  A decimal ``sum``/``product`` that
-  leaves its column's precision is null (as in Paimon); later values add to the null as to
-  no value.
+  of two output rows for one key) or sequence groups (a group's columns follow the row
+  with its largest sequence fields, a winning retraction clears them).
+* ``aggregation``: per column a function (default ``last_non_null_value``), folded from a
+  null state in merge order; -U/-D rows retract (``sum`` subtracts, ``product`` divides,
+  ``last_value`` becomes null, ``collect`` removes elements, ...); a function without a
+  retraction raises InvalidArgumentError on one unless ``fields.<f>.ignore-retract``.
 
 Aggregated rows are states, valid as input: ``count`` stores the running count and merging
 sums it, so user rows must pass :func:`prepare_input` (non-null -> 1, null -> 0) exactly
-once.  Piecewise limits, as in Paimon: a merged row cannot tell "reset to null" from "no
-value" (``last_non_null_value`` after a retraction; ``first_value``/``last_value`` of a key
-with only ignored retractions), and carries one ``sequence.field`` value, so for
-partial-update/aggregation newer rows must not sort before older ones.
+once.  Piecewise limits, as in Paimon (its compactions meet them too): a merged row cannot
+tell "reset to null" from "no value" (``last_non_null_value`` after a retraction;
+``first_value``/``last_value`` of a key with only ignored retractions); ``product``
+retracts a null state to the retracted value; a lone retraction dropped by a bottom-level
+compaction no longer meets the rows written after it; and a merged row carries one
+``sequence.field`` value, so for partial-update/aggregation newer rows must not sort
+before older ones.
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError
 
@@ -60,9 +61,11 @@ from .merge_config import (
     UPDATE_BEFORE,
     VALUE_KIND,
     MergeConfig,
+    partial_update_refuses_retractions,
     prepare_input,
 )
-from .merge_groups import Groups, finish, replace_column, sort_order, value_columns
+from .merge_groups import Groups, finish, replace_column, sort_order
+from .partial_update import partial_update
 
 __all__ = [
     "AGGREGATE_FUNCTIONS", "DELETE", "ENGINES", "INSERT", "SEQUENCE", "UPDATE_AFTER",
@@ -96,18 +99,16 @@ def merge(table: pa.Table, config: MergeConfig, *, keep_deletes: bool) -> pa.Tab
         raise InvalidArgumentError("_VALUE_KIND holds a value outside 0..3 (+I, -U, +U, -D)")
     retract = (kinds == UPDATE_BEFORE) | (kinds == DELETE)
     engine = config.engine
-    if config.ignore_delete or (retract.any() and engine != "aggregation"):
+    if config.ignore_delete or (retract.any() and engine in ("first-row", "partial-update")):
         if config.ignore_delete:
             keep = ~retract
         elif engine == "partial-update" and config.partial_update_remove_on_delete:
             keep = kinds != UPDATE_BEFORE
-        elif engine == "deduplicate":
-            keep = None
+        elif engine == "partial-update":
+            keep = None  # sequence groups retract; otherwise a merged retraction raises
         else:
             raise InvalidArgumentError(
-                f"{engine} cannot accept delete or update-before rows; set 'ignore-delete' = "
-                "'true'" + (" or 'partial-update.remove-record-on-delete' = 'true'"
-                            if engine == "partial-update" else ""))
+                "first-row cannot accept delete or update-before rows; set 'ignore-delete' = 'true'")
         if keep is not None and not keep.all():
             table = table.filter(pa.array(keep))
             kinds = kinds[keep]
@@ -123,42 +124,48 @@ def merge(table: pa.Table, config: MergeConfig, *, keep_deletes: bool) -> pa.Tab
     if engine in ("deduplicate", "first-row"):
         rows = g.order[g.ends if engine == "deduplicate" else g.starts]
         return finish(table.take(rows), max_seq, retract[rows], keep_deletes)
-    if engine == "partial-update":
-        return _partial_update(table, config, g, kinds[g.order], max_seq, keep_deletes)
-    return aggregate(table, config, g, retract, max_seq)
+    return _fold(table, config, g, kinds, retract, max_seq, keep_deletes)
 
 
-def _partial_update(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.ndarray,
-                    max_seq: np.ndarray, keep_deletes: bool) -> pa.Table:
-    is_delete = kinds == DELETE  # -U were dropped; remaining retractions are -D
-    if is_delete.any():
-        last_delete = g.last_where(is_delete)
-        live_rows = ~is_delete & (np.arange(g.n) > last_delete[g.gid])
-        deleted = g.last_where(live_rows) < 0  # nothing written after the latest -D
+def _fold(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.ndarray,
+          retract: np.ndarray, max_seq: np.ndarray, keep_deletes: bool) -> pa.Table:
+    """Partial-update and aggregation: a key with one row passes through unmerged (its kind
+    too: a lone retraction is dropped by a read or a bottom-level compaction, and kept by
+    others); the keys of several rows merge into +I rows (see the module doc)."""
+    lone = g.sizes == 1
+    if lone.all():
+        out = table.take(g.order)
+    elif config.engine == "aggregation":  # lone keys' rows are the last rows of their groups
+        merged_rows = np.empty(g.n, bool)
+        merged_rows[g.order] = ~lone[g.gid]
+        out = aggregate(table, config, g, retract & merged_rows, lone)
+        out_kinds = np.where(lone, kinds[g.order[g.ends]], INSERT).astype(np.int8)
+        out = replace_column(replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64())),
+                             VALUE_KIND, pa.array(out_kinds))
     else:
-        last_delete = np.full(len(g.starts), -1)
-        live_rows = np.ones(g.n, bool)
-        deleted = np.zeros(len(g.starts), bool)
-    out = table.take(g.order[g.ends])
-    for i in value_columns(table, config):
-        if table.column_names[i] == config.sequence_field:
-            continue  # the last row's (the largest): a kept -D must keep it to win later
-        col = table.column(i)
-        if col.null_count == 0 and not is_delete.any():
-            continue  # the last row's value is the latest non-null one
-        valid = live_rows & pc.is_valid(col).to_numpy(zero_copy_only=False)[g.order]
-        # a deleted key keeps its -D row's own values (the last row): a -D row written or
-        # dropped carries values of the column's type, never nulls in a NOT NULL column
-        positions = np.where(deleted, g.ends, g.last_where(valid))
-        out = out.set_column(i, table.schema.field(i), g.take(col, positions))
-    out = finish(out, max_seq, deleted, keep_deletes)
-    if not keep_deletes:
-        return out
-    shadow = (last_delete >= 0) & ~deleted  # deleted, then written again: keep the -D too
-    if not shadow.any():
-        return out
-    d = table.take(g.order[last_delete[shadow]])
-    d = replace_column(d, VALUE_KIND, pa.array(np.full(d.num_rows, DELETE, np.int8)))
-    both = pa.concat_tables([out, d.cast(out.schema)])
-    sort_cols = [*config.key_columns, *filter(None, [config.sequence_field]), SEQUENCE]
-    return both.take(sort_order(both, sort_cols))
+        out = _partial_update_pieces(table, config, g, lone, max_seq, keep_deletes)
+    if not keep_deletes and retract.any():  # a lone retraction: dropped
+        out_kinds = out.column(VALUE_KIND).to_numpy()
+        live = (out_kinds == INSERT) | (out_kinds == UPDATE_AFTER)
+        if not live.all():
+            out = out.filter(pa.array(live))
+    return out
+
+
+def _partial_update_pieces(table: pa.Table, config: MergeConfig, g: Groups, lone: np.ndarray,
+                           max_seq: np.ndarray, keep_deletes: bool) -> pa.Table:
+    """Lone keys' rows and the merged rows of the others, in key order."""
+    pieces: list[tuple[pa.Table, np.ndarray]] = []
+    if lone.any():
+        pieces.append((table.take(g.order[g.starts[lone]]), np.flatnonzero(lone)))
+    sub, sg, multi = g.merged_only(table)
+    sub_kinds = sub.column(VALUE_KIND).to_numpy()
+    sub_retract = (sub_kinds == UPDATE_BEFORE) | (sub_kinds == DELETE)
+    if sub_retract.any() and not (config.sequence_groups or config.ignore_delete
+                                  or config.partial_update_remove_on_delete):
+        raise InvalidArgumentError(partial_update_refuses_retractions())
+    merged_ids = np.flatnonzero(multi)
+    pieces.extend((t, merged_ids[ids]) for t, ids in partial_update(
+        sub, config, sg, sub_kinds, max_seq[multi], sub_retract, keep_deletes))
+    out = pa.concat_tables([t.cast(table.schema) for t, _ in pieces])
+    return out.take(np.argsort(np.concatenate([ids for _, ids in pieces]), kind="stable"))

@@ -35,6 +35,35 @@ class Groups:
         self.n = n
         self._gid: np.ndarray | None = None
 
+    @classmethod
+    def presorted(cls, starts: np.ndarray, n: int) -> Groups:
+        """The groups of rows already in merge order (``order`` is the identity) that
+        start at ``starts`` (non-empty, ascending, ``starts[0]`` == 0)."""
+        g = cls.__new__(cls)
+        g.order = np.arange(n)
+        g._new = np.zeros(n, bool)
+        g._new[starts] = True
+        g.starts = starts
+        g.ends = np.append(starts[1:] - 1, n - 1)
+        g.n = n
+        g._gid = None
+        return g
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """The number of rows of each group."""
+        return self.ends - self.starts + 1
+
+    def merged_only(self, table: pa.Table) -> tuple[pa.Table, Groups, np.ndarray]:
+        """The rows of the groups of more than one row, in merge order, their groups, and
+        which groups those are (a mask over groups). A key with one row is passed through
+        unmerged (Paimon merges a key only when it has several rows)."""
+        multi = self.sizes > 1
+        rows = self.order[np.repeat(multi, self.sizes)]
+        sizes = self.sizes[multi]
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        return table.take(rows), Groups.presorted(starts, len(rows)), multi
+
     @property
     def gid(self) -> np.ndarray:
         """The group of each sorted position."""

@@ -78,21 +78,30 @@ def _value(v: Any, t: pa.DataType, quirks: Collection[str]) -> Any:
     return v
 
 
-def canonical_rows(table: pa.Table, quirks: Collection[str] = ()) -> list[tuple[Any, ...]]:
-    """The rows as comparable tuples (in column order), sorted."""
+def canonical_rows(table: pa.Table, quirks: Collection[str] = (),
+                   unordered: Collection[str] = ()) -> list[tuple[Any, ...]]:
+    """The rows as comparable tuples (in column order), sorted; the lists of the columns
+    named in ``unordered`` are compared as multisets (sorted)."""
     types = [f.type for f in table.schema]
-    rows = [tuple(_value(r[name], t, quirks) for name, t in zip(table.column_names, types))
+    rows = [tuple(_unordered(_value(r[name], t, quirks), name in unordered)
+                  for name, t in zip(table.column_names, types))
             for r in table.to_pylist()]
     return sorted(rows, key=repr)
 
 
-def differences(got: pa.Table, want: pa.Table, quirks: Collection[str] = ()) -> str | None:
+def _unordered(v: Any, unordered: bool) -> Any:
+    return tuple(sorted(v, key=repr)) if unordered and isinstance(v, tuple) else v
+
+
+def differences(got: pa.Table, want: pa.Table, quirks: Collection[str] = (),
+                unordered: Collection[str] = ()) -> str | None:
     """None if ``got`` has ``want``'s columns, types and rows (in any order), else what
-    differs (columns, or the first rows only one side has)."""
+    differs (columns, or the first rows only one side has). ``unordered``: list columns
+    whose element order the format leaves open (Paimon's hash-set aggregates)."""
     if schema_signature(got.schema) != schema_signature(want.schema):
         return (f"schemas differ:\n  got  {schema_signature(got.schema)}\n"
                 f"  want {schema_signature(want.schema)}")
-    g, w = canonical_rows(got, quirks), canonical_rows(want, quirks)
+    g, w = canonical_rows(got, quirks, unordered), canonical_rows(want, quirks, unordered)
     if g == w:
         return None
     only_got = _minus(g, w)

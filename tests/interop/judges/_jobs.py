@@ -15,7 +15,8 @@ Jobs (every job has ``op``, ``warehouse`` and ``table`` = ``"db.name"``):
   AND-ed, which Paimon uses to skip files, not to drop rows); result ``rows``.
 * ``create``: ``schema`` (an Arrow IPC file whose schema is the table's), ``spec``
   (``{"primary_keys": [..], "partition_keys": [..], "options": {..}}``).
-* ``commit``: ``data`` (an Arrow IPC file), optional ``options`` (dynamic options),
+* ``commit``: ``data`` (an Arrow IPC file; for the Java judge it may hold ``_row_kind``,
+  each row's kind: +I, -U, +U or -D), optional ``options`` (dynamic options),
   ``overwrite`` (a partition dict, ``{}`` = everything), ``before_commit`` (a command run
   after the writer prepared its commit and before it commits: a deterministic race);
   result ``snapshot`` (the latest snapshot after the commit).

@@ -195,9 +195,57 @@ def commit(job: dict[str, Any]) -> dict[str, Any]:
         wb = wb.overwrite(job["overwrite"] or None)
     w = wb.new_write()
     w._j_batch_table_write.withIOManager(io_manager())
-    data = _jobs.conform(_jobs.read_ipc(job["data"]), w._arrow_schema)
+    data = _jobs.read_ipc(job["data"])
+    if "_row_kind" in data.column_names:
+        w = KindedWrite(w, wb._j_batch_write_builder.rowType())
+    else:
+        data = _jobs.conform(data, w._arrow_schema)
     _jobs.write_and_commit(w, wb.new_commit(), data, job)
     return {"snapshot": latest(cat.get_table(job["table"]))}
+
+
+class KindedWrite:
+    """A batch write of rows with their ``_row_kind`` (+I, -U, +U, -D): the bridge's Arrow
+    writer makes every row +I, so rows go to Paimon's TableWrite one at a time, each given
+    its kind (py4j calls per row: for the interop tests' small batches only)."""
+
+    def __init__(self, write: Any, row_type: Any) -> None:
+        self._write = write
+        self._row_type = row_type
+
+    def write_arrow(self, data: pa.Table) -> None:
+        j = jvm()
+        kinds = data.column("_row_kind").to_pylist()
+        data = _jobs.conform(data.drop_columns(["_row_kind"]), self._write._arrow_schema)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, data.schema) as s:
+            s.write_table(data.combine_chunks(), max_chunksize=max(data.num_rows, 1))
+        allocator = j.org.apache.arrow.memory.RootAllocator()
+        stream = j.org.apache.arrow.vector.ipc.ArrowStreamReader(
+            j.java.io.ByteArrayInputStream(sink.getvalue().to_pybytes()), allocator)
+        reader = j.org.apache.paimon.arrow.reader.ArrowBatchReader(self._row_type)
+        by_name = {k: j.org.apache.paimon.types.RowKind.fromShortString(k) for k in set(kinds)}
+        jw = self._write._j_batch_table_write
+        done = 0
+        try:
+            while stream.loadNextBatch():
+                rows = reader.readBatch(stream.getVectorSchemaRoot()).iterator()
+                while rows.hasNext():
+                    row = rows.next()
+                    row.setRowKind(by_name[kinds[done]])
+                    jw.write(row)
+                    done += 1
+        finally:
+            stream.close()
+            allocator.close()
+        if done != len(kinds):
+            raise RuntimeError(f"wrote {done} of {len(kinds)} rows")
+
+    def prepare_commit(self) -> Any:
+        return self._write.prepare_commit()
+
+    def close(self) -> None:
+        self._write.close()
 
 
 def tag(job: dict[str, Any]) -> dict[str, Any]:
