@@ -45,7 +45,7 @@ import msgspec
 from . import resequence
 from .append_vectors import AppendVectors
 from .commit_dedupe import committed_kinds, landed_since
-from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
+from .commit_message import CommitEntries, CommitMessage, check_messages, entries_for, split_kinds
 from .conflicts import check_compaction, files_still_live
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
@@ -122,6 +122,7 @@ class FileStoreCommit:
                 snapshot race was lost more than ``commit.max-retries`` times.
         """
         check_writable(self._schema, self._layout.root)
+        check_messages(messages, self._schema)  # InvalidArgumentError, nothing written
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
         done = self._committed_kinds(commit_identifier)
@@ -161,6 +162,7 @@ class FileStoreCommit:
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files ``messages`` wrote. Call only for messages never committed."""
+        check_messages(messages, self._schema)  # none outside the table
         for m in messages:
             for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
                 self._io.delete(self._layout.data_file_path(m.partitionPath, m.bucket, f.fileName))

@@ -12,8 +12,12 @@ from typing import Any
 
 import msgspec
 
-from .format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
+from .errors import InvalidArgumentError
+from .format.manifest_file import FILE_SOURCE_COMPACT, MAX_SEQUENCE, DataFileMeta, ManifestEntry
+from .format.table_schema import TableSchema
 from .kinds import CommitKind, EntryKind
+from .layout import bad_data_file_names
+from .partition import PartitionSpec
 
 
 class CommitMessage(msgspec.Struct, frozen=True):
@@ -36,6 +40,47 @@ class CommitMessage(msgspec.Struct, frozen=True):
 
     def entry(self, kind: int, file: DataFileMeta) -> ManifestEntry:
         return ManifestEntry(kind, tuple(self.partition), self.bucket, self.totalBuckets, file)
+
+
+def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> None:
+    """Refuse messages the committer must not write (nor ``abort`` delete), before anything
+    is written: a file name that is not a plain data file name (a path outside the table), a
+    ``partitionPath`` that is not the directory of its ``partition`` in ``schema``, a
+    negative bucket, level, size or count or a sequence number out of range.
+
+    Raises InvalidArgumentError naming the file. Linear in the messages' files."""
+    partition_path = PartitionSpec.of(schema).path
+    bad = bad_data_file_names([f.fileName for m in messages for f in _files(m)])
+    if bad:
+        raise InvalidArgumentError(
+            f"a commit message names the file {bad[0]!r}, which is not a plain data file name "
+            "of the table (a path outside it?); nothing was committed")
+    for m in messages:
+        if not isinstance(m.bucket, int) or m.bucket < 0:
+            raise InvalidArgumentError(f"a commit message has the bucket {m.bucket!r}; nothing was committed")
+        if partition_path(list(m.partition)) != m.partitionPath:
+            raise InvalidArgumentError(
+                f"a commit message's partitionPath {m.partitionPath!r} is not the directory of its "
+                f"partition {list(m.partition)!r}; nothing was committed")
+        for f in _files(m):
+            _check_ranges(f)
+
+
+def _files(m: CommitMessage) -> tuple[DataFileMeta, ...]:
+    return (*m.newFiles, *m.compactBefore, *m.compactAfter, *m.changelogFiles)
+
+
+def _check_ranges(f: DataFileMeta) -> None:
+    """What the decoders refuse (format/data_file_meta.py), refused before it is written."""
+    for name, value, ok in (
+            ("level", f.level, f.level >= 0), ("rowCount", f.rowCount, f.rowCount >= 0),
+            ("fileSize", f.fileSize, f.fileSize >= 0), ("schemaId", f.schemaId, f.schemaId >= 0),
+            ("minSequenceNumber", f.minSequenceNumber, 0 <= f.minSequenceNumber < MAX_SEQUENCE),
+            ("maxSequenceNumber", f.maxSequenceNumber, 0 <= f.maxSequenceNumber < MAX_SEQUENCE)):
+        if not ok:
+            raise InvalidArgumentError(
+                f"a commit message's file {f.fileName} has {name} = {value!r}, out of its range; "
+                "nothing was committed")
 
 
 def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage], list[CommitMessage]]:

@@ -19,6 +19,12 @@ path outside the table); tag and consumer names are checked to be plain names. E
 built here is parsed here too (:func:`parse`, as leveldb's ``ParseFileName``); no other
 module slices a file name. Hidden temp files (``.<name>.<uuid>.tmp``) of interrupted
 atomic writes and store probes are named by :func:`temp_name`.
+
+A table's metadata is untrusted input, so every file name read from it is checked where it
+is decoded (:func:`check_file_name`, :func:`check_data_file_names`: the plain name of the
+kind its field holds, never a separator, ``..``, a scheme or a NUL), and the path builders
+below refuse such a name again (:func:`check_path_name`): no name from a manifest, index
+manifest, snapshot or tag can make a read, write or maintenance path leave the table.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ import re
 import uuid
 from typing import NamedTuple
 
-from .errors import InvalidArgumentError
+import numpy as np
+
+from .errors import CorruptMetadataError, InvalidArgumentError
 
 _NAME = re.compile(r"[A-Za-z0-9_\-.]{1,200}")  # fullmatch: "$" would pass a trailing "\n"
 _TEMP_SUFFIX = ".tmp"
@@ -110,6 +118,124 @@ def _is_plain(name: str) -> bool:
     return bool(_NAME.fullmatch(name)) and set(name) != {"."}
 
 
+# -- names read from metadata -------------------------------------------------------------
+# A file name a manifest, manifest list, index manifest, snapshot or tag holds is a plain
+# name: 1-255 of [A-Za-z0-9_.-], not hidden (no leading '.'), no '..' (so no separator, no
+# scheme, no NUL, no relative step). Metadata names start with their kind's prefix; data and
+# changelog files end with a data format's extension (Paimon's ``data-file.prefix`` /
+# ``changelog-file.prefix`` may change their prefix, and ``file.suffix.include.compression``
+# adds ``.<compression>`` before the extension: both stay plain names).
+_FILE = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_\-.]{0,254}")
+_NAME_BYTES = b"-._0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+DATA_EXTENSIONS = (".parquet", ".orc", ".avro")
+_EXTENSION_BYTES = [np.frombuffer(e.encode(), dtype=np.uint8) for e in DATA_EXTENSIONS]
+_PAD = max(map(len, DATA_EXTENSIONS))  # separators before the first name: no gather leaves the bytes
+_DOT, _SEP = ord("."), ord("/")
+
+
+def is_file_name(name: object) -> bool:
+    """Whether ``name`` is a plain file name (see above): one path segment of the table."""
+    return isinstance(name, str) and _FILE.fullmatch(name) is not None and ".." not in name
+
+
+def _is_kind(kind: str, name: object) -> bool:
+    if not is_file_name(name):
+        return False
+    assert isinstance(name, str)
+    if kind == "data":
+        return name.endswith(DATA_EXTENSIONS)
+    if kind == "plain":
+        return True
+    parsed = parse(name)
+    return parsed is not None and parsed.kind == kind
+
+
+def check_file_name(kind: str, name: object, where: str) -> str:
+    """``name`` if it is a plain name of ``kind`` (``manifest``, ``manifest-list``,
+    ``index-manifest``, ``index``, ``data`` or ``plain``), read from the metadata file
+    ``where``. Raises CorruptMetadataError naming both."""
+    if not _is_kind(kind, name):
+        raise CorruptMetadataError(
+            f"{where}: holds the {kind} file name {name!r}, which is not a plain {kind} file "
+            "name of the table (a path outside it?); the metadata is damaged or was written "
+            "by a hostile or broken writer: restore it or roll the table back")
+    assert isinstance(name, str)
+    return name
+
+
+def check_data_file_names(names: list[str], where: str) -> None:
+    """Every name of ``names`` is a data or changelog file name (see :func:`check_file_name`).
+
+    Vectorised over the joined names (NumPy over their bytes, ~50 ns a name): a manifest
+    holds up to ~100k of them and is checked whenever it is decoded. Raises
+    CorruptMetadataError naming the first bad name and ``where``."""
+    bad = bad_data_file_names(names)
+    if bad:
+        check_file_name("data", bad[0], where)
+
+
+def bad_data_file_names(names: list[str]) -> list[object]:
+    """The names among ``names`` that are not data or changelog file names ([] if none)."""
+    if not names or _all_data_file_names(names):
+        return []
+    return [n for n in names if not _is_kind("data", n)]
+
+
+def _all_data_file_names(names: list[str]) -> bool:
+    if not all(isinstance(n, str) for n in names[:1]):
+        return False
+    try:
+        raw = ("/" * _PAD + "/".join(names)).encode("utf-8", "replace")
+    except TypeError:  # not a string among them
+        return False
+    if raw.translate(None, _NAME_BYTES) != b"/" * (_PAD + len(names) - 1) or raw.endswith(b"/"):
+        return False  # a byte outside the class, a separator in a name, or an empty last name
+    a = np.frombuffer(raw, dtype=np.uint8)
+    dot_or_sep = (a == _DOT) | (a == _SEP)
+    if np.any(dot_or_sep[_PAD:] & dot_or_sep[_PAD - 1:-1]):
+        return False  # '..', a name starting with '.', or an empty name
+    seps = np.flatnonzero(a == _SEP)[_PAD - 1:]  # the separator before each name
+    ends = np.append(seps[1:], len(a))  # one past each name's last byte
+    if int(np.max(np.diff(np.append(seps, len(a))))) > 256:
+        return False  # a name longer than 255
+    extension = np.zeros(len(names), dtype=bool)
+    for ext in _EXTENSION_BYTES:
+        match = np.ones(len(names), dtype=bool)
+        for i, byte in enumerate(ext):
+            match &= a[ends - len(ext) + i] == byte
+        extension |= match
+    return bool(extension.all())
+
+
+def check_path_name(name: object) -> str:
+    """``name`` if a path builder may join it under the table (a plain file name), else
+    CorruptMetadataError: the second line of defence behind the decoders' checks."""
+    if not is_file_name(name):
+        raise CorruptMetadataError(
+            f"refusing the file name {name!r}: not a plain file name of the table (a path "
+            "outside it?); the table's metadata is damaged or hostile")
+    assert isinstance(name, str)
+    return name
+
+
+def check_partition_path(partition_path: object) -> str:
+    """``partition_path`` if it is a relative partition path (``k=v`` segments, as
+    :class:`~minipaimon_core.partition.PartitionSpec` builds them), else CorruptMetadataError."""
+    if not isinstance(partition_path, str) or (partition_path and not all(
+            "=" in seg and seg not in (".", "..") and not any(c in seg for c in "\\\x00:")
+            for seg in partition_path.split("/"))):
+        raise CorruptMetadataError(
+            f"refusing the partition path {partition_path!r}: not a partition directory of "
+            "the table (k=v segments); the commit message or metadata is damaged or hostile")
+    return partition_path
+
+
+def _check_bucket(bucket: object) -> int:
+    if not isinstance(bucket, int) or isinstance(bucket, bool):
+        raise CorruptMetadataError(f"refusing the bucket {bucket!r}: not an integer")
+    return bucket
+
+
 class TableLayout:
     """Owner of every file name and path of one table rooted at ``root``."""
 
@@ -165,7 +291,7 @@ class TableLayout:
         return self._join("manifest")
 
     def manifest_path(self, name: str) -> str:
-        return self._join("manifest", name)
+        return self._join("manifest", check_path_name(name))
 
     @staticmethod
     def new_manifest_name() -> str:
@@ -187,7 +313,7 @@ class TableLayout:
         return self._join("index")
 
     def index_path(self, name: str) -> str:
-        return self._join("index", name)
+        return self._join("index", check_path_name(name))
 
     @staticmethod
     def new_index_name() -> str:
@@ -223,12 +349,14 @@ class TableLayout:
         return f"{directory}/{name}"
 
     def bucket_dir(self, partition_path: str, bucket: int) -> str:
+        check_partition_path(partition_path)
+        _check_bucket(bucket)
         if partition_path:
             return self._join(partition_path, f"bucket-{bucket}")
         return self._join(f"bucket-{bucket}")
 
     def data_file_path(self, partition_path: str, bucket: int, file_name: str) -> str:
-        return f"{self.bucket_dir(partition_path, bucket)}/{file_name}"
+        return f"{self.bucket_dir(partition_path, bucket)}/{check_path_name(file_name)}"
 
     @staticmethod
     def new_data_file_name(prefix: str = "data") -> str:

@@ -16,7 +16,8 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
               of an expired id now gets SnapshotExpiredError; the id stays taken, so a
               commit still based on E-1.. cannot create it again), EARLIEST := end; delete
               tombstones older than TOMBSTONE_RETAINED_MS (1 h)
- 3. tags      read the tags now, so a tag created before step 2 is seen
+ 3. tags      read the tags now, so a tag created before step 2 is seen (and once before
+              step 2: a damaged tag fails the expiration before anything changed)
  4. files     delete data files, changelog files, then manifests and manifest lists, then
               index manifests and deletion-vector index files, keeping every file of
               snapshot ``end`` and of every tag
@@ -124,6 +125,8 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
     ``now_ms`` (default: the clock) dates the tombstones old enough to delete."""
     try:
         plan = _plan(files, begin, end)
+        if plan is not None:
+            _pinned(files, plan[1], end)  # damaged tags fail here, before anything changed
     except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
         if files.snapshots.try_get(begin) is None:
             return ExpireResult()  # another expirer got there first (it may have gone past end)

@@ -43,6 +43,15 @@ def test_a_re_saved_file_is_verified(resave: str) -> None:
         snapshot_codec.decode(edited, "p")
 
 
+def test_files_without_a_checksum_are_read_unchecked_and_not_trusted() -> None:
+    doc = json.loads(snapshot_codec.encode(SNAPSHOT))
+    del doc["checksum"]
+    snap = snapshot_codec.decode(json.dumps(doc, indent=2).encode(), "p")
+    assert snap.schemaId == 1 and snap.nextSequenceNumber is None  # another writer's: computed
+    doc["commitUser"] = 'a "checksum" in a value'
+    assert snapshot_codec.decode(json.dumps(doc).encode(), "p").commitUser == doc["commitUser"]
+
+
 def test_a_re_saved_snapshot_pointing_at_an_older_schema_is_refused(tmp_path: Path) -> None:
     t = mp.create_table(str(tmp_path / "t"), SCHEMA)
     t.write(rows(0, 2))
