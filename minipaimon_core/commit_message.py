@@ -7,7 +7,7 @@ new files, compaction before/after, changelog files. It is picklable and small.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -46,7 +46,12 @@ def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> No
     """Refuse messages the committer must not write (nor ``abort`` delete), before anything
     is written: a file name that is not a plain data file name (a path outside the table), a
     ``partitionPath`` that is not the directory of its ``partition`` in ``schema``, a
-    negative bucket, level, size or count or a sequence number out of range.
+    negative bucket, level, size or count or a sequence number out of range, or a file added
+    twice (by two messages, or twice by one). A file already live is refused where the
+    committer reads the live files anyway (:func:`check_not_live`: compactions, row-level
+    changes; :func:`entries_for`: overwrites); a plain append reads none (a commit costs
+    O(its files)), and a file it adds again is refused by the next read
+    (``manifest_io.live_adds``), never read twice.
 
     Raises InvalidArgumentError naming the file. Linear in the messages' files."""
     partition_path = PartitionSpec.of(schema).path
@@ -55,6 +60,7 @@ def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> No
         raise InvalidArgumentError(
             f"a commit message names the file {bad[0]!r}, which is not a plain data file name "
             "of the table (a path outside it?); nothing was committed")
+    added: set[tuple[tuple[Any, ...], int, str]] = set()
     for m in messages:
         if not isinstance(m.bucket, int) or m.bucket < 0:
             raise InvalidArgumentError(f"a commit message has the bucket {m.bucket!r}; nothing was committed")
@@ -64,6 +70,28 @@ def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> No
                 f"partition {list(m.partition)!r}; nothing was committed")
         for f in _files(m):
             _check_ranges(f)
+        for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
+            key = (tuple(m.partition), m.bucket, f.fileName)
+            if key in added:
+                raise InvalidArgumentError(
+                    f"the commit messages add the file {f.fileName} of bucket {m.bucket} twice (the "
+                    "same message committed twice?); nothing was committed")
+            added.add(key)
+
+
+def check_not_live(live: Iterable[ManifestEntry], messages: Sequence[CommitMessage]) -> None:
+    """Refuse messages that add a file already live in the snapshot they commit on (``live``:
+    its live entries, where the committer reads them anyway): it would be read twice.
+    Raises InvalidArgumentError."""
+    added = {(tuple(m.partition), m.bucket, f.fileName)
+             for m in messages for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles)}
+    names = {key[2] for key in added}
+    for e in live:
+        if e.file.fileName in names and (tuple(e.partition), e.bucket, e.file.fileName) in added:
+            raise InvalidArgumentError(
+                f"a commit message adds the file {e.file.fileName} of bucket {e.bucket}, which is "
+                "already in the table (messages committed twice under another identifier?); "
+                "nothing was committed")
 
 
 def _files(m: CommitMessage) -> tuple[DataFileMeta, ...]:
@@ -131,10 +159,12 @@ def entries_for(kind: str, messages: Sequence[CommitMessage], next_seq: int,
     numbers in their rows (the committer moved them above ``next_seq`` where needed), append
     files are numbered from ``next_seq`` (:func:`place_append_files`). COMPACT:
     ``compactBefore`` DELETEd, ``compactAfter`` and changelog ADDed as they are. The next
-    number is one above the highest the snapshot holds.
+    number is one above the highest the snapshot holds. Raises InvalidArgumentError for a
+    new file that is one of ``overwritten``.
     """
     if kind == CommitKind.COMPACT:
         return _compaction_entries(messages, next_seq)
+    check_not_live(overwritten, messages)  # an ADD and a DELETE of one file would cancel
     entries = [ManifestEntry(EntryKind.DELETE, e.partition, e.bucket, e.totalBuckets, e.file)
                for e in overwritten]
     changelog: list[ManifestEntry] = []

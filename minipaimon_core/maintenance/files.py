@@ -26,7 +26,7 @@ from ..fileio import FileIO
 from ..format.manifest_file import ManifestEntry
 from ..format.snapshot import Snapshot
 from ..layout import TableLayout
-from ..manifest_io import ManifestIO, merge_entries
+from ..manifest_io import ManifestIO, live_adds
 from ..partition import PartitionSpec
 from ..schema import TableSchema
 from ..snapshot_manager import SnapshotManager
@@ -80,7 +80,8 @@ class TableFiles:
 
     def live_paths(self, snap: Snapshot) -> set[str]:
         """Paths of the data files of ``snap`` (exactly what a full read of it opens)."""
-        adds, _ = merge_entries(self.manifests.entries_of(self.manifests.data_manifests(snap)))
+        adds = live_adds(self.manifests.entries_of(self.manifests.data_manifests(snap)),
+                         f"snapshot {snap.id} of {self.layout.root}")
         return {self.entry_path(e) for e in adds}
 
     def changelog_paths(self, snap: Snapshot) -> set[str]:
