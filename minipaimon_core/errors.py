@@ -6,6 +6,7 @@ says what was wrong, with which file, option or column, and what to do about it.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Any
 
@@ -96,3 +97,14 @@ class StorageError(MiniPaimonError, OSError):
     """The storage system failed a request, or cannot give the guarantees the format needs
     (e.g. an object store that ignores conditional creates). The message names the path
     and the store, never a credential."""
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s'\"@]*@")
+
+
+def redact_userinfo(text: str) -> str:
+    """``text`` with the ``user:password@`` of every URL in it replaced by ``***@``: what a
+    message, ``repr`` or log line shows of a URL a caller gave (endpoints and paths holding
+    credentials are refused where they are given; this keeps any that slip through out of
+    sight)."""
+    return _USERINFO.sub(r"\1***@", text)

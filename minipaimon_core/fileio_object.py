@@ -50,7 +50,7 @@ from obstore.exceptions import (
     PreconditionError,
 )
 
-from .errors import InvalidArgumentError, StorageError
+from .errors import InvalidArgumentError, StorageError, redact_userinfo
 from .fileio import FileStatus
 from .layout import is_temp_name, temp_name
 
@@ -109,7 +109,7 @@ class ObjectStoreFileIO:
         bucket, _, key = rest.partition("/")
         if not sep or scheme.lower() not in self.settings.schemes or not bucket:
             raise InvalidArgumentError(
-                f"{path!r} is not an object-store path of the form "
+                f"{redact_userinfo(path)!r} is not an object-store path of the form "
                 f"{self.settings.schemes[0]}://bucket/key"
             )
         return bucket, key.strip("/")
@@ -148,8 +148,8 @@ class ObjectStoreFileIO:
             raise self._error(what, path, e) from None
 
     def _error(self, what: str, path: str, e: BaseException) -> StorageError:
-        detail = self.settings.redact(str(e).split("\n\nDebug source:")[0])
-        return StorageError(f"{what} {path} failed on {self.settings.describe()}: {detail}")
+        detail = str(e).split("\n\nDebug source:")[0]
+        return StorageError(self.settings.redact(f"{what} {path} failed on {self.settings.describe()}: {detail}"))
 
     # -- whole objects (metadata) -----------------------------------------------------------
 

@@ -46,14 +46,14 @@ class MergeConfig:
             raise InvalidArgumentError("a merge needs at least one primary-key column")
         if self.engine not in ENGINES:
             raise UnsupportedOptionError(
-                f"option 'merge-engine' = {self.engine!r} is unknown; use one of {ENGINES}")
+                f"option 'merge-engine' has an unknown value; use one of {ENGINES}")
         for name, fn in [*self.aggregate_functions.items(),
                          ("default", self.default_aggregate_function)]:
             if fn not in AGGREGATE_FUNCTIONS:
                 key = ("fields.default-aggregate-function" if name == "default"
                        else f"fields.{name}.aggregate-function")
                 raise UnsupportedOptionError(
-                    f"option {key!r} = {fn!r} is unknown; use one of {sorted(AGGREGATE_FUNCTIONS)}")
+                    f"option {key!r} has an unknown value; use one of {sorted(AGGREGATE_FUNCTIONS)}")
 
     @staticmethod
     def from_options(key_columns: Sequence[str], options: Mapping[str, str]) -> MergeConfig:
@@ -85,7 +85,7 @@ class MergeConfig:
         seq = (options.get("sequence.field") or "").strip() or None
         if seq is not None and "," in seq:
             raise UnsupportedOptionError(
-                f"option 'sequence.field' = {seq!r}: only one sequence field is supported")
+                "option 'sequence.field': only one sequence field is supported")
         return MergeConfig(
             key_columns=tuple(key_columns),
             engine=typed["merge-engine"],
