@@ -49,7 +49,7 @@ from .commit_message import CommitEntries, CommitMessage, check_messages, entrie
 from .conflicts import check_compaction, files_still_live
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
-from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
+from .errors import DAMAGED_OR_GONE, CommitConflictError, ConflictReason
 from .features import check_writable
 from .fileio import FileIO
 from .first_row import first_rows_only
@@ -193,7 +193,7 @@ class FileStoreCommit:
             try:
                 snap_id = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
                                            written, moved, check, rewrite)
-            except (CorruptMetadataError, SnapshotExpiredError):
+            except DAMAGED_OR_GONE:
                 # metadata or (deletion vectors) data files of our base read missing
                 self._clean(written, moved)
                 if not self._base_expired(latest):

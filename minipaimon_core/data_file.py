@@ -15,6 +15,7 @@ of the requested columns.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -24,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import pools
-from .errors import CorruptDataFileError, InvalidArgumentError, SnapshotExpiredError
+from .errors import CorruptDataFileError, InvalidArgumentError, StorageError, redact_userinfo
 from .fileio import FileIO
 from .format import data_types
 from .format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
@@ -136,7 +137,7 @@ def write_data_file_parts(
     writer: pq.ParquetWriter | None = None
     key_value = False
     target: pa.Schema | None = None
-    with io.open_output(path) as f:
+    with _cleaned_up(io, path), io.open_output(path) as f:
         for part in parts:
             if writer is None:
                 key_value = SEQUENCE in part.column_names
@@ -193,6 +194,23 @@ def write_data_file_parts(
     )
 
 
+@contextlib.contextmanager
+def _cleaned_up(io: FileIO, path: str) -> Iterator[None]:
+    """Delete the partial file ``path`` if writing it fails (it is never referenced), and
+    report a store or disk failure (a SlowDown of a multipart upload, ENOSPC, EIO) as a
+    StorageError naming it: nothing was committed, and the write can be retried."""
+    try:
+        yield
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            io.delete(path)
+        if isinstance(e, OSError) and not isinstance(e, StorageError):
+            raise StorageError(redact_userinfo(
+                f"writing data file {path} failed ({type(e).__name__}: {e}); nothing was "
+                "committed: retry when the store answers again")) from e
+        raise
+
+
 def dictionary_columns(table: pa.Table, sample: int = 2048) -> list[str]:
     """Columns worth Parquet dictionary encoding: those whose first ``sample`` values
     repeat (fewer than half distinct). Dictionary encoding of unique values costs half the
@@ -214,32 +232,31 @@ def read_data_file(
 ) -> pa.Table:
     """Read the named ``columns`` (all if None) of one data file.
 
+    A read that fails is told apart by reading the whole file again: if the store cannot
+    give it, the store failed (a 5xx, a dropped connection, EIO): StorageError, retryable;
+    if it gives the file and it reads, the first failure was transient; if it gives the
+    file and it does not read, the file is damaged.
+
     Raises:
-        SnapshotExpiredError: the file is gone (its snapshot was expired meanwhile).
-        CorruptDataFileError: the file is not the one its metadata describes (size), is not
-            readable Parquet, fails a page checksum or lacks a column or rows it should hold.
+        CorruptDataFileError: the file is missing (a caller whose snapshot expired
+            meanwhile says so, see read.SplitReader), is not the one its metadata describes
+            (size), is not readable Parquet, fails a page checksum or lacks a column or rows
+            it should hold.
+        StorageError: the store failed while reading it.
     """
     path = layout.data_file_path(partition_path, bucket, file.fileName)
+    names = list(columns) if columns is not None else None
     try:
         with io.open_input(path) as f:
             size = f.seek(0, 2)
             if size != file.fileSize:
-                raise CorruptDataFileError(
-                    f"data file {path} has {size} bytes, its manifest says {file.fileSize}: the file "
-                    "was truncated or replaced; restore it or roll the table back to a snapshot without it")
+                raise _replaced(path, size, file)
             f.seek(0)
-            t = pq.read_table(f, columns=list(columns) if columns is not None else None,
-                              page_checksum_verification=True)
+            t = pq.read_table(f, columns=names, page_checksum_verification=True)
     except FileNotFoundError:
-        raise SnapshotExpiredError(
-            f"data file {path} no longer exists: the snapshot being read was expired (or rolled "
-            "back) meanwhile; re-plan the read, or keep snapshots longer with "
-            "'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a consumer-id"
-        ) from None
+        raise missing_data_file(path) from None
     except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError) as e:
-        raise CorruptDataFileError(
-            f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "
-            "table back to a snapshot without it") from e
+        t = _read_whole(io, path, file, names, e)
     named = (t.schema.metadata or {}).get(FILE_NAME_KEY)
     if t.num_rows != file.rowCount or (named is not None and named != file.fileName.encode()):
         raise CorruptDataFileError(
@@ -249,6 +266,41 @@ def read_data_file(
     if named is not None:
         t = t.replace_schema_metadata(None)
     return t
+
+
+def missing_data_file(path: str) -> CorruptDataFileError:
+    return CorruptDataFileError(
+        f"data file {path} is missing: it was deleted outside minipaimon (or the snapshot read "
+        "was expired or rolled back meanwhile: then re-plan the read); restore it or roll the "
+        "table back to a snapshot without it")
+
+
+def _replaced(path: str, size: int, file: DataFileMeta) -> CorruptDataFileError:
+    return CorruptDataFileError(
+        f"data file {path} has {size} bytes, its manifest says {file.fileSize}: the file "
+        "was truncated or replaced; restore it or roll the table back to a snapshot without it")
+
+
+def _read_whole(io: FileIO, path: str, file: DataFileMeta, names: list[str] | None,
+                first: BaseException) -> pa.Table:
+    """The second read of a file whose streamed read failed with ``first`` (see
+    :func:`read_data_file`): the whole file, then its Parquet."""
+    try:
+        data = io.read_bytes(path)
+    except FileNotFoundError:
+        raise missing_data_file(path) from None
+    except OSError as e:  # StorageError included: the store cannot give the file
+        raise e if isinstance(e, StorageError) else StorageError(redact_userinfo(
+            f"reading data file {path} failed ({type(e).__name__}: {e}); retry when the store "
+            "answers again")) from e
+    if len(data) != file.fileSize:
+        raise _replaced(path, len(data), file) from first
+    try:
+        return pq.read_table(pa.BufferReader(data), columns=names, page_checksum_verification=True)
+    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError) as e:
+        raise CorruptDataFileError(
+            f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "
+            "table back to a snapshot without it") from e
 
 
 # -- rolling: where one data file ends and the next begins ------------------------------

@@ -93,6 +93,12 @@ class UnsupportedFeatureError(MiniPaimonError):
     written."""
 
 
+#: What reading a snapshot's files raises when one is damaged or missing, which is also what
+#: a reader whose snapshot was expired meanwhile meets: callers tell the two apart by
+#: looking whether the snapshot is still there.
+DAMAGED_OR_GONE = (CorruptMetadataError, CorruptDataFileError, SnapshotExpiredError)
+
+
 class StorageError(MiniPaimonError, OSError):
     """The storage system failed a request, or cannot give the guarantees the format needs
     (e.g. an object store that ignores conditional creates). The message names the path

@@ -146,6 +146,10 @@ class ObjectStoreFileIO:
             raise FileNotFoundError(path) from None
         except BaseError as e:
             raise self._error(what, path, e) from None
+        except ValueError as e:  # obstore: "Could not parse path" (a '..' or empty segment)
+            raise InvalidArgumentError(
+                f"{what} {redact_userinfo(path)!r}: not a valid object path "
+                f"({str(e).split(chr(10))[0]})") from None
 
     def _error(self, what: str, path: str, e: BaseException) -> StorageError:
         detail = str(e).split("\n\nDebug source:")[0]

@@ -92,6 +92,10 @@ def normalize_path(path: str) -> str:
                 f"{shown!r} is not a valid {scheme} URI: use {scheme}://bucket/path/to/table "
                 "(credentials go in the s3.* options, never in the path)"
             )
+        key = rest[2:].rstrip("/").split("/")[1:]
+        if any(seg in ("", ".", "..") for seg in key):
+            raise InvalidArgumentError(  # object keys have no relative steps
+                f"{shown!r} is not a valid {scheme} URI: a path segment is empty, '.' or '..'")
         return _no_nul(f"{scheme}://{rest[2:].rstrip('/')}")
     raise InvalidArgumentError(
         f"unsupported storage scheme {scheme!r} in table path {shown!r}: use a local path, "
