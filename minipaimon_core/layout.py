@@ -125,17 +125,19 @@ def _is_plain(name: str) -> bool:
 # changelog files end with a data format's extension (Paimon's ``data-file.prefix`` /
 # ``changelog-file.prefix`` may change their prefix, and ``file.suffix.include.compression``
 # adds ``.<compression>`` before the extension: both stay plain names).
-_FILE = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_\-.]{0,254}")
+FILE_NAME_PATTERN = r"(?!.*\.\.)[A-Za-z0-9_\-][A-Za-z0-9_\-.]{0,254}"  # (fullmatch)
+_FILE = re.compile(FILE_NAME_PATTERN)
 _NAME_BYTES = b"-._0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 DATA_EXTENSIONS = (".parquet", ".orc", ".avro")
 _EXTENSION_BYTES = [np.frombuffer(e.encode(), dtype=np.uint8) for e in DATA_EXTENSIONS]
 _PAD = max(map(len, DATA_EXTENSIONS))  # separators before the first name: no gather leaves the bytes
 _DOT, _SEP = ord("."), ord("/")
+_TAIL = np.arange(-_PAD, 0)
 
 
 def is_file_name(name: object) -> bool:
     """Whether ``name`` is a plain file name (see above): one path segment of the table."""
-    return isinstance(name, str) and _FILE.fullmatch(name) is not None and ".." not in name
+    return isinstance(name, str) and _FILE.fullmatch(name) is not None
 
 
 def _is_kind(kind: str, name: object) -> bool:
@@ -144,15 +146,13 @@ def _is_kind(kind: str, name: object) -> bool:
     assert isinstance(name, str)
     if kind == "data":
         return name.endswith(DATA_EXTENSIONS)
-    if kind == "plain":
-        return True
     parsed = parse(name)
     return parsed is not None and parsed.kind == kind
 
 
 def check_file_name(kind: str, name: object, where: str) -> str:
     """``name`` if it is a plain name of ``kind`` (``manifest``, ``manifest-list``,
-    ``index-manifest``, ``index``, ``data`` or ``plain``), read from the metadata file
+    ``index-manifest``, ``index`` or ``data``), read from the metadata file
     ``where``. Raises CorruptMetadataError naming both."""
     if not _is_kind(kind, name):
         raise CorruptMetadataError(
@@ -182,8 +182,6 @@ def bad_data_file_names(names: list[str]) -> list[object]:
 
 
 def _all_data_file_names(names: list[str]) -> bool:
-    if not all(isinstance(n, str) for n in names[:1]):
-        return False
     try:
         raw = ("/" * _PAD + "/".join(names)).encode("utf-8", "replace")
     except TypeError:  # not a string among them
@@ -196,15 +194,15 @@ def _all_data_file_names(names: list[str]) -> bool:
         return False  # '..', a name starting with '.', or an empty name
     seps = np.flatnonzero(a == _SEP)[_PAD - 1:]  # the separator before each name
     ends = np.append(seps[1:], len(a))  # one past each name's last byte
-    if int(np.max(np.diff(np.append(seps, len(a))))) > 256:
+    if int(np.max(ends - seps)) > 256:
         return False  # a name longer than 255
-    extension = np.zeros(len(names), dtype=bool)
-    for ext in _EXTENSION_BYTES:
-        match = np.ones(len(names), dtype=bool)
-        for i, byte in enumerate(ext):
-            match &= a[ends - len(ext) + i] == byte
-        extension |= match
-    return bool(extension.all())
+    tails = a[ends[:, None] + _TAIL]  # the last _PAD bytes of each name (or of the separators before)
+    rest = np.ones(len(names), dtype=bool)
+    for ext in _EXTENSION_BYTES:  # a table's files have one extension: mostly one pass
+        rest &= ~(tails[:, _PAD - len(ext):] == ext).all(axis=1)
+        if not rest.any():
+            return True
+    return False
 
 
 def check_path_name(name: object) -> str:

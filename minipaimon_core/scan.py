@@ -198,7 +198,8 @@ class Planner:
             manifests, read = len(every), len(metas)
             # unpruned: also check the manifest lists against the snapshot's row counts
             entries = live_adds(self._manifests.data_entries(snapshot) if len(metas) == len(every)
-                                else self._manifests.entries_of(metas), f"snapshot {snapshot.id}")
+                                else self._manifests.entries_of(metas), f"snapshot {snapshot.id}",
+                                self._manifests.names_of(metas))
             if skips_level0(self._schema):  # as Paimon's batch reads: level 0 is not yet visible
                 entries = [e for e in entries if e.file.level > 0]
             snap_id = snapshot.id

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import msgspec
 
 from ..kinds import EntryKind
+from ..layout import FILE_NAME_PATTERN
 
 ADD, DELETE = EntryKind.ADD, EntryKind.DELETE  # the kinds of ManifestEntry.kind
 FILE_SOURCE_APPEND = 0
@@ -32,7 +33,7 @@ NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 Sequence_ = Annotated[int, msgspec.Meta(ge=0, lt=MAX_SEQUENCE)]
 Kind = Annotated[int, msgspec.Meta(ge=0, le=1)]  # EntryKind: ADD 0, DELETE 1
 # Names of other files: a plain name (layout.is_file_name), checked only where present.
-PlainName = Annotated[str, msgspec.Meta(pattern=r"\A(?!.*\.\.)[A-Za-z0-9_\-][A-Za-z0-9_\-.]{0,254}\Z")]
+PlainName = Annotated[str, msgspec.Meta(pattern=rf"\A{FILE_NAME_PATTERN}\Z")]
 
 
 class SimpleStats(msgspec.Struct, frozen=True, gc=False):

@@ -281,19 +281,25 @@ def decode(data: bytes, path: str, types: RowTypes) -> list[ManifestEntry]:
     """The entries of a manifest file. Raises CorruptMetadataError (damaged file, unknown
     version, a value out of its range, a file name that is not a plain data file name) or
     UnsupportedFeatureError (a Paimon feature minipaimon does not read)."""
+    return decode_with_names(data, path, types)[0]
+
+
+def decode_with_names(data: bytes, path: str, types: RowTypes) -> tuple[list[ManifestEntry], list[str]]:
+    """:func:`decode`, and the entries' file names (in order; the names checked)."""
     payload = avro.read_header(data, path).get(PAYLOAD_KEY)
     if payload is not None:  # minipaimon's own file: its records are not decoded
         entries = decode_payload(payload, path)
     else:
         entries = [_entry(r, path, types) for r in avro.read_container(data, path).records]
-    check_entries(entries, path)
-    return entries
+    return entries, check_entries(entries, path)
 
 
-def check_entries(entries: Sequence[ManifestEntry], path: str) -> None:
+def check_entries(entries: Sequence[ManifestEntry], path: str) -> list[str]:
     """What the struct types cannot say of decoded ``entries``: file names are plain data
-    file names (vectorised). Raises CorruptMetadataError naming ``path``."""
-    check_data_file_names([e.file.fileName for e in entries], path)
+    file names (vectorised). Returns the names; raises CorruptMetadataError naming ``path``."""
+    names = [e.file.fileName for e in entries]
+    check_data_file_names(names, path)
+    return names
 
 
 def decode_stats(record: dict[str, Any] | None, names: Sequence[str], types: Sequence[str],
@@ -384,4 +390,5 @@ def _entry(r: dict[str, Any], path: str, types: RowTypes) -> ManifestEntry:
 
 
 __all__ = ["ADD", "DELETE", "ENTRY_SCHEMA", "FILE_SOURCE_APPEND", "FILE_SOURCE_COMPACT", "MAX_SEQUENCE",
-           "DataFileMeta", "ManifestEntry", "RowTypes", "SimpleStats", "check_entries", "decode", "encode"]
+           "DataFileMeta", "ManifestEntry", "RowTypes", "SimpleStats", "check_entries", "decode",
+           "decode_with_names", "encode"]

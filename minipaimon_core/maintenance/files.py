@@ -80,8 +80,9 @@ class TableFiles:
 
     def live_paths(self, snap: Snapshot) -> set[str]:
         """Paths of the data files of ``snap`` (exactly what a full read of it opens)."""
-        adds = live_adds(self.manifests.entries_of(self.manifests.data_manifests(snap)),
-                         f"snapshot {snap.id} of {self.layout.root}")
+        metas = self.manifests.data_manifests(snap)
+        adds = live_adds(self.manifests.entries_of(metas), f"snapshot {snap.id} of {self.layout.root}",
+                         self.manifests.names_of(metas))
         return {self.entry_path(e) for e in adds}
 
     def changelog_paths(self, snap: Snapshot) -> set[str]:
