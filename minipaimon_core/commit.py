@@ -44,18 +44,18 @@ import msgspec
 from . import resequence
 from .append_vectors import AppendVectors
 from .commit_dedupe import CommitRecords, committed_kinds
-from .commit_message import CommitEntries, CommitMessage, entries_for, split_kinds
+from .commit_message import CommitEntries, CommitMessage, check_messages, entries_for, split_kinds
+from .commit_metadata import write_manifests
 from .commit_point import CommitPoint, retry_wait
 from .conflicts import check_compaction, files_still_live
 from .data_file import file_paths
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
-from .errors import CommitConflictError, ConflictReason, CorruptMetadataError, SnapshotExpiredError
+from .errors import DAMAGED_OR_GONE, CommitConflictError, ConflictReason
 from .features import check_writable
 from .fileio import FileIO
 from .first_row import first_rows_only
 from .format.manifest_file import DataFileMeta, ManifestEntry
-from .format.manifest_list import ManifestFileMeta
 from .format.snapshot import APPEND, COMPACT, OVERWRITE, Digests, Snapshot
 from .format.snapshot import VERSION as SNAPSHOT_VERSION
 from .layout import TableLayout
@@ -63,7 +63,6 @@ from .lsm.compaction_picker import PickerOptions
 from .lsm.merge_config import places_above_level0
 from .lsm.placement import place_messages
 from .manifest_io import ManifestIO, live_files, live_in_buckets, record_delta
-from .manifest_merge import MergeLimits, new_base
 from .options import Options
 from .schema import SchemaCache, SchemaManager, TableSchema
 from .sequence import next_sequence
@@ -125,6 +124,7 @@ class FileStoreCommit:
         """
         check_writable(self._schema, self._layout.root)
         self._point.in_doubt = False
+        check_messages(messages, self._schema)  # InvalidArgumentError, nothing written
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
         done = self._committed_kinds(commit_identifier)
@@ -165,6 +165,7 @@ class FileStoreCommit:
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the files ``messages`` wrote. Call only for messages never committed."""
+        check_messages(messages, self._schema)  # none outside the table
         for m in messages:
             for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
                 for path in file_paths(self._layout, m.partitionPath, m.bucket, f):
@@ -194,15 +195,13 @@ class FileStoreCommit:
             try:
                 snap = self._try_commit(kind, messages, identifier, properties, dynamic, latest, read_at,
                                         written, moved, check, rewrite)
-            except (CorruptMetadataError, SnapshotExpiredError):
-                # metadata or (deletion vectors) data files of our base read missing
-                self._clean(written, moved)
-                if not self._base_expired(latest):
-                    raise
-                snap = None  # our base expired under us: a lost race, retry from the latest
-            except BaseException:
+            except BaseException as e:
                 self._clean(written, moved)  # nothing references them: no create was tried
-                raise
+                # metadata or (deletion vectors) data files of our base read missing: if our
+                # base expired under us, a lost race (retry from the latest), else damage
+                if not isinstance(e, DAMAGED_OR_GONE) or not self._base_expired(latest):
+                    raise
+                snap = None
             self.attempts = attempt + 1
             if snap is not None and self._point.create(snap, deadline):
                 # the originals of rewritten files were never committed: garbage now
@@ -331,20 +330,7 @@ class FileStoreCommit:
         """Write the manifests and manifest lists of ``change`` (names appended to
         ``written``) and return the snapshot that would reference them (not written)."""
         entries, changelog = change.entries, change.changelog
-        width = len(self._schema.partitionKeys)
-        delta_meta = self._manifests.write_entries(entries, self._schema.id, width)
-        written.append(delta_meta.fileName)
-        base_metas = self._new_base(latest, written)
-        base_list, base_size, base_digest = self._manifests.write_list(base_metas)
-        written.append(base_list)
-        delta_list, delta_size, delta_digest = self._manifests.write_list([delta_meta])
-        written.append(delta_list)
-        changelog_list = changelog_size = changelog_digest = None
-        if changelog:
-            cl_meta = self._manifests.write_entries(changelog, self._schema.id, width)
-            written.append(cl_meta.fileName)
-            changelog_list, changelog_size, changelog_digest = self._manifests.write_list([cl_meta])
-            written.append(changelog_list)
+        lists = write_manifests(self._manifests, self._schema, self._options, change, latest, written)
         delta_rows = record_delta(entries)
         index_manifest, index_digest = (latest.indexManifest, latest.index_manifest_digest) \
             if latest is not None else (None, None)
@@ -356,12 +342,12 @@ class FileStoreCommit:
             version=SNAPSHOT_VERSION,
             id=(latest.id + 1) if latest else 1,
             schemaId=self._schema.id,
-            baseManifestList=base_list,
-            baseManifestListSize=base_size,
-            deltaManifestList=delta_list,
-            deltaManifestListSize=delta_size,
-            changelogManifestList=changelog_list,
-            changelogManifestListSize=changelog_size,
+            baseManifestList=lists.base[0],
+            baseManifestListSize=lists.base[1],
+            deltaManifestList=lists.delta[0],
+            deltaManifestListSize=lists.delta[1],
+            changelogManifestList=lists.changelog[0],
+            changelogManifestListSize=lists.changelog[1],
             indexManifest=index_manifest,
             commitUser=self._user,
             commitIdentifier=identifier,
@@ -372,7 +358,7 @@ class FileStoreCommit:
             changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
             properties=properties,
             nextSequenceNumber=change.next_sequence,
-            minipaimonDigests=Digests(base_digest, delta_digest, changelog_digest, index_digest),
+            minipaimonDigests=Digests(lists.base[2], lists.delta[2], lists.changelog[2], index_digest),
             minipaimonReplayable=None if self._fresh_user else True,
         )
 
@@ -386,17 +372,6 @@ class FileStoreCommit:
             written = {tuple(m.partition) for m in messages if m.newFiles}
             live = [e for e in live if tuple(e.partition) in written]
         return live
-
-    def _new_base(self, latest: Snapshot | None, written: list[str]) -> list[ManifestFileMeta]:
-        """Base list of the new snapshot: base(N) + delta(N), merged or rewritten clustered by
-        partition as :mod:`manifest_merge` decides (its names appended to ``written``)."""
-        if latest is None:
-            return []
-        limits = MergeLimits(self._options["manifest.target-file-size"],
-                             self._options["manifest.full-compaction-threshold-size"],
-                             self._options["manifest.merge-min-count"])
-        return new_base(self._manifests, self._manifests.data_manifests(latest), limits, self._schema.id,
-                        len(self._schema.partitionKeys), written)
 
 
 __all__ = ["CommitMessage", "DataFileMeta", "FileStoreCommit"]

@@ -7,13 +7,17 @@ new files, compaction before/after, changelog files. It is picklable and small.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
 
-from .format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
+from .errors import InvalidArgumentError
+from .format.file_names import bad_data_file_names
+from .format.manifest_file import FILE_SOURCE_COMPACT, MAX_SEQUENCE, DataFileMeta, ManifestEntry
+from .format.table_schema import TableSchema
 from .kinds import CommitKind, EntryKind
+from .partition import PartitionSpec
 
 
 class CommitMessage(msgspec.Struct, frozen=True):
@@ -36,6 +40,75 @@ class CommitMessage(msgspec.Struct, frozen=True):
 
     def entry(self, kind: int, file: DataFileMeta) -> ManifestEntry:
         return ManifestEntry(kind, tuple(self.partition), self.bucket, self.totalBuckets, file)
+
+
+def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> None:
+    """Refuse messages the committer must not write (nor ``abort`` delete), before anything
+    is written: a file name that is not a plain data file name (a path outside the table), a
+    ``partitionPath`` that is not the directory of its ``partition`` in ``schema``, a
+    negative bucket, level, size or count or a sequence number out of range, or a file added
+    twice (by two messages, or twice by one). A file already live is refused where the
+    committer reads the live files anyway (:func:`check_not_live`: compactions, row-level
+    changes; :func:`entries_for`: overwrites); a plain append reads none (a commit costs
+    O(its files)), and a file it adds again is refused by the next read
+    (``manifest_io.live_adds``), never read twice.
+
+    Raises InvalidArgumentError naming the file. Linear in the messages' files."""
+    partition_path = PartitionSpec.of(schema).path
+    bad = bad_data_file_names([f.fileName for m in messages for f in _files(m)])
+    if bad:
+        raise InvalidArgumentError(
+            f"a commit message names the file {bad[0]!r}, which is not a plain data file name "
+            "of the table (a path outside it?); nothing was committed")
+    added: set[tuple[tuple[Any, ...], int, str]] = set()
+    for m in messages:
+        if not isinstance(m.bucket, int) or m.bucket < 0:
+            raise InvalidArgumentError(f"a commit message has the bucket {m.bucket!r}; nothing was committed")
+        if partition_path(list(m.partition)) != m.partitionPath:
+            raise InvalidArgumentError(
+                f"a commit message's partitionPath {m.partitionPath!r} is not the directory of its "
+                f"partition {list(m.partition)!r}; nothing was committed")
+        for f in _files(m):
+            _check_ranges(f)
+        for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
+            key = (tuple(m.partition), m.bucket, f.fileName)
+            if key in added:
+                raise InvalidArgumentError(
+                    f"the commit messages add the file {f.fileName} of bucket {m.bucket} twice (the "
+                    "same message committed twice?); nothing was committed")
+            added.add(key)
+
+
+def check_not_live(live: Iterable[ManifestEntry], messages: Sequence[CommitMessage]) -> None:
+    """Refuse messages that add a file already live in the snapshot they commit on (``live``:
+    its live entries, where the committer reads them anyway): it would be read twice.
+    Raises InvalidArgumentError."""
+    added = {(tuple(m.partition), m.bucket, f.fileName)
+             for m in messages for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles)}
+    names = {key[2] for key in added}
+    for e in live:
+        if e.file.fileName in names and (tuple(e.partition), e.bucket, e.file.fileName) in added:
+            raise InvalidArgumentError(
+                f"a commit message adds the file {e.file.fileName} of bucket {e.bucket}, which is "
+                "already in the table (messages committed twice under another identifier?); "
+                "nothing was committed")
+
+
+def _files(m: CommitMessage) -> tuple[DataFileMeta, ...]:
+    return (*m.newFiles, *m.compactBefore, *m.compactAfter, *m.changelogFiles)
+
+
+def _check_ranges(f: DataFileMeta) -> None:
+    """What the decoders refuse (format/data_file_meta.py), refused before it is written."""
+    for name, value, ok in (
+            ("level", f.level, f.level >= 0), ("rowCount", f.rowCount, f.rowCount >= 0),
+            ("fileSize", f.fileSize, f.fileSize >= 0), ("schemaId", f.schemaId, f.schemaId >= 0),
+            ("minSequenceNumber", f.minSequenceNumber, 0 <= f.minSequenceNumber < MAX_SEQUENCE),
+            ("maxSequenceNumber", f.maxSequenceNumber, 0 <= f.maxSequenceNumber < MAX_SEQUENCE)):
+        if not ok:
+            raise InvalidArgumentError(
+                f"a commit message's file {f.fileName} has {name} = {value!r}, out of its range; "
+                "nothing was committed")
 
 
 def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage], list[CommitMessage]]:
@@ -86,10 +159,12 @@ def entries_for(kind: str, messages: Sequence[CommitMessage], next_seq: int,
     numbers in their rows (the committer moved them above ``next_seq`` where needed), append
     files are numbered from ``next_seq`` (:func:`place_append_files`). COMPACT:
     ``compactBefore`` DELETEd, ``compactAfter`` and changelog ADDed as they are. The next
-    number is one above the highest the snapshot holds.
+    number is one above the highest the snapshot holds. Raises InvalidArgumentError for a
+    new file that is one of ``overwritten``.
     """
     if kind == CommitKind.COMPACT:
         return _compaction_entries(messages, next_seq)
+    check_not_live(overwritten, messages)  # an ADD and a DELETE of one file would cancel
     entries = [ManifestEntry(EntryKind.DELETE, e.partition, e.bucket, e.totalBuckets, e.file)
                for e in overwritten]
     changelog: list[ManifestEntry] = []

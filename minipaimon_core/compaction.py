@@ -24,11 +24,10 @@ from .context import HasContext, TableContext
 from .data_file import write_changelog_file, write_data_file
 from .deletion_vectors import live_mask
 from .errors import (
+    DAMAGED_OR_GONE,
     CommitConflictError,
     ConflictReason,
-    CorruptMetadataError,
     InvalidArgumentError,
-    SnapshotExpiredError,
 )
 from .features import check_writable
 from .format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
@@ -162,7 +161,7 @@ def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey
                 messages.append(msg)
             if progress is not None:
                 progress(i + 1, len(units))
-    except (CorruptMetadataError, SnapshotExpiredError) as e:
+    except DAMAGED_OR_GONE as e:
         discard(ctx, messages)
         if base is None or ctx.snapshots.try_get(base.id) is not None:
             raise  # our snapshot is still there: the table is damaged

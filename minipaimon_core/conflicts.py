@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .commit_message import CommitMessage
+from .commit_message import CommitMessage, check_not_live
 from .errors import CommitConflictError, ConflictReason
 from .format.manifest_file import DataFileMeta, ManifestEntry
 from .key_range import find_overlap
@@ -42,7 +42,9 @@ Rule = Callable[[Sequence[ManifestEntry], Sequence[CommitMessage], bool], "Confl
 
 def files_still_live(live: Sequence[ManifestEntry], messages: Sequence[CommitMessage],
                      primary_key: bool) -> Conflict | None:
-    """Rule 1: every file a message deletes (``compactBefore``) is live in the base."""
+    """Rule 1: every file a message deletes (``compactBefore``) is live in the base. (And
+    no file a message adds is: InvalidArgumentError, commit_message.check_not_live.)"""
+    check_not_live(live, messages)
     live_names = {(tuple(e.partition), e.bucket, e.file.level, e.file.fileName) for e in live}
     missing = sorted(
         f.fileName

@@ -14,6 +14,7 @@ never a torn file.
 from __future__ import annotations
 
 import time
+from typing import Annotated
 
 import msgspec
 
@@ -31,7 +32,7 @@ class Consumer(msgspec.Struct, frozen=True, omit_defaults=True):
     committed it yet, so a restart reads that full scan again rather than its changes.
     """
 
-    nextSnapshot: int
+    nextSnapshot: Annotated[int, msgspec.Meta(ge=1)]  # a snapshot id (decoding checks it)
     fullScanPending: bool = False
 
 

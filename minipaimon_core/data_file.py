@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import file_format, pools
-from .errors import CorruptDataFileError, InvalidArgumentError, SnapshotExpiredError
+from .errors import CorruptDataFileError, InvalidArgumentError, StorageError, redact_userinfo
 from .file_index import IndexBuilder
 from .fileio import FileIO
 from .format import data_types
@@ -142,11 +142,14 @@ def write_data_file_parts(
         return _write_parts(io, path, name, parts, fmt, schema=schema, level=level,
                             file_source=file_source, compression=compression,
                             index_path=index_path if prefix == "data" else None)
-    except BaseException:  # a failed write leaves no partial file behind
+    except BaseException as e:  # a failed write leaves no partial file behind
         for leftover in (path, index_path):  # the write's own error is the one to raise
             with contextlib.suppress(Exception):
                 io.delete(leftover)
-        raise
+        failure = storage_failure(path, e)
+        if failure is e:
+            raise
+        raise failure from e
 
 
 def _write_parts(io: FileIO, path: str, name: str, parts: Iterable[pa.Table],
@@ -240,6 +243,17 @@ def file_paths(layout: TableLayout, partition_path: str, bucket: int, file: Data
     return [layout.data_file_path(partition_path, bucket, n) for n in names]
 
 
+def storage_failure(path: str, e: BaseException) -> BaseException:
+    """What a failed data-file write raises: a store or disk failure (a SlowDown of a
+    multipart upload, ENOSPC, EIO) as a StorageError naming the file (nothing was committed,
+    the write can be retried); anything else as it is."""
+    if isinstance(e, OSError) and not isinstance(e, StorageError):
+        return StorageError(redact_userinfo(
+            f"writing data file {path} failed ({type(e).__name__}: {e}); nothing was "
+            "committed: retry when the store answers again"))
+    return e
+
+
 def read_data_file(
     io: FileIO, layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta,
     columns: Sequence[str] | None = None, declared: pa.Schema | None = None,
@@ -248,41 +262,76 @@ def read_data_file(
     says; ``declared``: the file's Arrow layout (:func:`file_schema` of its schema), the
     types a format that stores them otherwise (ORC, Avro) converts back to.
 
+    A read that fails is told apart by reading the whole file again: if the store cannot
+    give it, the store failed (a 5xx, a dropped connection, EIO): StorageError, retryable;
+    if it gives the file and it reads, the first failure was transient; if it gives the
+    file and it does not read, the file is damaged.
+
     Raises:
-        SnapshotExpiredError: the file is gone (its snapshot was expired meanwhile).
-        CorruptDataFileError: the file is not the one its metadata describes (size, rows,
-            embedded name), is not readable in its format, fails a checksum or lacks a
-            column it should hold.
+        CorruptDataFileError: the file is missing (a caller whose snapshot expired
+            meanwhile says so, see read.SplitReader), is not the one its metadata describes
+            (size, rows, embedded name), is not readable in its format, fails a checksum or
+            lacks a column it should hold.
+        StorageError: the store failed while reading it.
         UnsupportedFeatureError: it holds values minipaimon's decoder of its format cannot
             read (ORC timestamps beyond 2262).
     """
     path = layout.data_file_path(partition_path, bucket, file.fileName)
     fmt = file_format.of_file(file.fileName, path)
+    names = list(columns) if columns is not None else None
     try:
         with io.open_input(path) as f:
             size = f.seek(0, 2)
             if size != file.fileSize:
-                raise CorruptDataFileError(
-                    f"data file {path} has {size} bytes, its manifest says {file.fileSize}: the file "
-                    "was truncated or replaced; restore it or roll the table back to a snapshot without it")
+                raise _replaced(path, size, file)
             f.seek(0)
-            t, named = fmt.read(f, list(columns) if columns is not None else None, declared)
+            t, named = fmt.read(f, names, declared)
     except FileNotFoundError:
-        raise SnapshotExpiredError(
-            f"data file {path} no longer exists: the snapshot being read was expired (or rolled "
-            "back) meanwhile; re-plan the read, or keep snapshots longer with "
-            "'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a consumer-id"
-        ) from None
+        raise missing_data_file(path) from None
     except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError, TypeError) as e:
-        raise CorruptDataFileError(
-            f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "
-            "table back to a snapshot without it") from e
+        t, named = _read_whole(io, path, file, fmt, names, declared, e)
     if t.num_rows != file.rowCount or (named is not None and named != file.fileName.encode()):
         raise CorruptDataFileError(
             f"data file {path} holds {t.num_rows} rows (file {named!r}), its manifest says "
             f"{file.rowCount}: the file was replaced; restore it or roll the table back to a "
             "snapshot without it")
     return t
+
+
+def missing_data_file(path: str) -> CorruptDataFileError:
+    return CorruptDataFileError(
+        f"data file {path} is missing: it was deleted outside minipaimon (or the snapshot read "
+        "was expired or rolled back meanwhile: then re-plan the read); restore it or roll the "
+        "table back to a snapshot without it")
+
+
+def _replaced(path: str, size: int, file: DataFileMeta) -> CorruptDataFileError:
+    return CorruptDataFileError(
+        f"data file {path} has {size} bytes, its manifest says {file.fileSize}: the file "
+        "was truncated or replaced; restore it or roll the table back to a snapshot without it")
+
+
+def _read_whole(io: FileIO, path: str, file: DataFileMeta, fmt: file_format.FileFormat,
+                names: list[str] | None, declared: pa.Schema | None,
+                first: BaseException) -> tuple[pa.Table, bytes | None]:
+    """The second read of a file whose streamed read failed with ``first`` (see
+    :func:`read_data_file`): the whole file, then its format's decoder."""
+    try:
+        data = io.read_bytes(path)
+    except FileNotFoundError:
+        raise missing_data_file(path) from None
+    except OSError as e:  # StorageError included: the store cannot give the file
+        raise e if isinstance(e, StorageError) else StorageError(redact_userinfo(
+            f"reading data file {path} failed ({type(e).__name__}: {e}); retry when the store "
+            "answers again")) from e
+    if len(data) != file.fileSize:
+        raise _replaced(path, len(data), file) from first
+    try:
+        return fmt.read(pa.BufferReader(data), names, declared)
+    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError, TypeError) as e:
+        raise CorruptDataFileError(
+            f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "
+            "table back to a snapshot without it") from e
 
 
 # -- rolling: where one data file ends and the next begins ------------------------------

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from .errors import CorruptMetadataError, SnapshotExpiredError
+from .errors import CorruptMetadataError
 from .fileio import FileIO
 from .format import deletion_vector_file as dv_file
 from .format import index_manifest, legacy
@@ -67,12 +67,11 @@ class DeletionVectorIO:
     def _read(self, path: str) -> bytes:
         try:
             return self._io.read_bytes(path)
-        except FileNotFoundError:  # as for a missing data file (data_file.read_data_file)
-            raise SnapshotExpiredError(
-                f"deletion-vector file {path} no longer exists: the snapshot being read was "
-                "expired (or rolled back) meanwhile; re-plan the read, or keep snapshots longer "
-                "with 'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a "
-                "consumer-id") from None
+        except FileNotFoundError:  # as a missing data file (data_file.read_data_file)
+            raise CorruptMetadataError(
+                f"deletion-vector file {path} is missing: it was deleted outside minipaimon (or "
+                "the snapshot read was expired or rolled back meanwhile: then re-plan the "
+                "read); restore it or roll the table back") from None
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -108,8 +107,7 @@ class DeletionVectorIO:
     def vectors(self, entry: IndexFileEntry) -> Vectors:
         """The vectors of the index file ``entry`` names. Raises CorruptMetadataError if the
         file is damaged or is not the one ``entry`` describes (size, vector sizes, CRCs,
-        deleted-row counts: an index file swapped or copied over), SnapshotExpiredError if
-        it is gone."""
+        deleted-row counts: an index file swapped or copied over) or missing."""
         found = self._indexes.get(entry.fileName)
         if found is None:
             path = self._layout.index_path(entry.fileName)

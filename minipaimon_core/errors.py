@@ -6,6 +6,7 @@ says what was wrong, with which file, option or column, and what to do about it.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Any
 
@@ -92,6 +93,12 @@ class UnsupportedFeatureError(MiniPaimonError):
     written."""
 
 
+#: What reading a snapshot's files raises when one is damaged or missing, which is also what
+#: a reader whose snapshot was expired meanwhile meets: callers tell the two apart by
+#: looking whether the snapshot is still there.
+DAMAGED_OR_GONE = (CorruptMetadataError, CorruptDataFileError, SnapshotExpiredError)
+
+
 class StorageError(MiniPaimonError, OSError):
     """The storage system failed a request, or cannot give the guarantees the format needs
     (e.g. an object store that ignores conditional creates). The message names the path
@@ -128,3 +135,14 @@ def _rebuild_unknown(message: str, table: str, attempt: Any) -> CommitOutcomeUnk
     Exception.__init__(e, message)
     e.table, e.attempt = table, attempt
     return e
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s'\"@]*@")
+
+
+def redact_userinfo(text: str) -> str:
+    """``text`` with the ``user:password@`` of every URL in it replaced by ``***@``: what a
+    message, ``repr`` or log line shows of a URL a caller gave (endpoints and paths holding
+    credentials are refused where they are given; this keeps any that slip through out of
+    sight)."""
+    return _USERINFO.sub(r"\1***@", text)

@@ -5,18 +5,27 @@ writes), data files (streams handed to Parquet), and the one atomic primitive th
 protocol needs, :meth:`FileIO.write_if_absent`. File formats stay out of this module.
 
 Paths are plain strings; every path is built by :mod:`minipaimon_core.layout`.
+
+Failures: a missing file is ``FileNotFoundError`` (and False / [] where documented); any other
+failure of the storage (EIO, ENOSPC, EACCES; an object store's 5xx) is a
+:class:`~minipaimon_core.errors.StorageError` naming the path, never a raw ``OSError``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
-from typing import BinaryIO, NamedTuple, Protocol
+from collections.abc import Callable
+from typing import Any, BinaryIO, NamedTuple, Protocol, TypeVar
 
 import pyarrow as pa
 
+from .errors import InvalidArgumentError, StorageError
 from .layout import is_temp_name, temp_name
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class FileStatus(NamedTuple):
@@ -94,6 +103,28 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
+def _typed(what: str) -> Callable[[F], F]:
+    """Turn an ``OSError`` of a LocalFileIO method on a path (its first argument) into a
+    StorageError naming it; ``FileNotFoundError`` / ``FileExistsError`` pass (the callers'
+    protocol), a NUL in the path is an InvalidArgumentError (not the OS's bare ValueError)."""
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def call(self: Any, path: str, *args: Any) -> Any:
+            try:
+                return fn(self, path, *args)
+            except (FileNotFoundError, FileExistsError, StorageError):
+                raise
+            except OSError as e:
+                raise StorageError(f"{what} {path} failed on the local disk: "
+                                   f"{e.strerror or e} (errno {e.errno})") from e
+            except ValueError as e:
+                if "null" not in str(e):
+                    raise
+                raise InvalidArgumentError(f"{what} {path!r}: a path cannot hold a NUL character") from None
+        return call  # type: ignore[return-value]
+    return wrap
+
+
 class LocalFileIO:
     """FileIO on a local (POSIX) file system.
 
@@ -105,6 +136,7 @@ class LocalFileIO:
     def __init__(self, fsync: bool = True) -> None:
         self._fsync = fsync
 
+    @_typed("reading")
     def read_bytes(self, path: str) -> bytes:
         with open(path, "rb") as f:
             return f.read()
@@ -120,11 +152,13 @@ class LocalFileIO:
                 os.fsync(f.fileno())
         return tmp
 
+    @_typed("writing")
     def write_bytes(self, path: str, data: bytes) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(data)
 
+    @_typed("creating")
     def write_if_absent(self, path: str, data: bytes) -> bool:
         tmp = self._write_temp(path, data)
         try:
@@ -138,16 +172,19 @@ class LocalFileIO:
             _fsync_dir(os.path.dirname(path))
         return True
 
+    @_typed("replacing")
     def replace(self, path: str, data: bytes) -> None:
         # Atomic (old or new content, never torn) but not fsynced: what is replaced (hints,
         # consumer progress) may be lost in a power failure and is then recomputed.
         tmp = self._write_temp(path, data, durable=False)
         os.replace(tmp, path)
 
+    @_typed("writing")
     def open_output(self, path: str) -> BinaryIO:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         return pa.OSFile(path, "wb")  # type: ignore[return-value]
 
+    @_typed("reading")
     def open_input(self, path: str) -> BinaryIO:
         # A native Arrow file, not a Python one: pyarrow 26 reading Parquet through a Python
         # file object can abort the interpreter at exit ("terminate called ...").
@@ -156,12 +193,14 @@ class LocalFileIO:
     def exists(self, path: str) -> bool:
         return os.path.exists(path)
 
+    @_typed("listing")
     def list_names(self, directory: str) -> list[str]:
         try:
             return [n for n in os.listdir(directory) if not is_temp_name(n)]
         except (FileNotFoundError, NotADirectoryError):
             return []
 
+    @_typed("listing")
     def list_files(self, directory: str) -> list[FileStatus]:
         out = []
         try:
@@ -190,6 +229,7 @@ class LocalFileIO:
         shutil.rmtree(directory)
         return count
 
+    @_typed("deleting")
     def delete(self, path: str) -> bool:
         try:
             os.unlink(path)
@@ -197,8 +237,10 @@ class LocalFileIO:
         except FileNotFoundError:
             return False
 
+    @_typed("reading the size of")
     def file_size(self, path: str) -> int:
         return os.path.getsize(path)
 
+    @_typed("reading the time of")
     def modified_time_ms(self, path: str) -> int:
         return int(os.path.getmtime(path) * 1000)

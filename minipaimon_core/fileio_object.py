@@ -51,7 +51,7 @@ from obstore.exceptions import (
     PreconditionError,
 )
 
-from .errors import InvalidArgumentError, StorageError
+from .errors import InvalidArgumentError, StorageError, redact_userinfo
 from .fileio import FileStatus
 from .fileio_fork import arrow_s3_in_use
 from .layout import is_temp_name, temp_name
@@ -111,7 +111,7 @@ class ObjectStoreFileIO:
         bucket, _, key = rest.partition("/")
         if not sep or scheme.lower() not in self.settings.schemes or not bucket:
             raise InvalidArgumentError(
-                f"{path!r} is not an object-store path of the form "
+                f"{redact_userinfo(path)!r} is not an object-store path of the form "
                 f"{self.settings.schemes[0]}://bucket/key"
             )
         return bucket, key.strip("/")
@@ -149,10 +149,14 @@ class ObjectStoreFileIO:
             raise FileNotFoundError(path) from None
         except BaseError as e:
             raise self._error(what, path, e) from None
+        except ValueError as e:  # obstore: "Could not parse path" (a '..' or empty segment)
+            raise InvalidArgumentError(
+                f"{what} {redact_userinfo(path)!r}: not a valid object path "
+                f"({str(e).split(chr(10))[0]})") from None
 
     def _error(self, what: str, path: str, e: BaseException) -> StorageError:
-        detail = self.settings.redact(str(e).split("\n\nDebug source:")[0])
-        return StorageError(f"{what} {path} failed on {self.settings.describe()}: {detail}")
+        detail = str(e).split("\n\nDebug source:")[0]
+        return StorageError(self.settings.redact(f"{what} {path} failed on {self.settings.describe()}: {detail}"))
 
     # -- whole objects (metadata) -----------------------------------------------------------
 

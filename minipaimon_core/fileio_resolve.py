@@ -69,31 +69,44 @@ def normalize_path(path: str) -> str:
         raise InvalidArgumentError(f"a table path must be a non-empty string, got {path!r}")
     scheme = scheme_of(path)
     if scheme is None:
-        return path
+        return _no_nul(path)
     rest = path[len(scheme) + 1:]
+    # what messages show of it: nothing after the scheme if it may hold credentials
+    shown = f"{scheme}:..." if "@" in path else path
     if scheme == "file":
         if rest.startswith("//"):
             host, slash, local = rest[2:].partition("/")
             if host not in ("", "localhost"):
                 raise InvalidArgumentError(
-                    f"{path!r} names a file on host {host!r}: only local file: URIs "
+                    f"{shown!r} names a file on host {host.rpartition('@')[2]!r}: only local file: URIs "
                     "(file:///path or file:/path) are supported"
                 )
             rest = slash + local
         if not rest:
-            raise InvalidArgumentError(f"{path!r} names no directory")
-        return unquote(rest)
+            raise InvalidArgumentError(f"{shown!r} names no directory")
+        return _no_nul(unquote(rest))
     if scheme in OBJECT_STORE_SCHEMES:
         bucket = rest[2:].split("/", 1)[0] if rest.startswith("//") else ""
-        if not bucket:
-            raise InvalidArgumentError(
-                f"{path!r} is not a valid {scheme} URI: use {scheme}://bucket/path/to/table"
+        if not bucket or "@" in bucket or ":" in bucket:
+            raise InvalidArgumentError(  # a bucket name holds neither: credentials, a port?
+                f"{shown!r} is not a valid {scheme} URI: use {scheme}://bucket/path/to/table "
+                "(credentials go in the s3.* options, never in the path)"
             )
-        return f"{scheme}://{rest[2:].rstrip('/')}"
+        key = rest[2:].rstrip("/").split("/")[1:]
+        if any(seg in ("", ".", "..") for seg in key):
+            raise InvalidArgumentError(  # object keys have no relative steps
+                f"{shown!r} is not a valid {scheme} URI: a path segment is empty, '.' or '..'")
+        return _no_nul(f"{scheme}://{rest[2:].rstrip('/')}")
     raise InvalidArgumentError(
-        f"unsupported storage scheme {scheme!r} in table path {path!r}: use a local path, "
+        f"unsupported storage scheme {scheme!r} in table path {shown!r}: use a local path, "
         "file:///path, or s3://bucket/path (s3a:// also works)"
     )
+
+
+def _no_nul(path: str) -> str:
+    if "\x00" in path:  # the OS would raise a bare ValueError ("embedded null byte")
+        raise InvalidArgumentError("a table path cannot hold a NUL character")
+    return path
 
 
 def resolve(path: str, options: Mapping[str, str] | None = None,

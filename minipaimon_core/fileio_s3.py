@@ -13,7 +13,9 @@ Settings come from connection options, falling back to the standard AWS environm
 
 Credentials are taken as a set: when ``s3.access-key`` is given, the secret and token come
 from options only, never mixed with the environment's. ``http://`` endpoints are allowed
-(test servers, a store on a private network). pyarrow's S3 filesystem does not read
+(test servers, a store on a private network). An endpoint holding credentials
+(``http://KEY:SECRET@host``) is refused, not stripped: give them as ``s3.access-key`` /
+``s3.secret-key`` (S3 signs requests with them; a URL's user info is no S3 credential). pyarrow's S3 filesystem does not read
 ``AWS_ENDPOINT_URL``, so the resolved endpoint is passed to both clients explicitly.
 
 These are connection settings, not table options: they are never written into any table
@@ -30,7 +32,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, redact_userinfo
 
 PREFIX = "s3."
 OPTIONS = ("s3.endpoint", "s3.access-key", "s3.secret-key", "s3.session-token", "s3.region",
@@ -42,7 +44,7 @@ DEFAULT_REGION = "us-east-1"
 class S3Settings:
     """Resolved S3 connection settings (implements ``ObjectStoreSettings``)."""
 
-    endpoint: str | None = None
+    endpoint: str | None = field(default=None, repr=False)  # shown by describe(), redacted
     region: str = DEFAULT_REGION
     path_style: bool = False
     access_key: str | None = field(default=None, repr=False)
@@ -72,9 +74,13 @@ class S3Settings:
 
         endpoint = pick("s3.endpoint", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
         if endpoint is not None and not endpoint.startswith(("http://", "https://")):
+            raise InvalidArgumentError(  # never the value: it may be a secret given here
+                "option 's3.endpoint' (or AWS_ENDPOINT_URL) must be an http:// or https:// URL")
+        if endpoint is not None and "@" in endpoint:
             raise InvalidArgumentError(
-                f"option 's3.endpoint' must be an http:// or https:// URL, got {endpoint!r}"
-            )
+                "option 's3.endpoint' (or AWS_ENDPOINT_URL) holds credentials (user:password@ "
+                "before the host): give them as 's3.access-key' and 's3.secret-key' (or "
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) and the endpoint without them")
         if "s3.access-key" in opts:
             access, secret, token = (opts.get("s3.access-key"), opts.get("s3.secret-key"),
                                      opts.get("s3.session-token"))
@@ -89,9 +95,7 @@ class S3Settings:
             )
         style = opts.get("s3.path-style-access")
         if style is not None and style.strip().lower() not in ("true", "false"):
-            raise InvalidArgumentError(
-                f"option 's3.path-style-access' must be true or false, got {style!r}"
-            )
+            raise InvalidArgumentError("option 's3.path-style-access' must be true or false")
         path_style = endpoint is not None if style is None else style.strip().lower() == "true"
         region = pick("s3.region", "AWS_REGION", "AWS_DEFAULT_REGION") or DEFAULT_REGION
         return cls(endpoint=endpoint.rstrip("/") if endpoint else None, region=region,
@@ -129,13 +133,13 @@ class S3Settings:
         return pafs.S3FileSystem(**kwargs)
 
     def describe(self) -> str:
-        return f"S3 endpoint {self.endpoint or 'AWS'} (region {self.region})"
+        return redact_userinfo(f"S3 endpoint {self.endpoint or 'AWS'} (region {self.region})")
 
     def redact(self, text: str) -> str:
         for secret in (self.secret_key, self.session_token, self.access_key):
             if secret:
                 text = text.replace(secret, "***")
-        return text
+        return redact_userinfo(text)
 
     def identity(self) -> tuple[str, ...]:
         return ("s3", self.endpoint or "aws", self.region)

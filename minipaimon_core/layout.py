@@ -21,6 +21,12 @@ path outside the table); tag and consumer names are checked to be plain names. E
 built here is parsed here too (:func:`parse`, as leveldb's ``ParseFileName``); no other
 module slices a file name. Hidden temp files (``.<name>.<uuid>.tmp``) of interrupted
 atomic writes and store probes are named by :func:`temp_name`.
+
+A table's metadata is untrusted input, so every file name read from it is checked where it
+is decoded (:func:`check_file_name`, :func:`check_data_file_names`: the plain name of the
+kind its field holds, never a separator, ``..``, a scheme or a NUL), and the path builders
+below refuse such a name again (:func:`check_path_name`): no name from a manifest, index
+manifest, snapshot or tag can make a read, write or maintenance path leave the table.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ import re
 import uuid
 from typing import NamedTuple
 
-from .errors import InvalidArgumentError
+from .errors import CorruptMetadataError, InvalidArgumentError
+from .format.file_names import is_data_file_name, is_file_name
 
 _NAME = re.compile(r"[A-Za-z0-9_\-.]{1,200}")  # fullmatch: "$" would pass a trailing "\n"
 _TEMP_SUFFIX = ".tmp"
@@ -123,6 +130,58 @@ def temp_name(base: str) -> str:
 
 def _is_plain(name: str) -> bool:
     return bool(_NAME.fullmatch(name)) and set(name) != {"."}
+
+
+def _is_kind(kind: str, name: object) -> bool:
+    if not is_file_name(name):
+        return False
+    assert isinstance(name, str)
+    if kind == "data":
+        return is_data_file_name(name)
+    parsed = parse(name)
+    return parsed is not None and parsed.kind == kind
+
+
+def check_file_name(kind: str, name: object, where: str) -> str:
+    """``name`` if it is a plain name of ``kind`` (``manifest``, ``manifest-list``,
+    ``index-manifest``, ``index`` or ``data``), read from the metadata file
+    ``where``. Raises CorruptMetadataError naming both."""
+    if not _is_kind(kind, name):
+        raise CorruptMetadataError(
+            f"{where}: holds the {kind} file name {name!r}, which is not a plain {kind} file "
+            "name of the table (a path outside it?); the metadata is damaged or was written "
+            "by a hostile or broken writer: restore it or roll the table back")
+    assert isinstance(name, str)
+    return name
+
+
+def check_path_name(name: object) -> str:
+    """``name`` if a path builder may join it under the table (a plain file name), else
+    CorruptMetadataError: the second line of defence behind the decoders' checks."""
+    if not is_file_name(name):
+        raise CorruptMetadataError(
+            f"refusing the file name {name!r}: not a plain file name of the table (a path "
+            "outside it?); the table's metadata is damaged or hostile")
+    assert isinstance(name, str)
+    return name
+
+
+def check_partition_path(partition_path: object) -> str:
+    """``partition_path`` if it is a relative partition path (``k=v`` segments, as
+    :class:`~minipaimon_core.partition.PartitionSpec` builds them), else CorruptMetadataError."""
+    if not isinstance(partition_path, str) or (partition_path and not all(
+            "=" in seg and seg not in (".", "..") and not any(c in seg for c in "\\\x00:")
+            for seg in partition_path.split("/"))):
+        raise CorruptMetadataError(
+            f"refusing the partition path {partition_path!r}: not a partition directory of "
+            "the table (k=v segments); the commit message or metadata is damaged or hostile")
+    return partition_path
+
+
+def _check_bucket(bucket: object) -> int:
+    if not isinstance(bucket, int) or isinstance(bucket, bool):
+        raise CorruptMetadataError(f"refusing the bucket {bucket!r}: not an integer")
+    return bucket
 
 
 class TableLayout:
@@ -222,7 +281,7 @@ class TableLayout:
         return self._join("manifest")
 
     def manifest_path(self, name: str) -> str:
-        return self._join("manifest", name)
+        return self._join("manifest", check_path_name(name))
 
     @staticmethod
     def new_manifest_name() -> str:
@@ -244,7 +303,7 @@ class TableLayout:
         return self._join("index")
 
     def index_path(self, name: str) -> str:
-        return self._join("index", name)
+        return self._join("index", check_path_name(name))
 
     @staticmethod
     def new_index_name() -> str:
@@ -280,12 +339,14 @@ class TableLayout:
         return f"{directory}/{name}"
 
     def bucket_dir(self, partition_path: str, bucket: int) -> str:
+        check_partition_path(partition_path)
+        _check_bucket(bucket)
         if partition_path:
             return self._join(partition_path, f"bucket-{bucket}")
         return self._join(f"bucket-{bucket}")
 
     def data_file_path(self, partition_path: str, bucket: int, file_name: str) -> str:
-        return f"{self.bucket_dir(partition_path, bucket)}/{file_name}"
+        return f"{self.bucket_dir(partition_path, bucket)}/{check_path_name(file_name)}"
 
     @staticmethod
     def index_file_of(data_file_name: str) -> str:

@@ -4,7 +4,9 @@ Files are Paimon's (:mod:`minipaimon_core.format.manifest_file`, ``.manifest_lis
 of minipaimon's earlier format are read too (:mod:`minipaimon_core.format.legacy`).
 Manifests are immutable, so decoded ones are cached by file name. Entries merge with set
 semantics: a file (identified by partition, bucket, level, name) is live if some manifest
-ADDs it and none DELETEs it; file names are unique and never re-added once deleted.
+ADDs it and none DELETEs it; file names are unique and never re-added once deleted, so a
+file live twice in a bucket (two ADDs, at one level or two) is damaged metadata, refused
+(:func:`live_adds`) rather than read twice.
 """
 
 from __future__ import annotations
@@ -38,18 +40,22 @@ _RECORDS = manifest_file.RecordCache()
 
 class _Facts(NamedTuple):
     """What a manifest's summary is checked against, computed once per decoded manifest:
-    its size and xxhash64 as read, its ADD and DELETE counts, and the rows it adds."""
+    its size and xxhash64 as read, its ADD and DELETE counts, the rows it adds; and its
+    entries' file names in order (for :func:`live_adds`)."""
 
     size: int
     digest: int | None
     adds: int
     deletes: int
     rows: int
+    names: list[str]
 
     @classmethod
-    def of(cls, size: int, digest: int | None, entries: list[ManifestEntry]) -> _Facts:
+    def of(cls, size: int, digest: int | None, entries: list[ManifestEntry],
+           names: list[str] | None = None) -> _Facts:
         adds = sum(e.kind == ADD for e in entries)
-        return cls(size, digest, adds, len(entries) - adds, record_delta(entries))
+        return cls(size, digest, adds, len(entries) - adds, record_delta(entries),
+                   [e.file.fileName for e in entries] if names is None else names)
 
 
 class ManifestIO:
@@ -151,9 +157,9 @@ class ManifestIO:
         if entries is None:
             data = self._read(name)
             path = self._layout.manifest_path(name)
-            entries = legacy.decode_entries(data, path) if legacy.is_binary(data) \
-                else manifest_file.decode(data, path, self.row_types())
-            self._remember(self._facts, name, _Facts.of(len(data), xxhash.xxh64_intdigest(data), entries))
+            entries, names = (legacy.decode_entries(data, path), None) if legacy.is_binary(data) \
+                else manifest_file.decode_with_names(data, path, self.row_types())
+            self._remember(self._facts, name, _Facts.of(len(data), xxhash.xxh64_intdigest(data), entries, names))
             self._remember(self._entries, name, entries)
         return entries
 
@@ -199,6 +205,17 @@ class ManifestIO:
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Manifests whose merged entries are the snapshot's full data file set."""
         return self.snapshot_list(snapshot, "base") + self.snapshot_list(snapshot, "delta")
+
+    def names_of(self, metas: Iterable[ManifestFileMeta]) -> list[str] | None:
+        """The file names of ``metas``' entries, in :meth:`entries_of`'s order, if every one
+        of them is decoded (cached); else None."""
+        out: list[str] = []
+        for m in metas:
+            facts = self._facts.get(m.fileName)
+            if facts is None:
+                return None
+            out += facts.names
+        return out
 
     def entries_of(self, metas: Iterable[ManifestFileMeta]) -> list[ManifestEntry]:
         """The entries of ``metas``' manifests, each checked against its summary.
@@ -253,10 +270,14 @@ class ManifestIO:
 
     def delta_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """The entries the snapshot committed (its delta manifests), checked as in
-        :meth:`data_entries`."""
+        :meth:`data_entries`, and no file ADDed twice."""
         delta, rows = self._checked_entries(self.snapshot_list(snapshot, "delta"))
         self._check_rows(snapshot.deltaManifestList, rows, snapshot.deltaRecordCount, snapshot)
+        check_unique([e for e in delta if e.kind == ADD], self._where(snapshot, "delta"))
         return delta
+
+    def _where(self, snapshot: Snapshot, what: str) -> str:
+        return f"the {what} of snapshot {snapshot.id} of {self._layout.root}"
 
     def changelog_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """The entries of the snapshot's changelog manifests ([] if it has none).
@@ -267,6 +288,7 @@ class ManifestIO:
         entries, rows = self._checked_entries(self.snapshot_list(snapshot, "changelog"))
         if snapshot.changelogRecordCount is not None:
             self._check_rows(snapshot.changelogManifestList, rows, snapshot.changelogRecordCount, snapshot)
+        check_unique([e for e in entries if e.kind == ADD], self._where(snapshot, "changelog"))
         return entries
 
     def _check_rows(self, list_name: str, rows: int, expected: int, snapshot: Snapshot) -> None:
@@ -289,18 +311,50 @@ def merge_entries(entries: Iterable[ManifestEntry]) -> tuple[list[ManifestEntry]
     at one level and ADDs it at another)."""
     entries = entries if isinstance(entries, list) else list(entries)
     deletes = {e.identifier: e for e in entries if e.kind != ADD}
+    if not deletes:  # an append-only history, or a rewritten base: nothing cancels
+        return list(entries), []
     deleted_names = {key[3] for key in deletes}
     adds = [e for e in entries if e.kind == ADD and not (
         e.file.fileName in deleted_names and deletes.pop(e.identifier, None) is not None)]
     return adds, list(deletes.values())
 
 
+def live_adds(entries: Iterable[ManifestEntry], where: str, names: list[str] | None = None
+              ) -> list[ManifestEntry]:
+    """The live ADDs of a whole file set (:func:`merge_entries`), each file once. Raises
+    CorruptMetadataError if a file is live twice in its bucket (``where``: whose set).
+    ``names``: the entries' file names in order (:meth:`ManifestIO.names_of`), if known."""
+    entries = entries if isinstance(entries, list) else list(entries)
+    adds, _ = merge_entries(entries)
+    check_unique(adds, where, names if names is not None and len(adds) == len(entries) else None)
+    return adds
+
+
+def check_unique(adds: list[ManifestEntry], where: str, names: list[str] | None = None) -> None:
+    """No two of ``adds`` name one file of one (partition, bucket). A set of the names
+    first (``names``: theirs, if known; ~30 ns an entry); the exact key only when a name
+    repeats. Raises CorruptMetadataError naming the file."""
+    names = [e.file.fileName for e in adds] if names is None else names
+    if len(set(names)) == len(names):
+        return
+    seen: set[tuple[tuple[Any, ...], int, str]] = set()
+    for e in adds:
+        key = (tuple(e.partition), e.bucket, e.file.fileName)
+        if key in seen:
+            raise CorruptMetadataError(
+                f"{where}: the data file {e.file.fileName} of bucket {e.bucket} is added twice (two "
+                "live entries; it would be read twice): the manifests are damaged or a writer "
+                "committed the file twice; roll the table back to a snapshot before it")
+        seen.add(key)
+
+
 def live_files(mio: ManifestIO, snapshot: Snapshot | None) -> list[ManifestEntry]:
-    """Every data file of ``snapshot`` (ADD entries)."""
+    """Every data file of ``snapshot`` (ADD entries). Raises CorruptMetadataError for
+    damaged metadata (a file live twice among them)."""
     if snapshot is None:
         return []
-    adds, _ = merge_entries(mio.data_entries(snapshot))
-    return adds
+    entries = mio.data_entries(snapshot)
+    return live_adds(entries, f"snapshot {snapshot.id} of {mio.root}", mio.names_of(mio.data_manifests(snapshot)))
 
 
 def live_in_buckets(mio: ManifestIO, base: Snapshot | None,
@@ -310,7 +364,7 @@ def live_in_buckets(mio: ManifestIO, base: Snapshot | None,
     if base is None:
         return []
     metas = [m for m in mio.data_manifests(base) if any(_may_hold(m, k) for k in touched)]
-    adds, _ = merge_entries(mio.entries_of(metas))
+    adds = live_adds(mio.entries_of(metas), f"snapshot {base.id} of {mio.root}", mio.names_of(metas))
     return [e for e in adds if (tuple(e.partition), e.bucket) in touched]
 
 

@@ -25,10 +25,11 @@ _TIME_UNITS = {"ms": 1, "s": 1000, "min": 60_000, "m": 60_000, "h": 3_600_000, "
 
 
 def parse_size(value: str) -> int:
-    """``"128 mb"`` → bytes. A bare number is bytes."""
+    """``"128 mb"`` → bytes. A bare number is bytes. (Errors never show the value: an
+    option's value may be a secret given to the wrong option.)"""
     m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", value)
     if not m or m.group(2).lower() not in {"", *_SIZE_UNITS}:
-        raise ValueError(f"not a size: {value!r}")
+        raise ValueError("not a size (a number of bytes, or with a unit: kb, mb, gb)")
     return int(m.group(1)) * _SIZE_UNITS.get(m.group(2).lower(), 1)
 
 
@@ -36,13 +37,13 @@ def parse_duration_ms(value: str) -> int:
     """``"1 h"`` / ``"30 s"`` / ``"500 ms"`` → milliseconds. A bare number is milliseconds."""
     m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", value)
     if not m or m.group(2).lower() not in {"", *_TIME_UNITS}:
-        raise ValueError(f"not a duration: {value!r}")
+        raise ValueError("not a duration (milliseconds, or with a unit: ms, s, min, h, d)")
     return int(m.group(1)) * _TIME_UNITS.get(m.group(2).lower(), 1)
 
 
 def _parse_bool(value: str) -> bool:
     if value.strip().lower() not in ("true", "false"):
-        raise ValueError(f"not a boolean (true or false): {value!r}")
+        raise ValueError("not a boolean (true or false)")
     return value.strip().lower() == "true"
 
 
@@ -50,7 +51,7 @@ def _parse_int(value: str) -> int:
     try:
         return int(value.strip())
     except ValueError:
-        raise ValueError(f"not an integer: {value!r}") from None
+        raise ValueError("not an integer") from None
 
 
 _PARSERS: dict[str, Any] = {
@@ -200,7 +201,8 @@ def parse(name: str, value: str) -> Any:
 
     Raises:
         UnsupportedOptionError: unknown name, unparseable value, value out of bounds or not
-            one of the allowed strings (the message names the option and what it takes).
+            one of the allowed strings (the message names the option and what it takes,
+            never the value given: it may be a secret given to the wrong option).
     """
     spec = spec_of(name)
     try:
@@ -208,15 +210,15 @@ def parse(name: str, value: str) -> Any:
     except ValueError as e:
         raise UnsupportedOptionError(f"option {name!r}: {e}") from None
     if spec.minimum is not None and parsed < spec.minimum:
-        raise UnsupportedOptionError(f"option {name!r} must be >= {spec.minimum}, got {value!r}")
+        raise UnsupportedOptionError(f"option {name!r} must be >= {spec.minimum}")
     if spec.choices is AGGREGATE_FUNCTIONS and parsed.strip().lower() in PAIMON_ONLY_FUNCTIONS:
         raise UnsupportedOptionError(
-            f"option {name!r} = {value!r}: Paimon's {parsed.strip().lower()} function keeps "
+            f"option {name!r} = {parsed.strip().lower()!r}: Paimon's {parsed.strip().lower()} function keeps "
             "binary sketch/bitmap states that minipaimon does not implement; use one of "
             f"{', '.join(AGGREGATE_FUNCTIONS)}")
     if spec.choices is not None and parsed.strip().lower() not in spec.choices:
         raise UnsupportedOptionError(
-            f"option {name!r} must be one of {', '.join(spec.choices)}; got {value!r}")
+            f"option {name!r} must be one of {', '.join(spec.choices)}")
     if spec.choices is not None:
         parsed = parsed.strip().lower()
     return parsed

@@ -22,7 +22,7 @@ from . import pools, predicate
 from .data_file import file_schema as file_schema_of
 from .data_file import read_data_file
 from .deletion_vectors import DeletionVectorIO, live_mask
-from .errors import CorruptDataFileError
+from .errors import CorruptDataFileError, CorruptMetadataError, SnapshotExpiredError
 from .fileio import FileIO
 from .format.manifest_file import DataFileMeta
 from .kinds import SEQUENCE, VALUE_KIND, RowKind
@@ -33,6 +33,7 @@ from .manifest_io import ManifestIO
 from .options import Options
 from .scan import Split
 from .schema import SchemaCache, TableSchema
+from .snapshot_manager import SnapshotManager
 
 
 def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, names: list[str]) -> pa.Table:
@@ -161,7 +162,23 @@ class SplitReader:
             if schema.primaryKeys else None
 
     def read(self, split: Split) -> Iterator[pa.RecordBatch]:
-        """Batches of ``split``: its columns (all if None), filtered exactly."""
+        """Batches of ``split``: its columns (all if None), filtered exactly.
+
+        Raises SnapshotExpiredError if a file is missing or unreadable because the split's
+        snapshot was expired (or rolled back) meanwhile (re-plan the read); else the
+        CorruptDataFileError / CorruptMetadataError naming the file, StorageError."""
+        try:
+            yield from self._read(split)
+        except (CorruptDataFileError, CorruptMetadataError) as e:
+            if SnapshotManager(self._io, self._layout).try_get(split.snapshot_id) is not None:
+                raise
+            raise SnapshotExpiredError(
+                f"snapshot {split.snapshot_id} of {self._layout.root} was expired (or rolled "
+                f"back) while it was read ({e}); re-plan the read, or keep snapshots longer with "
+                "'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a "
+                "consumer-id") from e
+
+    def _read(self, split: Split) -> Iterator[pa.RecordBatch]:
         out_names = split.columns if split.columns is not None else self._arrow.names
         out_schema = pa.schema([self._arrow.field(n) for n in out_names])
         needed = list(dict.fromkeys(list(out_names) + sorted(predicate.columns_of(split.filter))))

@@ -29,7 +29,7 @@ from .format.manifest_list import ManifestFileMeta
 from .format.snapshot import APPEND, COMPACT, Snapshot
 from .key_range import find_overlap
 from .lsm.merge_config import skips_level0
-from .manifest_io import ManifestIO, merge_entries
+from .manifest_io import ManifestIO, check_unique, live_adds
 from .options import Options, parse
 from .partition import PartitionSpec
 from .schema import TableSchema
@@ -202,8 +202,9 @@ class Planner:
             metas = self.prune_manifests(every, dnf)
             manifests, read = len(every), len(metas)
             # unpruned: also check the manifest lists against the snapshot's row counts
-            entries, _ = merge_entries(self._manifests.data_entries(snapshot) if len(metas) == len(every)
-                                       else self._manifests.entries_of(metas))
+            entries = live_adds(self._manifests.data_entries(snapshot) if len(metas) == len(every)
+                                else self._manifests.entries_of(metas), f"snapshot {snapshot.id}",
+                                self._manifests.names_of(metas))
             if skips_level0(self._schema):  # as Paimon's batch reads: level 0 is not yet visible
                 entries = [e for e in entries if e.file.level > 0]
             snap_id = snapshot.id
@@ -284,6 +285,7 @@ class Planner:
                 continue
             delta = self._manifests.delta_entries(snap)
             entries.extend(e for e in delta if e.kind == ADD)
+        check_unique(entries, f"snapshots {start + 1}..{end}")  # none added again later
         return entries
 
 

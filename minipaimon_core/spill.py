@@ -29,6 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from .errors import StorageError
+
 SPILL_BATCH_ROWS = 65_536
 _IPC_OPTIONS = ipc.IpcWriteOptions(compression="zstd")
 
@@ -58,9 +60,14 @@ class SpillDirectory:
     def spill(self, run: pa.Table, key_columns: Sequence[str]) -> SpilledRun:
         """Write a key-sorted table; batches never split the rows of one key."""
         path = os.path.join(self.path, f"run-{uuid.uuid4().hex}.arrows")
-        with pa.OSFile(path, "wb") as sink, ipc.new_stream(sink, run.schema, options=_IPC_OPTIONS) as out:
-            for start, stop in _cuts(run, key_columns):
-                out.write_table(run.slice(start, stop - start))
+        try:
+            with pa.OSFile(path, "wb") as sink, ipc.new_stream(sink, run.schema, options=_IPC_OPTIONS) as out:
+                for start, stop in _cuts(run, key_columns):
+                    out.write_table(run.slice(start, stop - start))
+        except OSError as e:  # ENOSPC, EIO of the local temp directory
+            raise StorageError(
+                f"spilling the write buffer to {path} failed ({e}): free space in the temp "
+                "directory (TMPDIR) or raise 'write-buffer-size'; nothing was committed") from e
         return SpilledRun(path, run.num_rows)
 
     def remove(self, run: SpilledRun) -> None:

@@ -92,21 +92,21 @@ def _check_buckets(typed: Options, options: Mapping[str, str], schema: pa.Schema
     buckets = typed["bucket"]
     if buckets == 0 or (pk and buckets < 1):
         need = ">= 1 for a primary-key table" if pk else "-1 (unbucketed) or >= 1"
-        raise UnsupportedOptionError(f"option 'bucket' must be {need}, got {buckets}")
+        raise UnsupportedOptionError(f"option 'bucket' must be {need}")
     keys = names_in(options.get("bucket-key"))
     if not pk and buckets >= 1 and not keys:
         raise UnsupportedOptionError(
-            f"option 'bucket' = {buckets} on an append table needs 'bucket-key' (the columns "
+            "option 'bucket' >= 1 on an append table needs 'bucket-key' (the columns "
             "hashed to pick a bucket); set it, or use 'bucket' = -1")
     if "bucket-key" not in options:
         return
     if len(set(keys)) != len(keys) or "" in keys:
         raise UnsupportedOptionError(
-            f"option 'bucket-key' = {options['bucket-key']!r} must list distinct column names")
+            "option 'bucket-key' must list distinct column names")
     for c in keys:
         if c not in schema.names:
-            raise UnsupportedOptionError(
-                f"option 'bucket-key': column {c!r} is not in the schema {schema.names}")
+            raise UnsupportedOptionError(  # never the value: it may be a misplaced secret
+                f"option 'bucket-key' names a column that is not in the schema {schema.names}")
         if pa.types.is_nested(schema.field(c).type):
             raise UnsupportedOptionError(f"option 'bucket-key': column {c!r} has a nested type")
         if pk and c not in pk:
@@ -127,12 +127,12 @@ def _check_sequence_field(options: Mapping[str, str], schema: pa.Schema, pk: lis
     names = names_in(options["sequence.field"])
     if len(names) != 1:
         raise UnsupportedOptionError(
-            f"option 'sequence.field' = {options['sequence.field']!r}: give exactly one column "
-            "(several sequence fields are not supported)")
+            "option 'sequence.field': give exactly one column (several sequence fields are "
+            "not supported)")
     name = names[0]
     if name not in schema.names:
-        raise UnsupportedOptionError(
-            f"option 'sequence.field': column {name!r} is not in the schema {schema.names}")
+        raise UnsupportedOptionError(  # never the value: it may be a misplaced secret
+            f"option 'sequence.field' names a column that is not in the schema {schema.names}")
     if name in pk:
         raise UnsupportedOptionError(
             f"option 'sequence.field': column {name!r} is a primary-key column")

@@ -99,7 +99,7 @@ def read_changelog(raw_options: Mapping[str, Any], table: mp.Table) -> bool:
     if raw is None:
         return bool(table.typed_options()[READ_CHANGELOG])
     if raw.strip().lower() not in ("true", "false"):
-        raise InvalidArgumentError(f"option {READ_CHANGELOG!r} must be true or false, got {raw!r}")
+        raise InvalidArgumentError(f"option {READ_CHANGELOG!r} must be true or false")
     return raw.strip().lower() == "true"
 
 

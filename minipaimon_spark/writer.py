@@ -196,7 +196,7 @@ def _check_definition(table: mp.Table, options: WriteOptions, arrow: pa.Schema) 
             same = Options({key: value})[key] == typed[key]
         if not same:
             raise InvalidArgumentError(
-                f"option {key!r}={value!r} differs from {where} ({have.get(key, 'default')!r}); "
+                f"option {key!r} differs from {where}'s value; "
                 "table options are fixed when the first write creates the table"
             )
 

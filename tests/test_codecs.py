@@ -30,7 +30,7 @@ APPEND_FILE = msgspec.structs.replace(FILE, minKey=(), maxKey=(), embeddedIndex=
 META = ManifestFileMeta("manifest-x", 99, 3, 1, SimpleStats((19000, 1, "a"), (19723, 3, "b"), (0, 0, 2)),
                         0, 3, 0, 2, 0, fileDigest=2**64 - 5, clustered=True)
 INDEX = IndexFileEntry(0, (19723, 3, "x"), 1, "DELETION_VECTORS", "index-a-0", 42, 2,
-                       (VectorRange("data-1", 1, 22, 1), VectorRange("data-2", 31, 30, 3)))
+                       (VectorRange("data-1-0.parquet", 1, 22, 1), VectorRange("data-2-0.parquet", 31, 30, 3)))
 SNAPSHOT = Snapshot(
     version=3, id=7, schemaId=0, baseManifestList="manifest-list-a", deltaManifestList="manifest-list-b",
     baseManifestListSize=10, deltaManifestListSize=20,

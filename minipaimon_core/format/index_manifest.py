@@ -20,12 +20,16 @@ import msgspec
 
 from ..errors import CorruptMetadataError
 from ..kinds import EntryKind
+from ..layout import check_file_name
 from . import avro, binary_row
 from .avro import optional, required
+from .data_file_meta import Kind, NonNegative
+from .file_names import check_data_file_names
 
 VERSION = 1
 DELETION_VECTORS = "DELETION_VECTORS"
 HASH = "HASH"
+INDEX_TYPES = (DELETION_VECTORS, HASH)  # what Paimon 0.9 .. 1.x write
 _RANGE = {"type": "record", "name": "record__DELETIONS_VECTORS_RANGES", "fields": [
     required("f0", "string"), required("f1", "int"), required("f2", "int"),
     optional("_CARDINALITY", "long")]}
@@ -43,22 +47,22 @@ class VectorRange(msgspec.Struct, frozen=True, gc=False):
     """Where one data file's deletion vector is in an index file; ``cardinality`` (its
     deleted rows) is None from writers before Paimon 1.0."""
 
-    dataFile: str
-    offset: int
-    length: int
-    cardinality: int | None
+    dataFile: str  # a data file name (check_entries)
+    offset: NonNegative
+    length: NonNegative
+    cardinality: NonNegative | None
 
 
 class IndexFileEntry(msgspec.Struct, frozen=True, gc=False):
     """One index file of one (partition, bucket)."""
 
-    kind: int
+    kind: Kind
     partition: tuple[Any, ...]
-    bucket: int
+    bucket: NonNegative
     indexType: str
-    fileName: str
-    fileSize: int
-    rowCount: int
+    fileName: str  # an index-* name (check_entries)
+    fileSize: NonNegative
+    rowCount: NonNegative
     ranges: tuple[VectorRange, ...] | None = None
     digest: int | None = None  # xxhash64 (unsigned) of the index file; None from other writers
 
@@ -85,22 +89,44 @@ def encode(entries: Sequence[IndexFileEntry], partition_types: Sequence[str],
 
 
 def decode(data: bytes, path: str, partition_types: Sequence[str]) -> list[IndexFileEntry]:
-    """The entries of an index manifest. Raises CorruptMetadataError."""
+    """The entries of an index manifest. Raises CorruptMetadataError (damaged, a value out
+    of its range, an unknown index type, a name that is not a plain file name)."""
     out = []
     for r in avro.read_container(data, path).records:
         if r.get("_VERSION") != VERSION:
             raise CorruptMetadataError(f"{path}: index manifest version {r.get('_VERSION')} (expected {VERSION})")
         ranges = r.get("_DELETIONS_VECTORS_RANGES")
-        out.append(IndexFileEntry(
-            kind=r["_KIND"], partition=tuple(binary_row.decode(r["_PARTITION"], partition_types)),
-            bucket=r["_BUCKET"], indexType=r["_INDEX_TYPE"], fileName=r["_FILE_NAME"],
-            fileSize=r["_FILE_SIZE"], rowCount=r["_ROW_COUNT"],
-            ranges=None if ranges is None else tuple(
-                VectorRange(x["f0"], x["f1"], x["f2"], x.get("_CARDINALITY")) for x in ranges if x),
-            digest=None if r.get("_MINIPAIMON_DIGEST") is None else r["_MINIPAIMON_DIGEST"] & ((1 << 64) - 1)))
+        try:
+            entry = msgspec.convert(dict(  # the struct's ranges checked, as in every decoder
+                kind=r["_KIND"], partition=tuple(binary_row.decode(r["_PARTITION"], partition_types)),
+                bucket=r["_BUCKET"], indexType=r["_INDEX_TYPE"], fileName=r["_FILE_NAME"],
+                fileSize=r["_FILE_SIZE"], rowCount=r["_ROW_COUNT"],
+                ranges=None if ranges is None else [
+                    dict(dataFile=x["f0"], offset=x["f1"], length=x["f2"], cardinality=x.get("_CARDINALITY"))
+                    for x in ranges if x],
+                digest=None if r.get("_MINIPAIMON_DIGEST") is None
+                else r["_MINIPAIMON_DIGEST"] & ((1 << 64) - 1)), IndexFileEntry)
+        except msgspec.ValidationError as e:
+            raise CorruptMetadataError(f"{path}: index file {r.get('_FILE_NAME')!r}: {e}; the index "
+                                       "manifest is damaged: restore it or roll the table back") from None
+        out.append(entry)
+    check_entries(out, path, INDEX_TYPES)
     return out
+
+
+def check_entries(entries: Sequence[IndexFileEntry], path: str, types: Sequence[str]) -> None:
+    """What the struct types cannot say of decoded ``entries``: a known index type, a plain
+    ``index-*`` file name, data file names in the ranges. Raises CorruptMetadataError."""
+    for e in entries:
+        if e.indexType not in types:
+            raise CorruptMetadataError(
+                f"{path}: index file {e.fileName!r} has the index type {e.indexType!r}, not one of "
+                f"{', '.join(types)}: the index manifest is damaged; restore it or roll the table back")
+        check_file_name("index", e.fileName, path)
+    check_data_file_names([r.dataFile for e in entries for r in e.ranges or ()], path)
 
 
 ADD = EntryKind.ADD
 
-__all__ = ["ADD", "DELETION_VECTORS", "HASH", "IndexFileEntry", "SCHEMA", "VectorRange", "decode", "encode"]
+__all__ = ["ADD", "DELETION_VECTORS", "HASH", "INDEX_TYPES", "IndexFileEntry", "SCHEMA", "VectorRange",
+           "check_entries", "decode", "encode"]

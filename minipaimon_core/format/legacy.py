@@ -26,6 +26,9 @@ import xxhash
 import zstandard
 
 from ..errors import CorruptMetadataError
+from . import index_manifest, manifest_file, manifest_list
+from . import snapshot as snapshot_codec
+from .data_file_meta import NonNegative
 from .index_manifest import IndexFileEntry, VectorRange
 from .manifest_file import ManifestEntry
 from .manifest_list import ManifestFileMeta
@@ -44,9 +47,10 @@ def is_binary(data: bytes) -> bool:
 
 
 def is_json(data: bytes) -> bool:
-    """Whether a schema / snapshot / tag JSON file is of this format."""
-    head = data[:32].replace(b" ", b"")
-    return head.startswith(b'{"version":1,') and data.rstrip().endswith(b'"}') and b',"checksum":"' in data
+    """Whether a schema / snapshot / tag JSON file is of this format (however re-formatted:
+    version 1 first, a checksum member)."""
+    head = b"".join(data[:64].split())
+    return head.startswith(b'{"version":1,') and b'"checksum"' in data
 
 
 def _ext_hook(code: int, data: memoryview) -> Any:
@@ -75,11 +79,17 @@ def decode_binary(data: bytes, type_: Any, path: str) -> Any:
 
 
 def decode_entries(data: bytes, path: str) -> list[ManifestEntry]:
-    return decode_binary(data, list[ManifestEntry], path)  # type: ignore[no-any-return]
+    """Entries of a manifest of this format, checked as the current format's."""
+    entries: list[ManifestEntry] = decode_binary(data, list[ManifestEntry], path)
+    manifest_file.check_entries(entries, path)
+    return entries
 
 
 def decode_manifest_list(data: bytes, path: str) -> list[ManifestFileMeta]:
-    return decode_binary(data, list[ManifestFileMeta], path)  # type: ignore[no-any-return]
+    """Metas of a manifest list of this format, checked as the current format's."""
+    metas: list[ManifestFileMeta] = decode_binary(data, list[ManifestFileMeta], path)
+    manifest_list.check_metas(metas, path)
+    return metas
 
 
 class _Snapshot(msgspec.Struct, frozen=True):
@@ -107,14 +117,14 @@ def decode_snapshot(data: bytes, path: str) -> Snapshot:
     from . import json_file
 
     s = json_file.decode(data, _Snapshot, path)
-    return Snapshot(
+    return snapshot_codec.checked(Snapshot(
         version=1, id=s.id, schemaId=s.schemaId, baseManifestList=s.baseManifestList,
         deltaManifestList=s.deltaManifestList, changelogManifestList=s.changelogManifestList,
         indexManifest=s.indexManifest, commitUser=s.commitUser, commitIdentifier=s.commitIdentifier,
         commitKind=s.commitKind, timeMillis=s.timeMillis, totalRecordCount=s.totalRecordCount,
         deltaRecordCount=s.deltaRecordCount, changelogRecordCount=s.changelogRecordCount,
         watermark=s.watermark, properties=s.properties, nextSequenceNumber=s.nextSequenceNumber,
-        minipaimonDigests=Digests(index=s.indexManifestDigest) if s.indexManifestDigest else None)
+        minipaimonDigests=Digests(index=s.indexManifestDigest) if s.indexManifestDigest else None), path)
 
 
 class _Schema(msgspec.Struct, frozen=True):
@@ -163,10 +173,10 @@ def decode_schema(data: bytes, path: str) -> TableSchema:
 
 class _IndexEntry(msgspec.Struct, frozen=True):
     partition: list[Any]
-    bucket: int
+    bucket: NonNegative
     fileName: str
-    fileSize: int
-    deletedRows: int
+    fileSize: NonNegative
+    deletedRows: NonNegative
     dataFiles: list[str] = []
 
 
@@ -180,7 +190,8 @@ def decode_index_manifest(data: bytes, path: str) -> list[IndexFileEntry]:
     out = []
     for e in decode_binary(data, list[_IndexEntry], path):
         out.append(IndexFileEntry(0, tuple(e.partition), e.bucket, INDEX_TYPE, e.fileName, e.fileSize,
-                                  e.deletedRows, tuple(VectorRange(n, -1, -1, None) for n in e.dataFiles)))
+                                  e.deletedRows, tuple(VectorRange(n, 0, 0, None) for n in e.dataFiles)))
+    index_manifest.check_entries(out, path, (INDEX_TYPE,))
     return out
 
 

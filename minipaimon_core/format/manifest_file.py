@@ -6,17 +6,15 @@ Java engine writes them (schema: :data:`ENTRY_SCHEMA`, the 2.x layout, which Pai
 pypaimon and paimon-rust all read). Partition, min/max key and stats values are
 ``BinaryRow`` bytes (:mod:`.binary_row`) typed by :class:`RowTypes`.
 
-The engine works on the structs below, whose row values are decoded into the *stats
-domain* (:mod:`minipaimon_core.stats`). Decoding Avro records and their rows in Python
+The engine works on the structs of :mod:`.data_file_meta`, whose row values are decoded
+into the *stats domain* (:mod:`minipaimon_core.stats`). Decoding Avro records and their rows in Python
 costs ~20 us an entry, so a file minipaimon writes also carries its entries as a compact
 msgpack payload in the container's header (``minipaimon.entries``, base64 text: every Avro
 reader keeps header metadata, Paimon's ignore it); minipaimon reads that payload (~1.5 us an
 entry) and falls back to the records for files other writers wrote. Both come from the same
 structs in :func:`encode`, and the manifest list's digest of the whole file covers both.
-
-The structs are frozen, hold sequences as tuples and are not tracked by the garbage
-collector (``gc=False``): a plan holding 100k decoded entries costs the collector nothing.
-Build them with tuples too: a list field would compare unequal to the decoded tuple.
+Either way the decoded entries are checked (:func:`check_entries`, and the ranges of the
+structs): a manifest is untrusted input.
 """
 
 from __future__ import annotations
@@ -32,69 +30,22 @@ import msgspec
 import zstandard
 
 from ..errors import CorruptMetadataError, UnsupportedFeatureError
-from ..kinds import EntryKind
 from . import avro, binary_row
 from .avro import optional, required
+from .data_file_meta import (
+    ADD,
+    DELETE,
+    FILE_SOURCE_APPEND,
+    FILE_SOURCE_COMPACT,
+    MAX_SEQUENCE,
+    DataFileMeta,
+    ManifestEntry,
+    SimpleStats,
+)
+from .file_names import check_data_file_names, is_file_name
 
-ADD, DELETE = EntryKind.ADD, EntryKind.DELETE  # the kinds of ManifestEntry.kind
-FILE_SOURCE_APPEND = 0
-FILE_SOURCE_COMPACT = 1
 VERSION = 2  # the _VERSION of entries Paimon 0.9 .. 2.x write and read
 PAYLOAD_KEY = "minipaimon.entries"
-
-
-class SimpleStats(msgspec.Struct, frozen=True, gc=False):
-    """Per-column min, max and null count, in the order of the file's schema fields.
-
-    A None min/max means "unknown" (nested types, NaN-bearing floats, long strings, columns
-    another writer kept no stats for); a None null count likewise."""
-
-    minValues: tuple[Any, ...]
-    maxValues: tuple[Any, ...]
-    nullCounts: tuple[int | None, ...]
-
-
-class DataFileMeta(msgspec.Struct, frozen=True, gc=False):
-    """One data (or changelog) file of a bucket, as Paimon's ``DataFileMeta``.
-
-    ``minKey`` / ``maxKey``: the first and last key of a primary-key file (the primary key
-    without the partition columns, Paimon's trimmed key); () for append files. Sequence
-    numbers are the rows' own (``_SEQUENCE_NUMBER``); ``sequenceOffset`` is only non-zero
-    for files of tables in minipaimon's earlier format, whose rows hold writer-local
-    numbers (:mod:`minipaimon_core.format.legacy`)."""
-
-    fileName: str
-    fileSize: int
-    rowCount: int
-    minKey: tuple[Any, ...]
-    maxKey: tuple[Any, ...]
-    valueStats: SimpleStats
-    minSequenceNumber: int
-    maxSequenceNumber: int
-    schemaId: int
-    level: int
-    creationTime: int  # epoch milliseconds (Paimon: the writer's local wall clock)
-    # Retraction (-U/-D) rows; None when the writer did not count them.
-    deleteRowCount: int | None = 0
-    fileSource: int | None = FILE_SOURCE_APPEND
-    sequenceOffset: int = 0
-    embeddedIndex: bytes | None = None
-    extraFiles: tuple[str, ...] = ()
-
-
-class ManifestEntry(msgspec.Struct, frozen=True, gc=False):
-    """ADD or DELETE of one file in one (partition, bucket)."""
-
-    kind: int
-    partition: tuple[Any, ...]
-    bucket: int
-    totalBuckets: int
-    file: DataFileMeta
-
-    @property
-    def identifier(self) -> tuple[tuple[Any, ...], int, int, str]:
-        """What makes two entries name the same file: partition, bucket, level, name."""
-        return (tuple(self.partition), self.bucket, self.file.level, self.file.fileName)
 
 
 class RowTypes:
@@ -328,11 +279,27 @@ def decode_payload(text: str, path: str) -> list[ManifestEntry]:
 
 def decode(data: bytes, path: str, types: RowTypes) -> list[ManifestEntry]:
     """The entries of a manifest file. Raises CorruptMetadataError (damaged file, unknown
-    version) or UnsupportedFeatureError (a Paimon feature minipaimon does not read)."""
+    version, a value out of its range, a file name that is not a plain data file name) or
+    UnsupportedFeatureError (a Paimon feature minipaimon does not read)."""
+    return decode_with_names(data, path, types)[0]
+
+
+def decode_with_names(data: bytes, path: str, types: RowTypes) -> tuple[list[ManifestEntry], list[str]]:
+    """:func:`decode`, and the entries' file names (in order; the names checked)."""
     payload = avro.read_header(data, path).get(PAYLOAD_KEY)
     if payload is not None:  # minipaimon's own file: its records are not decoded
-        return decode_payload(payload, path)
-    return [_entry(r, path, types) for r in avro.read_container(data, path).records]
+        entries = decode_payload(payload, path)
+    else:
+        entries = [_entry(r, path, types) for r in avro.read_container(data, path).records]
+    return entries, check_entries(entries, path)
+
+
+def check_entries(entries: Sequence[ManifestEntry], path: str) -> list[str]:
+    """What the struct types cannot say of decoded ``entries``: file names are plain data
+    file names (vectorised). Returns the names; raises CorruptMetadataError naming ``path``."""
+    names = [e.file.fileName for e in entries]
+    check_data_file_names(names, path)
+    return names
 
 
 def decode_stats(record: dict[str, Any] | None, names: Sequence[str], types: Sequence[str],
@@ -367,9 +334,36 @@ def _is_empty_row(data: bytes) -> bool:
     return len(data) >= 4 and int.from_bytes(data[:4], "big", signed=True) == 0
 
 
+def _check_record(r: dict[str, Any], path: str) -> None:
+    """The ranges of :class:`ManifestEntry` / :class:`DataFileMeta` on an Avro record."""
+    f = r["_FILE"]
+    bad = [name for name, value, ok in (
+        ("_KIND", r["_KIND"], r["_KIND"] in (ADD, DELETE)),
+        ("_BUCKET", r["_BUCKET"], r["_BUCKET"] >= 0),
+        ("_FILE_SIZE", f["_FILE_SIZE"], f["_FILE_SIZE"] >= 0),
+        ("_ROW_COUNT", f["_ROW_COUNT"], f["_ROW_COUNT"] >= 0),
+        ("_MIN_SEQUENCE_NUMBER", f["_MIN_SEQUENCE_NUMBER"], 0 <= f["_MIN_SEQUENCE_NUMBER"] < MAX_SEQUENCE),
+        ("_MAX_SEQUENCE_NUMBER", f["_MAX_SEQUENCE_NUMBER"], 0 <= f["_MAX_SEQUENCE_NUMBER"] < MAX_SEQUENCE),
+        ("_SCHEMA_ID", f["_SCHEMA_ID"], f["_SCHEMA_ID"] >= 0),
+        ("_LEVEL", f["_LEVEL"], f["_LEVEL"] >= 0),
+        ("_DELETE_ROW_COUNT", f.get("_DELETE_ROW_COUNT"), (f.get("_DELETE_ROW_COUNT") or 0) >= 0),
+        ("_FILE_SOURCE", f.get("_FILE_SOURCE"), f.get("_FILE_SOURCE") in (None, FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT)),
+        ("_EXTRA_FILES", f.get("_EXTRA_FILES"), all(map(is_file_name, f.get("_EXTRA_FILES") or ()))),
+    ) if not ok]
+    if bad:
+        raise CorruptMetadataError(
+            f"{path}: file {f['_FILE_NAME']!r} has {bad[0]} = {_describe(r, f, bad[0])}, outside its range: "
+            "the manifest is damaged or was written by a broken writer; restore it or roll the table back")
+
+
+def _describe(r: dict[str, Any], f: dict[str, Any], field: str) -> str:
+    return repr(r[field] if field in r else f.get(field))
+
+
 def _entry(r: dict[str, Any], path: str, types: RowTypes) -> ManifestEntry:
     if r.get("_VERSION") != VERSION:
         raise CorruptMetadataError(f"{path}: manifest entry version {r.get('_VERSION')} (expected {VERSION})")
+    _check_record(r, path)
     f = r["_FILE"]
     for field, feature in (("_EXTERNAL_PATH", "data-file.external-paths"),
                            ("_WRITE_COLS", "data-evolution (files of some columns)")):
@@ -395,5 +389,6 @@ def _entry(r: dict[str, Any], path: str, types: RowTypes) -> ManifestEntry:
                          r["_BUCKET"], r["_TOTAL_BUCKETS"], meta)
 
 
-__all__ = ["ADD", "DELETE", "ENTRY_SCHEMA", "FILE_SOURCE_APPEND", "FILE_SOURCE_COMPACT",
-           "DataFileMeta", "ManifestEntry", "RowTypes", "SimpleStats", "decode", "encode"]
+__all__ = ["ADD", "DELETE", "ENTRY_SCHEMA", "FILE_SOURCE_APPEND", "FILE_SOURCE_COMPACT", "MAX_SEQUENCE",
+           "DataFileMeta", "ManifestEntry", "RowTypes", "SimpleStats", "check_entries", "decode",
+           "decode_with_names", "encode"]

@@ -17,8 +17,10 @@ from typing import Any
 import msgspec
 
 from ..errors import CorruptMetadataError
+from ..layout import check_file_name
 from . import avro
 from .avro import optional, required
+from .data_file_meta import NonNegative
 from .manifest_file import SimpleStats, decode_stats, encode_stats
 
 VERSION = 2
@@ -40,16 +42,16 @@ class ManifestFileMeta(msgspec.Struct, frozen=True, gc=False):
     """Summary of one manifest file, as stored in a manifest list. Bucket and level ranges
     are None in lists of writers before Paimon 1.0."""
 
-    fileName: str
-    fileSize: int
-    numAddedFiles: int
-    numDeletedFiles: int
+    fileName: str  # a manifest-* name (check_metas)
+    fileSize: NonNegative
+    numAddedFiles: NonNegative
+    numDeletedFiles: NonNegative
     partitionStats: SimpleStats
-    minBucket: int | None
-    maxBucket: int | None
-    minLevel: int | None
-    maxLevel: int | None
-    schemaId: int
+    minBucket: NonNegative | None
+    maxBucket: NonNegative | None
+    minLevel: NonNegative | None
+    maxLevel: NonNegative | None
+    schemaId: NonNegative
     # xxhash64 (unsigned) of the whole manifest file; None from other writers.
     fileDigest: int | None = None
     # Written by a full manifest rewrite: its entries are sorted by partition and, with the
@@ -81,11 +83,13 @@ def encode(metas: Sequence[ManifestFileMeta], partition_names: Sequence[str],
 
 def decode(data: bytes, path: str, partition_names: Sequence[str],
            partition_types: Sequence[str]) -> list[ManifestFileMeta]:
-    """The manifest metas of a manifest list. Raises CorruptMetadataError."""
+    """The manifest metas of a manifest list. Raises CorruptMetadataError (damaged, a value
+    out of its range, a name that is not a plain manifest name)."""
     out = []
     for r in avro.read_container(data, path).records:
         if r.get("_VERSION") != VERSION:
             raise CorruptMetadataError(f"{path}: manifest list version {r.get('_VERSION')} (expected {VERSION})")
+        _check_ranges(r, path)
         out.append(ManifestFileMeta(
             fileName=r["_FILE_NAME"], fileSize=r["_FILE_SIZE"], numAddedFiles=r["_NUM_ADDED_FILES"],
             numDeletedFiles=r["_NUM_DELETED_FILES"],
@@ -94,7 +98,29 @@ def decode(data: bytes, path: str, partition_names: Sequence[str],
             minLevel=r.get("_MIN_LEVEL"), maxLevel=r.get("_MAX_LEVEL"), schemaId=r["_SCHEMA_ID"],
             fileDigest=_unsigned(r.get("_MINIPAIMON_DIGEST")),
             clustered=bool(r.get("_MINIPAIMON_CLUSTERED"))))
+    check_metas(out, path)
     return out
 
 
-__all__ = ["ManifestFileMeta", "SCHEMA", "decode", "encode"]
+_NON_NEGATIVE = ("_FILE_SIZE", "_NUM_ADDED_FILES", "_NUM_DELETED_FILES", "_SCHEMA_ID", "_MIN_BUCKET",
+                 "_MAX_BUCKET", "_MIN_LEVEL", "_MAX_LEVEL")
+
+
+def _check_ranges(r: dict[str, Any], path: str) -> None:
+    """The ranges of :class:`ManifestFileMeta` on an Avro record (null where optional)."""
+    for field in _NON_NEGATIVE:
+        value = r.get(field)
+        if value is not None and value < 0:
+            raise CorruptMetadataError(
+                f"{path}: manifest {r.get('_FILE_NAME')!r} has {field} = {value}, which cannot be "
+                "negative: the manifest list is damaged; restore it or roll the table back")
+
+
+def check_metas(metas: Sequence[ManifestFileMeta], path: str) -> None:
+    """Every meta of a decoded manifest list names a manifest by a plain ``manifest-*``
+    name. Raises CorruptMetadataError naming ``path``."""
+    for m in metas:
+        check_file_name("manifest", m.fileName, path)
+
+
+__all__ = ["ManifestFileMeta", "SCHEMA", "check_metas", "decode", "encode"]

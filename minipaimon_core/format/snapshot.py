@@ -13,18 +13,27 @@ writes them. minipaimon adds members Paimon's readers ignore (see docs/format.md
 * ``minipaimonReplayable``: true when the commit user may replay its identifiers (a fixed
   user): expiration records its last identifier (:mod:`minipaimon_core.commit_dedupe`);
 * ``checksum``: of the file itself (:mod:`.json_file`).
+
+A decoded snapshot (or tag) is checked (:func:`checked`): Paimon's versions and commit kinds,
+plain ``manifest-list-*`` / ``index-manifest-*`` names, no negative count or size, and a
+``nextSequenceNumber`` only from a file minipaimon checksummed (another writer's is not
+trusted: the next number is then computed from the files, as for Paimon's snapshots).
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from ..errors import CorruptMetadataError, UnsupportedFeatureError
 from ..kinds import CommitKind
+from ..layout import check_file_name
 from . import json_file
+from .data_file_meta import MAX_SEQUENCE
 
 VERSION = 3
 APPEND, COMPACT, OVERWRITE = CommitKind  # the values of Snapshot.commitKind
 ANALYZE = "ANALYZE"  # Paimon's statistics-only commit: no file changes
+COMMIT_KINDS = (APPEND, COMPACT, OVERWRITE, ANALYZE)  # Paimon's CommitKind
 
 
 class Digests(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -79,8 +88,49 @@ def encode(snapshot: Snapshot) -> bytes:
 
 
 def decode(data: bytes, path: str) -> Snapshot:
-    """Raises CorruptMetadataError for a damaged file or one that is not a snapshot."""
-    return json_file.decode(data, Snapshot, path)
+    """Raises CorruptMetadataError for a damaged file, one that is not a snapshot or holds a
+    value out of its range (:func:`checked`), UnsupportedFeatureError for a newer version."""
+    snap, checksummed = json_file.decode_checked(data, Snapshot, path)
+    if not checksummed and snap.nextSequenceNumber is not None:
+        snap = msgspec.structs.replace(snap, nextSequenceNumber=None)  # not ours: not trusted
+    return checked(snap, path)
 
 
-__all__ = ["ANALYZE", "APPEND", "COMPACT", "OVERWRITE", "Digests", "Snapshot", "VERSION", "decode", "encode"]
+def checked(snap: Snapshot, path: str) -> Snapshot:
+    """``snap`` (decoded from ``path``) if its values are in range, else CorruptMetadataError
+    naming the member (UnsupportedFeatureError for a version newer than Paimon's 3)."""
+    if snap.version > VERSION:
+        raise UnsupportedFeatureError(
+            f"{path}: snapshot format version {snap.version} is newer than the version {VERSION} "
+            "minipaimon reads")
+    bad = [(member, value) for member, value, ok in (
+        ("version", snap.version, snap.version >= 1),
+        ("id", snap.id, snap.id >= 1),
+        ("schemaId", snap.schemaId, snap.schemaId >= 0),
+        ("commitKind", snap.commitKind, snap.commitKind in COMMIT_KINDS),
+        ("totalRecordCount", snap.totalRecordCount, snap.totalRecordCount >= 0),
+        ("changelogRecordCount", snap.changelogRecordCount, (snap.changelogRecordCount or 0) >= 0),
+        ("nextSequenceNumber", snap.nextSequenceNumber,
+         snap.nextSequenceNumber is None or 0 <= snap.nextSequenceNumber <= MAX_SEQUENCE),
+        *((member, size, size is None or size >= 0) for member, size in (
+            ("baseManifestListSize", snap.baseManifestListSize),
+            ("deltaManifestListSize", snap.deltaManifestListSize),
+            ("changelogManifestListSize", snap.changelogManifestListSize))),
+    ) if not ok]
+    if bad:
+        member, value = bad[0]
+        raise CorruptMetadataError(
+            f"{path}: {member} = {value!r} is not a valid value (commit kinds: "
+            f"{', '.join(COMMIT_KINDS)}; counts, sizes and ids are not negative): the snapshot "
+            "is damaged or was written by a broken writer; restore it or roll the table back")
+    check_file_name("manifest-list", snap.baseManifestList, path)
+    check_file_name("manifest-list", snap.deltaManifestList, path)
+    if snap.changelogManifestList is not None:
+        check_file_name("manifest-list", snap.changelogManifestList, path)
+    if snap.indexManifest is not None:
+        check_file_name("index-manifest", snap.indexManifest, path)
+    return snap
+
+
+__all__ = ["ANALYZE", "APPEND", "COMMIT_KINDS", "COMPACT", "OVERWRITE", "Digests", "Snapshot", "VERSION",
+           "checked", "decode", "encode"]

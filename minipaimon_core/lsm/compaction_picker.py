@@ -86,7 +86,7 @@ class PickerOptions:
         ]
         for key, value, minimum in checks:
             if value < minimum:
-                raise UnsupportedOptionError(f"option {key!r} must be >= {minimum}, got {value}")
+                raise UnsupportedOptionError(f"option {key!r} must be >= {minimum}")
 
     def for_levels(self, deepest: int) -> PickerOptions:
         """These options for a bucket whose deepest file is at level ``deepest``: Paimon

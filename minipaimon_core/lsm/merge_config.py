@@ -72,14 +72,14 @@ class MergeConfig:
             raise InvalidArgumentError("a merge needs at least one primary-key column")
         if self.engine not in ENGINES:
             raise UnsupportedOptionError(
-                f"option 'merge-engine' = {self.engine!r} is unknown; use one of {ENGINES}")
+                f"option 'merge-engine' has an unknown value; use one of {ENGINES}")
         for name, fn in [*self.aggregate_functions.items(),
                          ("default", self.default_aggregate_function)]:
             if fn not in AGGREGATE_FUNCTIONS or fn in _ALIASES:
                 key = ("fields.default-aggregate-function" if name == "default"
                        else f"fields.{name}.aggregate-function")
                 raise UnsupportedOptionError(
-                    f"option {key!r} = {fn!r} is unknown; use one of {sorted(AGGREGATE_FUNCTIONS)}")
+                    f"option {key!r} has an unknown value; use one of {sorted(AGGREGATE_FUNCTIONS)}")
         if self.engine == "partial-update":
             self._check_partial_update()
 
@@ -155,7 +155,7 @@ class MergeConfig:
         seq = (options.get("sequence.field") or "").strip() or None
         if seq is not None and "," in seq:
             raise UnsupportedOptionError(
-                f"option 'sequence.field' = {seq!r}: only one sequence field is supported")
+                "option 'sequence.field': only one sequence field is supported")
         default = typed["fields.default-aggregate-function"]
         engine = typed["merge-engine"]
         if engine == "partial-update" and "fields.default-aggregate-function" in options:

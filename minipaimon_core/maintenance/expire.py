@@ -19,7 +19,8 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
               SnapshotExpiredError; the id stays taken, so a commit still based on E-1..
               cannot land in it), then delete it; EARLIEST := end; delete markers older
               than TOMBSTONE_RETAINED_MS (1 h)
- 4. tags      read the tags now, so a tag created before step 3 is seen
+ 4. tags      read the tags now, so a tag created before step 3 is seen (and once before
+              step 2: a damaged tag fails the expiration before anything changed)
  5. files     delete data files, changelog files, then manifests and manifest lists, then
               index manifests and deletion-vector index files, keeping every file of
               snapshot ``end`` and of every tag
@@ -145,6 +146,8 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
     producer = opts["changelog-producer"] != "none"
     try:
         plan = _plan(files, begin, end, keep_changelog, producer)
+        if plan is not None:
+            _pinned(files, plan[1], end)  # damaged tags fail here, before anything changed
     except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
         if files.snapshots.try_get(begin) is None:
             return ExpireResult()  # another expirer got there first (it may have gone past end)

@@ -27,7 +27,7 @@ from ..fileio import FileIO
 from ..format.manifest_file import ManifestEntry
 from ..format.snapshot import Snapshot
 from ..layout import TableLayout
-from ..manifest_io import ManifestIO, merge_entries
+from ..manifest_io import ManifestIO, live_adds
 from ..partition import PartitionSpec
 from ..schema import TableSchema
 from ..snapshot_manager import SnapshotManager
@@ -124,8 +124,11 @@ class TableFiles:
         return paths
 
     def live_paths(self, snap: Snapshot) -> set[str]:
-        """Paths of the data files of ``snap`` and their extra files (file indexes)."""
-        adds, _ = merge_entries(self.manifests.entries_of(self.manifests.data_manifests(snap)))
+        """Paths of the data files of ``snap`` and their extra files (file indexes): exactly
+        what a full read of it opens."""
+        metas = self.manifests.data_manifests(snap)
+        adds = live_adds(self.manifests.entries_of(metas), f"snapshot {snap.id} of {self.layout.root}",
+                         self.manifests.names_of(metas))
         return {p for e in adds for p in self.entry_paths(e)}
 
     def changelog_paths(self, snap: Snapshot) -> set[str]:

@@ -30,7 +30,7 @@ from ..format import snapshot as snapshot_codec
 from ..format.snapshot import VERSION as SNAPSHOT_VERSION
 from ..format.snapshot import Digests
 from ..kinds import CommitKind
-from ..manifest_io import merge_entries
+from ..manifest_io import live_adds
 from ..manifest_merge import write_sorted
 from ..sequence import next_sequence
 
@@ -59,7 +59,7 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
         if latest is None:
             return RewriteResult(None, 0, 0)
         before = mio.data_manifests(latest)
-        adds, _ = merge_entries(mio.entries_of(before))
+        adds = live_adds(mio.entries_of(before), f"snapshot {latest.id} of {ctx.path}")
         written: list[str] = []
         try:
             metas = write_sorted(mio, adds, options["manifest.target-file-size"], ctx.schema.id,

@@ -8,7 +8,9 @@ longer referenced. Rolling back to a tag whose snapshot has expired restores the
 
 ```
  1. plan      files used by the snapshots and tags to remove, minus files used by every
-              snapshot kept (earliest..T) and every tag kept
+              snapshot kept (earliest..T) and every tag kept; a snapshot or tag to remove
+              whose metadata cannot be read (damaged, or naming paths outside the table)
+              is removed without deleting any file of it (orphan cleanup collects them)
  2. restore   (tag whose snapshot expired) write snapshot-<T> from the tag, where it is
               absent or an expiration tombstone
  3. snapshots delete snapshot-L, snapshot-L-1, ..., snapshot-(T+1): after each step the
@@ -28,10 +30,11 @@ a streaming reader past T waits for the new snapshot T+1, ...
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from ..changelog_manager import ChangelogManager
-from ..errors import InvalidArgumentError
+from ..errors import CorruptMetadataError, InvalidArgumentError
 from ..tags import TagManager
 from .files import TableFiles
 
@@ -52,6 +55,8 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
     Raises:
         InvalidArgumentError: neither or both given, or a tag newer than the latest snapshot.
         SnapshotExpiredError / SnapshotNotFoundError: no such snapshot or tag.
+        CorruptMetadataError: the metadata of the target, of a snapshot or tag kept, or a
+            tag file is damaged (nothing is changed then).
     """
     if (snapshot_id is None) == (tag is None):
         raise InvalidArgumentError("rollback_to needs exactly one of snapshot_id or tag")
@@ -79,12 +84,17 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
     tags = files.tags()
     doomed_tags = sorted(n for n, s in tags.items() if s.id > target.id)
     drop = files.collector()
+    # A snapshot or tag to remove whose metadata cannot be read adds no file: what only it
+    # used is left to orphan cleanup (which deletes only files it lists inside the table),
+    # so a damaged or hostile snapshot can be rolled back.
     for sid in removing:
-        snap = snapshots.try_get(sid)
-        if snap is not None:
-            drop.add(snap)
+        with contextlib.suppress(CorruptMetadataError):
+            snap = snapshots.try_get(sid)
+            if snap is not None:
+                drop.add(snap)
     for name in doomed_tags:
-        drop.add(tags[name])
+        with contextlib.suppress(CorruptMetadataError):
+            drop.add(tags[name])
     keep = files.collector()
     keep.add(target)
     if not restore and earliest is not None:
