@@ -33,8 +33,7 @@ IGNORED = frozenset({
     "lookup.cache-max-disk-size", "lookup.cache-max-memory-size", "lookup.cache-file-retention",
     "lookup-wait", "lookup.local-file-type", "changelog-producer.row-deduplicate",
     "full-compaction.delta-commits", "compaction.optimization-interval", "commit.force-compact",
-    "commit.user-prefix", "dynamic-bucket.target-row-num", "dynamic-bucket.initial-buckets",
-    "file-index.read.enabled", "streaming-read-mode", "continuous.discovery-interval",
+    "commit.user-prefix", "dynamic-bucket.assigner-parallelism", "file-index.read.enabled", "streaming-read-mode", "continuous.discovery-interval",
     "scan.bounded.watermark", "sink.watermark-time-zone", "num-sorted-run.compaction-trigger",
 })
 
@@ -103,15 +102,11 @@ def check_migrated(schema: TableSchema, path: str) -> None:
 
 def check_writable(schema: TableSchema, path: str) -> None:
     """Raises UnsupportedFeatureError if minipaimon cannot write the table as Paimon would:
-    an unreadable feature, the earlier minipaimon format, dynamic-bucket primary keys, or
-    an option minipaimon does not know."""
+    an unreadable feature, the earlier minipaimon format, or an option minipaimon does not
+    know. (Dynamic-bucket primary-key tables, ``bucket`` = -1, are written: see
+    :mod:`minipaimon_core.dynamic`.)"""
     check_migrated(schema, path)
     check_readable(schema, path)
-    if schema.primaryKeys and schema.options.get("bucket", "1").strip() == "-1":
-        raise UnsupportedFeatureError(
-            f"{path} is a dynamic-bucket primary-key table ('bucket' = -1): minipaimon reads "
-            "it but does not write it; write it with Paimon's engines, or copy it into a "
-            "table with fixed buckets")
     unknown = sorted(k for k in schema.options
                      if k not in KNOWN and k not in IGNORED and field_option(k) is None)
     if unknown:

@@ -79,11 +79,3 @@ def test_options_that_change_nothing_minipaimon_does_are_ignored(tmp_path: Path)
     table = mp.open_table(path)
     table.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
     assert table.to_arrow().num_rows == 3
-
-
-def test_a_dynamic_bucket_primary_key_table_is_read_not_written(tmp_path: Path) -> None:
-    path = table_with_options(tmp_path / "t", {"bucket": "-1"})
-    table = mp.open_table(path)
-    assert table.to_arrow().sort_by("id").equals(DATA)
-    with pytest.raises(UnsupportedFeatureError, match="dynamic-bucket"):
-        table.write(DATA)

@@ -1,0 +1,167 @@
+"""Assigning keys to dynamic buckets (``HASH_DYNAMIC``), as Paimon's ``HashBucketAssigner``.
+
+Per partition the writer holds the partition's index as of the snapshot it started on
+(:class:`PartitionIndex`: every key hash and its bucket, sorted, and the number of hashes
+per bucket). A row whose key hash is there goes to that bucket; the hashes new to the
+partition, in the order they first arrive, fill buckets by :func:`fill`:
+
+* a key's lane is ``abs(hash % n)`` with ``n`` = ``dynamic-bucket.initial-buckets``
+  (default 1); lane ``a`` owns the buckets ``b`` with ``b % n == a``, as Paimon's ``n``
+  assigners each own theirs, so a new partition starts with ``n`` buckets;
+* within a lane, new keys go to the lowest own bucket holding fewer than
+  ``dynamic-bucket.target-row-num`` hashes, then to new buckets (the lowest unused own ids),
+  ``target`` keys each;
+* bucket ids stay below 32767 (Java's ``Short.MAX_VALUE``): a key that would need another
+  is an :class:`InvalidArgumentError` (raise the target).
+
+Everything is NumPy over whole batches: hashes are looked up with ``searchsorted`` in the
+sorted index, new hashes found with ``np.unique``, buckets filled by cumulative capacity.
+Memory: 8 bytes per key of each partition the writer touches (int32 hash, int32 bucket).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+
+MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
+
+
+@dataclass
+class PartitionIndex:
+    """The key hashes of one partition: ``hashes`` sorted and distinct (int32), ``buckets``
+    the bucket of each (int32), ``counts`` the hashes each bucket's index holds."""
+
+    hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    buckets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    counts: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, files: dict[int, np.ndarray]) -> PartitionIndex:
+        """The index of a partition whose buckets' index files hold ``files`` (bucket ->
+        hashes). A hash in two buckets (an index damaged by concurrent writers of another
+        engine) maps to the lowest."""
+        if not files:
+            return cls()
+        order = sorted(files)
+        hashes = np.concatenate([files[b] for b in order]).astype(np.int32)
+        buckets = np.concatenate([np.full(len(files[b]), b, np.int32) for b in order])
+        sort = np.lexsort((buckets, hashes))
+        hashes, buckets = hashes[sort], buckets[sort]
+        first = np.ones(len(hashes), dtype=bool)
+        first[1:] = hashes[1:] != hashes[:-1]
+        return cls(hashes[first], buckets[first], {b: len(files[b]) for b in order})
+
+    def lookup(self, hashes: np.ndarray) -> np.ndarray:
+        """The bucket of each hash (int32), -1 where the partition does not have it."""
+        if not len(self.hashes):
+            return np.full(len(hashes), -1, np.int32)
+        at = np.searchsorted(self.hashes, hashes)
+        at_clipped = np.minimum(at, len(self.hashes) - 1)
+        found = self.hashes[at_clipped] == hashes
+        return np.where(found, self.buckets[at_clipped], -1).astype(np.int32)
+
+    def add(self, hashes: np.ndarray, buckets: np.ndarray) -> None:
+        """Record new ``hashes`` (distinct, none in the index yet) in ``buckets``."""
+        if not len(hashes):
+            return
+        order = np.argsort(hashes, kind="stable")
+        hashes, buckets = hashes[order], buckets[order]
+        at = np.searchsorted(self.hashes, hashes)
+        self.hashes = np.insert(self.hashes, at, hashes)
+        self.buckets = np.insert(self.buckets, at, buckets)
+        ids, counts = np.unique(buckets, return_counts=True)
+        for b, c in zip(ids.tolist(), counts.tolist()):
+            self.counts[b] = self.counts.get(b, 0) + c
+
+
+def lanes_of(hashes: np.ndarray, lanes: int) -> np.ndarray:
+    """The lane of each key hash: Java's ``Math.abs(hash % lanes)``."""
+    return np.abs(np.fmod(hashes.astype(np.int64), lanes)).astype(np.int64)
+
+
+def fill(counts: dict[int, int], lanes: np.ndarray, num_lanes: int, target: int,
+         where: str = "") -> np.ndarray:
+    """Buckets for new keys arriving in order with lanes ``lanes`` (int64) into a partition
+    whose buckets hold ``counts`` keys (updated in place). Pure but for ``counts``.
+
+    Raises InvalidArgumentError if a key needs a bucket id past :data:`MAX_BUCKETS`
+    (``where`` names the partition in the message)."""
+    out = np.empty(len(lanes), dtype=np.int32)
+    for lane in np.unique(lanes).tolist():
+        mine = np.flatnonzero(lanes == lane)
+        own = sorted(b for b in counts if b % num_lanes == lane)
+        open_ = [b for b in own if counts[b] < target]
+        room = np.array([target - counts[b] for b in open_], dtype=np.int64)
+        cum = np.cumsum(room)
+        total = int(cum[-1]) if len(cum) else 0
+        k = len(mine)
+        buckets = np.empty(k, dtype=np.int32)
+        in_open = min(k, total)
+        if in_open:
+            buckets[:in_open] = np.asarray(open_, np.int32)[np.searchsorted(cum, np.arange(in_open), side="right")]
+        rest = k - in_open
+        if rest:
+            needed = -(-rest // target)
+            taken = set(own)
+            fresh: list[int] = []
+            b = lane
+            while len(fresh) < needed:
+                if b >= MAX_BUCKETS:
+                    raise InvalidArgumentError(
+                        f"the write needs more than {MAX_BUCKETS} buckets in {where or 'a partition'}"
+                        f" of a dynamic-bucket table (at most {target} keys each, "
+                        "'dynamic-bucket.target-row-num'); raise that option")
+                if b not in taken:
+                    fresh.append(b)
+                b += num_lanes
+            buckets[in_open:] = np.asarray(fresh, np.int32)[np.arange(rest) // target]
+        ids, added = np.unique(buckets, return_counts=True)
+        for b, c in zip(ids.tolist(), added.tolist()):
+            counts[b] = counts.get(b, 0) + c
+        out[mine] = buckets
+    return out
+
+
+def new_in_order(hashes: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """The distinct hashes of ``hashes`` where ``known`` is False, in order of first arrival."""
+    new = hashes[~known]
+    if not len(new):
+        return new
+    distinct, first = np.unique(new, return_index=True)
+    return distinct[np.argsort(first, kind="stable")]
+
+
+class HashAssigner:
+    """Buckets of rows of one writer (see the module docs). ``load(partition)`` gives the
+    partition's index files (bucket -> hashes) as of the writer's start, or {} when the
+    write replaces the partition (an overwrite)."""
+
+    def __init__(self, load: Any, target: int, lanes: int) -> None:
+        self._load = load
+        self._target = target
+        self._lanes = lanes
+        self._partitions: dict[tuple[Any, ...], PartitionIndex] = {}
+
+    def assign(self, partition: tuple[Any, ...], hashes: np.ndarray, where: str = "") -> np.ndarray:
+        """The bucket of each row of ``partition`` whose key hashes are ``hashes`` (int32);
+        new keys are remembered. Raises InvalidArgumentError (no bucket left)."""
+        index = self._partitions.get(partition)
+        if index is None:
+            index = self._partitions[partition] = PartitionIndex.of(self._load(partition))
+        buckets = index.lookup(hashes)
+        known = buckets >= 0
+        if known.all():
+            return buckets
+        new = new_in_order(hashes, known)
+        counts = dict(index.counts)
+        assigned = fill(counts, lanes_of(new, self._lanes), self._lanes, self._target, where)
+        index.add(new, assigned)
+        return index.lookup(hashes)
+
+
+__all__ = ["MAX_BUCKETS", "HashAssigner", "PartitionIndex", "fill", "lanes_of", "new_in_order"]
