@@ -18,6 +18,7 @@ from minipaimon_core.dynamic.hash_index import HashIndexIO
 from minipaimon_core.errors import ConflictReason
 from minipaimon_core.schema import build_schema
 from minipaimon_core.sequence import start_of
+from tests.helpers import check_hash_index, key_places
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()),
                     pa.field("dt", pa.string(), nullable=False)])
@@ -44,32 +45,12 @@ def index_of(t: mp.Table, snap: mp.Snapshot | None = None) -> dict[tuple[tuple, 
 
 def buckets_of(t: mp.Table) -> dict[tuple[str, int], int]:
     """(dt, id) -> the bucket whose files hold the key (each key in one bucket)."""
-    out: dict[tuple[str, int], int] = {}
-    for split in t.scan().plan():
-        for batch in t.read_split(split):
-            for r in batch.to_pylist():
-                key = (r["dt"], r["id"])
-                assert key not in out, f"key {key} read from buckets {out[key]} and {split.bucket}"
-                out[key] = split.bucket
-    return out
+    return {(key[1], key[0]): where[1] for key, where in key_places(t).items()}
 
 
 def hash_of(ids: list[int]) -> list[int]:
     """Paimon's hash of each key (the trimmed primary key: ``id``)."""
     return key_hashes(pa.table({"id": pa.array(ids, pa.int64())}), TABLE_SCHEMA).tolist()
-
-
-def check_index(t: mp.Table) -> None:
-    """Every live key's hash is in the index of its bucket, and no hash of a partition is in
-    two buckets' index files."""
-    index = index_of(t)
-    for (dt, key_id), bucket in buckets_of(t).items():
-        assert hash_of([key_id])[0] in index[((dt,), bucket)], (dt, key_id, bucket)
-    per_partition: dict[tuple, Counter] = {}
-    for (partition, _), hashes in index.items():
-        per_partition.setdefault(partition, Counter()).update(hashes)
-    for partition, counts in per_partition.items():
-        assert max(counts.values()) == 1, partition
 
 
 def test_a_primary_key_table_without_a_bucket_option_has_dynamic_buckets(tmp_path):
@@ -88,7 +69,7 @@ def test_a_primary_key_table_without_a_bucket_option_has_dynamic_buckets(tmp_pat
     index = index_of(t)
     assert {k: len(v) for k, v in index.items()} == {(("a",), 0): 3, (("a",), 1): 3, (("a",), 2): 3,
                                                     (("a",), 3): 1}
-    check_index(t)
+    check_hash_index(t)
 
 
 def test_partitions_have_their_own_buckets_and_deletes_keep_their_hash(tmp_path):
@@ -101,7 +82,7 @@ def test_partitions_have_their_own_buckets_and_deletes_keep_their_hash(tmp_path)
     assert hash_of([2])[0] in index[(("a",), 0)]  # as Java's index: a delete keeps the hash
     t.write(rows([2], "z"))  # so the key comes back to its bucket
     assert buckets_of(t)[("a", 2)] == 0
-    check_index(t)
+    check_hash_index(t)
 
 
 def test_initial_buckets_start_a_partition_with_that_many_buckets(tmp_path):
@@ -121,12 +102,12 @@ def test_compaction_deletion_vectors_and_changelog_keep_the_index(tmp_path):
         t.write(rows(list(range(i * 3, i * 3 + 6)), f"w{i}"))
     types = Counter(e.indexType for e in t.context().vectors.index_entries(t.latest_snapshot()))
     assert types["HASH"] == 5 and types["DELETION_VECTORS"] >= 1  # one index manifest holds both
-    check_index(t)
+    check_hash_index(t)
     t.compact(full=True)
     got = {r["id"]: r["v"] for r in t.to_arrow().to_pylist()}
     assert got == {i: f"w{min(i // 3, 4)}{i}" for i in range(18)}
     assert len(index_of(t)) == 5
-    check_index(t)
+    check_hash_index(t)
 
 
 def test_an_overwrite_replaces_the_index_of_what_it_replaces(tmp_path):
@@ -142,7 +123,7 @@ def test_an_overwrite_replaces_the_index_of_what_it_replaces(tmp_path):
     d.write(rows([7], dt="b"), mode="overwrite")
     assert {k: v for k, v in index_of(d).items() if k[0] == ("a",)} == kept
     assert [v for k, v in index_of(d).items() if k[0] == ("b",)] == [hash_of([7])]
-    check_index(d)
+    check_hash_index(d)
     d.write(pa.table({"id": pa.array([], pa.int64()), "v": pa.array([], pa.string()),
                       "dt": pa.array([], pa.string())}, schema=SCHEMA), mode="overwrite")
 
@@ -161,7 +142,7 @@ def test_expiration_orphans_and_rollback_keep_the_index_files_they_need(tmp_path
     assert index_of(t) == first
     t.write(rows([6], "again"))  # key 6 was in bucket 3 before the rollback: gone with it
     assert buckets_of(t)[("a", 6)] == 1 and len(buckets_of(t)) == 4
-    check_index(t)
+    check_hash_index(t)
     left = {p.name for p in (tmp_path / "t" / "index").iterdir()}
     used = {e.fileName for e in t.context().vectors.index_entries(t.latest_snapshot())} | \
         {e.fileName for e in t.context().vectors.index_entries(t.tag_snapshot("v1"))}
@@ -185,7 +166,7 @@ def test_two_writers_that_put_a_new_key_in_two_buckets_cannot_both_commit(tmp_pa
     # a writer that starts now sees the key where the first put it
     t.write(rows([11, 10], "late"))
     assert buckets_of(t) == {("a", 10): 0, ("a", 11): 1}
-    check_index(t)
+    check_hash_index(t)
 
 
 def test_writers_that_agree_commit_one_after_the_other(tmp_path):
@@ -198,7 +179,7 @@ def test_writers_that_agree_commit_one_after_the_other(tmp_path):
     t.new_commit("a").commit(ma, 1)
     t.new_commit("b").commit(mb, 1)
     assert {r["id"]: r["v"] for r in t.to_arrow().to_pylist()} == {1: "a1", 2: "b2", 3: "a3", 4: "b4"}
-    check_index(t)
+    check_hash_index(t)
 
 
 def test_writers_of_one_commit_that_disagree_are_reconciled(tmp_path):
@@ -217,7 +198,7 @@ def test_writers_of_one_commit_that_disagree_are_reconciled(tmp_path):
     assert where[("a", 7)] == 0 and len(where) == 4
     # task t numbers its row i base + i * 4096 + t: task 0's row of key 7 (its second) is later
     assert {r["id"]: r["v"] for r in t.to_arrow().to_pylist()}[7] == "t07"
-    check_index(t)
+    check_hash_index(t)
     on_disk = {p.name for p in (tmp_path / "t" / "dt=a").rglob("data-*")}
     live = {f.fileName for s in t.scan().plan() for f in s.files}
     assert on_disk == live and not written <= live  # the rewritten originals are gone
@@ -241,4 +222,4 @@ def test_row_level_changes_keep_each_key_in_its_bucket(tmp_path):
     assert after == {k: b for k, b in before.items() if k != ("a", 1)}
     assert sorted((r["id"], r["v"]) for r in t.to_arrow().to_pylist()) == \
         [(2, "x2"), (3, "u"), (4, "u"), (5, "u")]
-    check_index(t)
+    check_hash_index(t)
