@@ -74,8 +74,8 @@ SPILL = tempfile.mkdtemp(prefix="judge-java09-")  # the JVM's temp directory too
 _bootstrap()
 
 from pypaimon.py4j import Catalog, CommitMessage, Table  # noqa: E402
-from pypaimon.py4j.java_implementation import BatchWriteBuilder  # noqa: E402
 from pypaimon.py4j.java_gateway import get_gateway  # noqa: E402
+from pypaimon.py4j.java_implementation import BatchWriteBuilder  # noqa: E402
 
 
 def jvm() -> Any:
