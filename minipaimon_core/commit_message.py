@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from .dynamic.sets import distinct
 from .format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from .kinds import CommitKind, EntryKind
 
@@ -52,7 +53,7 @@ def placed_bytes(parts: Sequence[np.ndarray]) -> bytes:
     """:attr:`CommitMessage.keyHashes` of the hash arrays ``parts`` (b"" for none)."""
     if not parts:
         return b""
-    hashes = np.unique(np.concatenate(parts))
+    hashes = distinct(np.concatenate(parts))
     return hashes.astype(hashes.dtype.newbyteorder("<")).tobytes()
 
 

@@ -121,7 +121,7 @@ class KeyValueWriter:
         earlier batch placed there)."""
         if retracted is not None and len(retracted) and key in self._placed:
             held = np.concatenate(self._placed[key])
-            self._placed[key] = [held[~np.isin(held, retracted)]]
+            self._placed[key] = [held[~np.isin(held, retracted, kind="sort")]]
         if len(placed):
             self._placed.setdefault(key, []).append(placed)
 

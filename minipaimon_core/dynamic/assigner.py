@@ -15,7 +15,7 @@ partition, in the order they first arrive, fill buckets by :func:`fill`:
   is an :class:`InvalidArgumentError` (raise the target).
 
 Everything is NumPy over whole batches: hashes are looked up with ``searchsorted`` in the
-sorted index, new hashes found with ``np.unique``, buckets filled by cumulative capacity.
+sorted index, new hashes found by sorting (:mod:`.sets`), buckets filled by cumulative capacity.
 Memory: 8 bytes per key of each partition the writer touches (int32 hash, int32 bucket).
 """
 
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from .sets import first_arrivals, search, sort_with_positions
 
 MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
 
@@ -48,35 +49,36 @@ class PartitionIndex:
         if not files:
             return cls()
         order = sorted(files)
-        hashes = np.concatenate([files[b] for b in order]).astype(np.int32)
-        buckets = np.concatenate([np.full(len(files[b]), b, np.int32) for b in order])
-        sort = np.lexsort((buckets, hashes))
-        hashes, buckets = hashes[sort], buckets[sort]
+        # (hash, bucket) packed in an int64 and sorted: by hash, then the lowest bucket
+        packed = np.concatenate([(files[b].astype(np.int64) << np.int64(32)) | np.int64(b) for b in order])
+        packed.sort()
+        hashes = (packed >> np.int64(32)).astype(np.int32)
         first = np.ones(len(hashes), dtype=bool)
         first[1:] = hashes[1:] != hashes[:-1]
-        return cls(hashes[first], buckets[first], {b: len(files[b]) for b in order})
+        buckets = (packed[first] & np.int64(0xFFFFFFFF)).astype(np.int32)
+        return cls(hashes[first], buckets, {b: len(files[b]) for b in order})
 
     def lookup(self, hashes: np.ndarray) -> np.ndarray:
         """The bucket of each hash (int32), -1 where the partition does not have it."""
-        if not len(self.hashes):
-            return np.full(len(hashes), -1, np.int32)
-        at = np.searchsorted(self.hashes, hashes)
-        at_clipped = np.minimum(at, len(self.hashes) - 1)
-        found = self.hashes[at_clipped] == hashes
-        return np.where(found, self.buckets[at_clipped], -1).astype(np.int32)
+        at = search(self.hashes, hashes)
+        out = np.full(len(hashes), -1, dtype=np.int32)
+        hit = at >= 0
+        out[hit] = self.buckets[at[hit]]
+        return out
 
     def add(self, hashes: np.ndarray, buckets: np.ndarray) -> None:
         """Record new ``hashes`` (distinct, none in the index yet) in ``buckets``."""
         if not len(hashes):
             return
-        order = np.argsort(hashes, kind="stable")
-        hashes, buckets = hashes[order], buckets[order]
-        at = np.searchsorted(self.hashes, hashes)
-        self.hashes = np.insert(self.hashes, at, hashes)
-        self.buckets = np.insert(self.buckets, at, buckets)
-        ids, counts = np.unique(buckets, return_counts=True)
-        for b, c in zip(ids.tolist(), counts.tolist()):
-            self.counts[b] = self.counts.get(b, 0) + c
+        added = np.bincount(buckets)
+        for b in np.flatnonzero(added).tolist():
+            self.counts[b] = self.counts.get(b, 0) + int(added[b])
+        hashes, order = sort_with_positions(hashes)
+        buckets = buckets[order].astype(np.int32)
+        if len(self.hashes):
+            at = np.searchsorted(self.hashes, hashes)
+            hashes, buckets = np.insert(self.hashes, at, hashes), np.insert(self.buckets, at, buckets)
+        self.hashes, self.buckets = hashes, buckets
 
 
 def lanes_of(hashes: np.ndarray, lanes: int) -> np.ndarray:
@@ -127,15 +129,6 @@ def fill(counts: dict[int, int], lanes: np.ndarray, num_lanes: int, target: int,
     return out
 
 
-def new_in_order(hashes: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """The distinct hashes of ``hashes`` where ``known`` is False, in order of first arrival."""
-    new = hashes[~known]
-    if not len(new):
-        return new
-    distinct, first = np.unique(new, return_index=True)
-    return distinct[np.argsort(first, kind="stable")]
-
-
 class HashAssigner:
     """Buckets of rows of one writer (see the module docs). ``load(partition)`` gives the
     partition's index files (bucket -> hashes) as of the writer's start, or {} when the
@@ -154,14 +147,15 @@ class HashAssigner:
         if index is None:
             index = self._partitions[partition] = PartitionIndex.of(self._load(partition))
         buckets = index.lookup(hashes)
-        known = buckets >= 0
-        if known.all():
+        unknown = np.flatnonzero(buckets < 0)
+        if not len(unknown):
             return buckets
-        new = new_in_order(hashes, known)
+        new, inverse = first_arrivals(hashes[unknown])
         counts = dict(index.counts)
         assigned = fill(counts, lanes_of(new, self._lanes), self._lanes, self._target, where)
         index.add(new, assigned)
-        return index.lookup(hashes)
+        buckets[unknown] = assigned[inverse]
+        return buckets
 
 
-__all__ = ["MAX_BUCKETS", "HashAssigner", "PartitionIndex", "fill", "lanes_of", "new_in_order"]
+__all__ = ["MAX_BUCKETS", "HashAssigner", "PartitionIndex", "fill", "lanes_of"]

@@ -51,6 +51,7 @@ from ..snapshot_manager import SnapshotManager
 from .assigner import PartitionIndex
 from .hash_index import HashIndexIO
 from .reconcile import Moves, Reconciler, hash_dtype, moves
+from .sets import distinct
 
 
 class DynamicBucketCommit:
@@ -142,7 +143,7 @@ class DynamicBucketCommit:
         for key in sorted(adds, key=repr):
             old = result.get(key)
             have = self._index.read(old) if old is not None else np.zeros(0, np.int32)
-            new = np.union1d(have, np.concatenate(adds[key]))
+            new = distinct(np.concatenate([have, *adds[key]]))
             if old is not None and len(new) == len(have):
                 continue
             entry = self._index.write(key[0], key[1], new)
@@ -198,7 +199,7 @@ class DynamicBucketCommit:
                 for (partition, bucket), hashes in theirs.items():
                     if (partition, bucket) == (tuple(m.partition), m.bucket):
                         continue
-                    clash = np.isin(mine, hashes)
+                    clash = np.isin(mine, hashes, kind="sort")
                     if clash.any():
                         raise CommitConflictError(
                             f"{int(clash.sum())} key(s) this commit puts in bucket {m.bucket} of "

@@ -44,6 +44,7 @@ from ..schema import TableSchema
 from ..stats import to_stat
 from .assigner import fill, lanes_of
 from .key_map import KeyLocations
+from .sets import distinct
 
 _ROW = "__mp_row"
 
@@ -156,7 +157,7 @@ class CrossPartitionRouter:
         todo = np.flatnonzero(new)
         if not len(todo):
             return
-        todo = todo[np.argsort(first_row[todo], kind="stable")]
+        todo = todo[np.argsort(first_row[todo])]  # distinct rows: no ties
         lanes = lanes_of((hashes[todo] >> np.uint64(32)).astype(np.uint32).view(np.int32), self._lanes)
         for pid in np.unique(final_pid[todo]).tolist():
             mine = final_pid[todo] == pid
@@ -212,7 +213,7 @@ def _split(rows: pa.Table, pids: np.ndarray, buckets: np.ndarray, placed: np.nda
            hashes: np.ndarray, where: KeyLocations) -> list[Routed]:
     """``rows`` by (partition, bucket), input order kept within each."""
     code = (pids.astype(np.int64) << 32) | buckets.astype(np.int64)
-    order = np.argsort(code, kind="stable")
+    order = np.argsort(code)  # rows carry their sequence numbers: order within a bucket is free
     cuts = np.flatnonzero(np.diff(code[order])) + 1
     out = []
     for part in np.split(order, cuts):
@@ -221,7 +222,7 @@ def _split(rows: pa.Table, pids: np.ndarray, buckets: np.ndarray, placed: np.nda
         pid, bucket = int(pids[part[0]]), int(buckets[part[0]])
         mine = placed[part]
         out.append(Routed(where.partitions[pid], bucket, rows.take(pa.array(part)),
-                          np.unique(hashes[part][mine]), np.unique(hashes[part][~mine])))
+                          distinct(hashes[part][mine]), distinct(hashes[part][~mine])))
     return out
 
 

@@ -49,7 +49,7 @@ class _Level:
 
     @classmethod
     def sorted_from(cls, hashes: np.ndarray, keys: pa.Table, pids: np.ndarray, buckets: np.ndarray) -> _Level:
-        order = np.argsort(hashes, kind="stable")
+        order = np.argsort(hashes)
         return cls(hashes[order], keys.take(pa.array(order)), pids[order].astype(np.int32),
                    buckets[order].astype(np.int32))
 

@@ -31,6 +31,7 @@ from . import key_map
 from .assigner import HashAssigner
 from .cross_partition import CrossPartitionRouter, Routed
 from .hash_index import HashIndexIO
+from .sets import distinct
 
 Router = Callable[[pa.Table], list[Routed]]
 
@@ -63,7 +64,7 @@ def dynamic_router(schema: TableSchema, load: Callable[[tuple[Any, ...]], dict[i
             hashes = key_hashes(part, schema)
             buckets = assigner.assign(tuple(values), hashes, f"partition {values}")
             for bucket, rows in split_by_bucket(part, buckets.astype(np.int64)):
-                out.append(Routed(tuple(values), bucket, rows, np.unique(hashes[buckets == bucket])))
+                out.append(Routed(tuple(values), bucket, rows, distinct(hashes[buckets == bucket])))
         return out
     return route
 
