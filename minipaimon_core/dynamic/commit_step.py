@@ -49,7 +49,7 @@ from ..resequence import rewritten_paths
 from ..schema import SchemaCache, SchemaManager, TableSchema
 from ..snapshot_manager import SnapshotManager
 from .assigner import PartitionIndex
-from .hash_index import HashIndexIO
+from .hash_index import HashIndexIO, union
 from .reconcile import Moves, Reconciler, hash_dtype, moves
 from .sets import distinct
 
@@ -143,7 +143,8 @@ class DynamicBucketCommit:
         for key in sorted(adds, key=repr):
             old = result.get(key)
             have = self._index.read(old) if old is not None else np.zeros(0, np.int32)
-            new = distinct(np.concatenate([have, *adds[key]]))
+            parts = adds[key]
+            new = union(have, parts[0] if len(parts) == 1 else distinct(np.concatenate(parts)))
             if old is not None and len(new) == len(have):
                 continue
             entry = self._index.write(key[0], key[1], new)

@@ -3,7 +3,10 @@
 A snapshot's index manifest lists, per (partition, bucket), at most one index file of type
 ``HASH`` holding the hashes of every key ever written to the bucket (deletes included, as
 Java's ``HashIndexMaintainer`` does; only an overwrite of the partition drops them). Index
-files are immutable, so decoded ones are cached by name (bounded by bytes).
+files are immutable and their names unique, so decoded ones are cached in the process by
+(table, name), bounded by bytes: the committer finds the files its writer read, the next
+writer those the committer wrote. Decoded hashes are sorted (Java writes them in hash-set
+order, minipaimon sorted).
 """
 
 from __future__ import annotations
@@ -27,6 +30,36 @@ from ..layout import TableLayout
 _CACHE_BYTES = 256 << 20
 
 
+class _Cache:
+    """Decoded HASH files by (table root, file name), least recently used out past a budget."""
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._used = 0
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+
+    def get(self, key: tuple[str, str]) -> np.ndarray | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str], hashes: np.ndarray) -> None:
+        with self._lock:
+            if key in self._items or hashes.nbytes > self._budget // 4:
+                return
+            self._items[key] = hashes
+            self._used += hashes.nbytes
+            while self._used > self._budget:
+                _, old = self._items.popitem(last=False)
+                self._used -= old.nbytes
+
+
+_CACHE = _Cache(_CACHE_BYTES)
+
+
 class HashIndexIO:
     """The HASH index files of one table. Thread-safe."""
 
@@ -34,9 +67,6 @@ class HashIndexIO:
         self._io = io
         self._layout = layout
         self._dvio = dvio
-        self._lock = threading.Lock()
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cached_bytes = 0
 
     def entries(self, snapshot: Snapshot | None) -> dict[BucketKey, IndexFileEntry]:
         """(partition, bucket) -> its HASH index file in ``snapshot``.
@@ -58,15 +88,14 @@ class HashIndexIO:
         return {b: self.read(e) for (p, b), e in self.entries(snapshot).items() if p == partition}
 
     def read(self, entry: IndexFileEntry) -> np.ndarray:
-        """The hashes (int32) of the HASH index file ``entry`` names.
+        """The hashes (int32, sorted, read-only) of the HASH index file ``entry`` names.
 
         Raises CorruptMetadataError if the file is not the one ``entry`` describes (size,
         digest, count), SnapshotExpiredError if it is gone."""
-        with self._lock:
-            found = self._cache.get(entry.fileName)
-            if found is not None:
-                self._cache.move_to_end(entry.fileName)
-                return found
+        key = (self._layout.root, entry.fileName)
+        found = _CACHE.get(key)
+        if found is not None:
+            return found
         path = self._layout.index_path(entry.fileName)
         try:
             data = self._io.read_bytes(path)
@@ -79,33 +108,33 @@ class HashIndexIO:
                 f"{path} ({len(data)} bytes) is not the HASH index file its index manifest "
                 f"describes ({entry.fileSize} bytes): the file was replaced or damaged")
         hashes = hash_index_file.decode(data, path, entry.rowCount)
+        if len(hashes) > 1 and not (hashes[1:] > hashes[:-1]).all():
+            hashes = np.sort(hashes)
         hashes.setflags(write=False)
-        self._remember(entry.fileName, hashes)
+        _CACHE.put(key, hashes)
         return hashes
 
-    def _remember(self, name: str, hashes: np.ndarray) -> None:
-        if hashes.nbytes > _CACHE_BYTES // 4:
-            return
-        with self._lock:
-            if name in self._cache:
-                return
-            self._cache[name] = hashes
-            self._cached_bytes += hashes.nbytes
-            while self._cached_bytes > _CACHE_BYTES:
-                _, old = self._cache.popitem(last=False)
-                self._cached_bytes -= old.nbytes
-
     def write(self, partition: tuple[Any, ...], bucket: int, hashes: np.ndarray) -> IndexFileEntry:
-        """Write one bucket's hashes (int32, distinct) as a new HASH index file."""
+        """Write one bucket's hashes (int32, sorted and distinct) as a new HASH index file."""
         name = TableLayout.new_index_name()
         data = hash_index_file.encode(hashes)
         self._io.write_bytes(self._layout.index_path(name), data)
-        stored = np.frombuffer(data, dtype=">i4").astype(np.int32)
+        stored = np.array(hashes, dtype=np.int32)
         stored.setflags(write=False)
-        self._remember(name, stored)
+        _CACHE.put((self._layout.root, name), stored)
         return IndexFileEntry(kind=EntryKind.ADD, partition=tuple(partition), bucket=bucket, indexType=HASH,
                               fileName=name, fileSize=len(data), rowCount=len(stored),
                               digest=xxhash.xxh64_intdigest(data))
 
 
-__all__ = ["HashIndexIO"]
+def union(have: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """``have`` (sorted, distinct) with the values of ``new`` (sorted, distinct) it lacks,
+    sorted: an O(n) merge, not a sort."""
+    if not len(have):
+        return new
+    at = np.minimum(np.searchsorted(have, new), len(have) - 1)
+    fresh = new[have[at] != new]
+    return np.insert(have, np.searchsorted(have, fresh), fresh) if len(fresh) else have
+
+
+__all__ = ["HashIndexIO", "union"]

@@ -23,8 +23,9 @@ _BE_INT32 = np.dtype(">i4")
 
 def encode(hashes: np.ndarray) -> bytes:
     """The file of ``hashes`` (int32, any order, duplicates dropped): sorted, big-endian."""
-    s = np.sort(np.asarray(hashes, dtype=np.int32))  # not np.unique: slow (dynamic/sets.py)
-    if len(s) > 1:
+    s = np.asarray(hashes, dtype=np.int32)
+    if len(s) > 1 and not (s[1:] > s[:-1]).all():
+        s = np.sort(s)  # not np.unique: slow (dynamic/sets.py)
         s = s[np.concatenate([[True], s[1:] != s[:-1]])]
     return s.astype(_BE_INT32).tobytes()
 
