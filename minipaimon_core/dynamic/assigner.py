@@ -1,8 +1,7 @@
 """Assigning keys to dynamic buckets (``HASH_DYNAMIC``), as Paimon's ``HashBucketAssigner``.
 
 Per partition the writer holds the partition's index as of the snapshot it started on
-(:class:`PartitionIndex`: every key hash and its bucket, sorted, and the number of hashes
-per bucket). A row whose key hash is there goes to that bucket; the hashes new to the
+(:class:`PartitionIndex`: the sorted hashes of each bucket, and their number). A row whose key hash is there goes to that bucket; the hashes new to the
 partition, in the order they first arrive, fill buckets by :func:`fill`:
 
 * a key's lane is ``abs(hash % n)`` with ``n`` = ``dynamic-bucket.initial-buckets``
@@ -21,49 +20,68 @@ Memory: 8 bytes per key of each partition the writer touches (int32 hash, int32 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .sets import first_arrivals, search, sort_with_positions
+from .sets import first_arrivals, sort_with_positions
 
 MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
 
 
+_FEW_BUCKETS = 16  # up to this many, a partition's files are searched one by one
+
+
 @dataclass
+class _Run:
+    """Sorted distinct hashes (int32) and the bucket of each (an int32 array, or one bucket
+    for the whole run: a bucket's index file as read)."""
+
+    hashes: np.ndarray
+    buckets: np.ndarray | int
+
+
 class PartitionIndex:
-    """The key hashes of one partition: ``hashes`` sorted and distinct (int32), ``buckets``
-    the bucket of each (int32), ``counts`` the hashes each bucket's index holds."""
+    """The key hashes of one partition, and ``counts``: the hashes each bucket's index holds.
 
-    hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
-    buckets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
-    counts: dict[int, int] = field(default_factory=dict)
+    A partition of few buckets is searched file by file (each file's hashes are sorted as
+    decoded: nothing to build); more are merged into one sorted run once. The keys a writer
+    adds are a run of their own."""
 
-    @classmethod
-    def of(cls, files: dict[int, np.ndarray]) -> PartitionIndex:
-        """The index of a partition whose buckets' index files hold ``files`` (bucket ->
-        hashes). A hash in two buckets (an index damaged by concurrent writers of another
-        engine) maps to the lowest."""
-        if not files:
-            return cls()
-        order = sorted(files)
+    def __init__(self, files: dict[int, np.ndarray] | None = None) -> None:
+        """``files``: bucket -> its index file's hashes (sorted, distinct). A hash in two
+        buckets (an index damaged by writers of another engine) maps to the lowest."""
+        files = files or {}
+        self.counts: dict[int, int] = {b: len(h) for b, h in files.items()}
+        self._added = _Run(np.zeros(0, np.int32), np.zeros(0, np.int32))
+        if len(files) <= _FEW_BUCKETS:
+            self._runs = [_Run(files[b], b) for b in sorted(files)]
+            return
         # (hash, bucket) packed in an int64 and sorted: by hash, then the lowest bucket
-        packed = np.concatenate([(files[b].astype(np.int64) << np.int64(32)) | np.int64(b) for b in order])
+        packed = np.concatenate([(files[b].astype(np.int64) << np.int64(32)) | np.int64(b) for b in sorted(files)])
         packed.sort()
         hashes = (packed >> np.int64(32)).astype(np.int32)
         first = np.ones(len(hashes), dtype=bool)
         first[1:] = hashes[1:] != hashes[:-1]
-        buckets = (packed[first] & np.int64(0xFFFFFFFF)).astype(np.int32)
-        return cls(hashes[first], buckets, {b: len(files[b]) for b in order})
+        self._runs = [_Run(hashes[first], (packed[first] & np.int64(0xFFFFFFFF)).astype(np.int32))]
 
     def lookup(self, hashes: np.ndarray) -> np.ndarray:
         """The bucket of each hash (int32), -1 where the partition does not have it."""
-        at = search(self.hashes, hashes)
         out = np.full(len(hashes), -1, dtype=np.int32)
-        hit = at >= 0
-        out[hit] = self.buckets[at[hit]]
+        q, position = sort_with_positions(hashes)  # searched in order, once sorted
+        todo = np.arange(len(q))
+        for run in [self._added, *self._runs]:
+            if not len(todo):
+                break
+            if not len(run.hashes):
+                continue
+            at = np.minimum(np.searchsorted(run.hashes, q[todo]), len(run.hashes) - 1)
+            hit = run.hashes[at] == q[todo]
+            found = todo[hit]
+            out[position[found]] = run.buckets if isinstance(run.buckets, int) else run.buckets[at[hit]]
+            todo = todo[~hit]
         return out
 
     def add(self, hashes: np.ndarray, buckets: np.ndarray) -> None:
@@ -75,10 +93,12 @@ class PartitionIndex:
             self.counts[b] = self.counts.get(b, 0) + int(added[b])
         hashes, order = sort_with_positions(hashes)
         buckets = buckets[order].astype(np.int32)
-        if len(self.hashes):
-            at = np.searchsorted(self.hashes, hashes)
-            hashes, buckets = np.insert(self.hashes, at, hashes), np.insert(self.buckets, at, buckets)
-        self.hashes, self.buckets = hashes, buckets
+        run = self._added
+        assert not isinstance(run.buckets, int)
+        if len(run.hashes):
+            at = np.searchsorted(run.hashes, hashes)
+            hashes, buckets = np.insert(run.hashes, at, hashes), np.insert(run.buckets, at, buckets)
+        self._added = _Run(hashes, buckets)
 
 
 def lanes_of(hashes: np.ndarray, lanes: int) -> np.ndarray:
@@ -145,7 +165,7 @@ class HashAssigner:
         new keys are remembered. Raises InvalidArgumentError (no bucket left)."""
         index = self._partitions.get(partition)
         if index is None:
-            index = self._partitions[partition] = PartitionIndex.of(self._load(partition))
+            index = self._partitions[partition] = PartitionIndex(self._load(partition))
         buckets = index.lookup(hashes)
         unknown = np.flatnonzero(buckets < 0)
         if not len(unknown):

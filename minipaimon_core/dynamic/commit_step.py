@@ -165,7 +165,7 @@ class DynamicBucketCommit:
             if self._unchanged_since(m.baseSnapshotId, partition, now):
                 continue
             if index is None:
-                index = PartitionIndex.of(self._index.partition(latest, partition))
+                index = PartitionIndex(self._index.partition(latest, partition))
             hashes = m.key_hashes(np.int32)
             found = index.lookup(hashes)
             elsewhere = (found >= 0) & (found != m.bucket)
