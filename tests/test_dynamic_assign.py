@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from minipaimon_core.dynamic.assigner import MAX_BUCKETS, PartitionIndex, fill, lanes_of
+from minipaimon_core.dynamic.hash_index import union
 from minipaimon_core.dynamic.sets import distinct, first_arrivals, search
 from minipaimon_core.errors import InvalidArgumentError
 
@@ -66,3 +67,12 @@ def test_search_finds_positions_of_any_dtype():
     for dtype in (np.int32, np.uint64):
         values = distinct(np.array([9, 3, 7, 1], dtype=dtype))
         assert search(values, np.array([7, 2, 9, 1], dtype=dtype)).tolist() == [2, -1, 3, 0]
+
+
+@pytest.mark.parametrize(("have", "new", "want"), [
+    ([], [1, 2], [1, 2]), ([1, 5], [], [1, 5]), ([1, 5], [0, 5, 9], [0, 1, 5, 9]),
+    ([1, 5, 7], [5, 7], [1, 5, 7]), ([-3, 4], [-4, 0, 8], [-4, -3, 0, 4, 8]),
+])
+def test_a_buckets_new_hashes_merge_into_its_file(have, new, want):
+    got = union(np.array(have, dtype=np.int32), np.array(new, dtype=np.int32))
+    assert got.tolist() == want

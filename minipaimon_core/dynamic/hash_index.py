@@ -132,9 +132,9 @@ def union(have: np.ndarray, new: np.ndarray) -> np.ndarray:
     sorted: an O(n) merge, not a sort."""
     if not len(have):
         return new
-    at = np.minimum(np.searchsorted(have, new), len(have) - 1)
-    fresh = new[have[at] != new]
-    return np.insert(have, np.searchsorted(have, fresh), fresh) if len(fresh) else have
+    at = np.searchsorted(have, new)  # where each would go: the insertion point of the fresh
+    fresh = (at == len(have)) | (have[np.minimum(at, len(have) - 1)] != new)
+    return np.insert(have, at[fresh], new[fresh]) if fresh.any() else have
 
 
 __all__ = ["HashIndexIO", "union"]
