@@ -145,3 +145,16 @@ def test_an_index_ttl_leaves_old_buckets_out_of_the_map(tmp_path):
     t.write(rows([1], [10], ["a"]))
     t.write(rows([1], [11], ["b"]))
     assert sorted(r["dt"] for r in t.to_arrow().to_pylist()) == ["a", "b"]
+
+
+def test_a_stream_sees_a_moved_key_leave_its_old_partition(tmp_path):
+    """With the ``input`` changelog producer a streaming reader gets the move as Paimon
+    writes it: the key's -D in its old partition and its row in the new one."""
+    t = create(tmp_path / "t", **{"changelog-producer": "input"})
+    t.write(rows([1, 2], [10, 20], ["a", "a"]))
+    stream = t.stream(consumer_id="s", options={"read.changelog": "true"})
+    for batch in stream:  # the full scan of snapshot 1
+        stream.commit(batch)
+    t.write(rows([1], [11], ["b"]))
+    changes = [r for b in stream for r in b.data.to_pylist()]
+    assert sorted((r["_row_kind"], r["id"], r["dt"]) for r in changes) == [("+I", 1, "b"), ("-D", 1, "a")]

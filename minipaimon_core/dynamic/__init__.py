@@ -11,8 +11,10 @@ Buckets are not a function of the key; a table remembers where each key is:
   (:mod:`.key_map`) and routes each key, moving it between partitions as the merge engine
   says (:mod:`.cross_partition`).
 
-The committer keeps one key in one bucket whatever writers did (:mod:`.commit_step`):
-writers of one commit (Spark tasks) that put a key in two buckets of a partition are
-reconciled by moving its rows (:mod:`.reconcile`); a commit whose keys another commit since
-its writer started put elsewhere fails with ``CommitConflictError`` (``BUCKET_ASSIGNMENT``).
+:mod:`.routing` picks the step for a writer's bucket mode (fixed buckets too). The
+committer keeps one key in one bucket whatever writers did (:mod:`.commit_step`): writers
+of one commit (Spark tasks) that put a key in two buckets of a partition are reconciled by
+moving its rows (:mod:`.reconcile`); a commit whose keys another commit since its writer
+started put elsewhere fails with ``CommitConflictError`` (``BUCKET_ASSIGNMENT``). Hash sets
+are handled by sorting (:mod:`.sets`). The rules, in prose: docs/format.md, "Bucketing".
 """
