@@ -202,6 +202,31 @@ def test_writers_of_one_commit_that_disagree_are_reconciled(tmp_path):
     on_disk = {p.name for p in (tmp_path / "t" / "dt=a").rglob("data-*")}
     live = {f.fileName for s in t.scan().plan() for f in s.files}
     assert on_disk == live and not written <= live  # the rewritten originals are gone
+    snapshot = t.latest_snapshot().id  # the driver retries its commit: nothing happens
+    assert t.new_commit("job").commit(messages, 1) is None and t.latest_snapshot().id == snapshot
+    assert {p.name for p in (tmp_path / "t" / "dt=a").rglob("data-*")} == live
+
+
+def test_a_reconciled_commit_that_fails_leaves_only_the_writers_files_to_abort(tmp_path):
+    t = create(tmp_path / "t", **{"dynamic-bucket.target-row-num": "2"})
+    t.write(rows([1]))
+    start = start_of(t.context().manifests, t.latest_snapshot())
+    other = t.new_write("other")
+    other.write(rows([50, 7], "o"))  # 50 -> bucket 0 (full now), 7 -> bucket 1
+    tasks = [t.new_write("job", sequence=start.for_task(i)) for i in range(2)]
+    tasks[0].write(rows([50, 7], "t0"))  # as the other writer
+    tasks[1].write(rows([7], "t1"))  # 7 -> bucket 0: reconciled to bucket 0, but it is in 1 now
+    t.new_commit("other").commit(other.prepare_commit(), 1)
+    messages = [m for w in tasks for m in w.prepare_commit()]
+    before = {p.name for p in (tmp_path / "t").rglob("data-*")}
+    with pytest.raises(mp.CommitConflictError) as e:
+        t.new_commit("job").commit(messages, 1)
+    assert e.value.reason == ConflictReason.BUCKET_ASSIGNMENT
+    assert {p.name for p in (tmp_path / "t").rglob("data-*")} == before  # rewrites deleted
+    t.new_commit("job").abort(messages)
+    live = {f.fileName for s in t.scan().plan() for f in s.files}
+    assert {p.name for p in (tmp_path / "t").rglob("data-*")} == live
+    assert {r["id"]: r["v"] for r in t.to_arrow().to_pylist()} == {1: "x1", 50: "o50", 7: "o7"}
 
 
 def test_a_key_with_no_bucket_left_is_refused_and_nothing_is_written(tmp_path):

@@ -87,23 +87,16 @@ class DynamicBucketCommit:
                    commit: Callable[[Sequence[CommitMessage]], int | None],
                    committed: Callable[[], bool]) -> int | None:
         """``commit`` of ``messages`` reconciled by ``todo`` (:meth:`moves`; before the first
-        attempt). The files it rewrote are deleted if the commit fails (and ``committed()``
-        says nothing of it landed), the originals they replace once it lands. Raises what
-        ``commit`` raises."""
+        attempt), then, whether it raised or not: if ``committed()`` (a snapshot of the
+        commit's user and identifier exists), the originals the rewrites replaced are
+        deleted (no one commits them: every committer of these messages reconciles them
+        alike); else the rewritten files. Raises what ``commit`` raises."""
         messages, pairs = self._reconciler.reconcile(messages, todo)
         try:
-            last = commit(messages)
-        except BaseException:
-            if not committed():
-                self._delete(pairs, originals=False)
-            raise
-        # landed: the originals are garbage; else an earlier call of this commit landed: ours are
-        self._delete(pairs, originals=last is not None)
-        return last
-
-    def _delete(self, pairs: Sequence[tuple[CommitMessage, CommitMessage]], originals: bool) -> None:
-        for path in rewritten_paths(self._layout, pairs, originals=originals):
-            self._io.delete(path)
+            return commit(messages)
+        finally:
+            for path in rewritten_paths(self._layout, pairs, originals=committed()):
+                self._io.delete(path)
 
     def apply(self, latest: Snapshot | None, messages: Sequence[CommitMessage], overwrite: bool,
               dynamic: bool, written: list[str]) -> list[IndexFileEntry] | None:
