@@ -71,3 +71,46 @@ def test_four_processes_never_put_a_key_in_two_places(tmp_path, cross):
     assert all(got[1000 + 100 * p + i] == p for p in range(4) for i in range(WRITES))
     if not cross:
         check_hash_index(t)
+
+
+def test_a_failure_at_any_write_of_a_dynamic_commit_leaves_before_or_after(tmp_path):
+    """A commit of two writers that disagree (reconciled: rows moved, files rewritten) into
+    a dynamic-bucket table, failed at its k-th write for every k: the table is as before
+    or after it, the HASH index right, orphan cleanup removes only debris, the retry commits
+    once."""
+    from minipaimon_core.sequence import start_of
+    from tests.test_crash import FailingFileIO, InjectedFault, _clean_orphans, _live_files
+
+    def rows(ids: list[int], tag: str) -> pa.Table:
+        return pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([len(tag)] * len(ids), pa.int64()),
+                         "dt": ["d0"] * len(ids)}, schema=SCHEMA)
+
+    k = 1
+    while True:
+        path = str(tmp_path / f"t{k}")
+        t = mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"],
+                            options={"dynamic-bucket.target-row-num": "2"})
+        t.write(rows([1], "a"))
+        before = {r["id"] for r in t.to_arrow().to_pylist()}
+        start = start_of(t.context().manifests, t.latest_snapshot())
+        tasks = [t.new_write("job", sequence=start.for_task(i)) for i in range(2)]
+        tasks[0].write(rows([50, 7], "bb"))  # 7 -> bucket 1
+        tasks[1].write(rows([7, 60], "ccc"))  # 7 -> bucket 0: moved at commit
+        messages = [m for w in tasks for m in w.prepare_commit()]
+        failing = mp.open_table(path, io=FailingFileIO(k, t.io))
+        try:
+            failing.new_commit("job").commit(messages, 7)
+            failed = False
+        except InjectedFault:
+            failed = True
+        assert {r["id"] for r in mp.open_table(path).to_arrow().to_pylist()} in (before, before | {7, 50, 60}), k
+        mp.open_table(path).new_commit("job").commit(messages, 7)  # the retry
+        reopened = mp.open_table(path)
+        assert {r["id"] for r in reopened.to_arrow().to_pylist()} == before | {7, 50, 60}, k
+        check_hash_index(reopened)
+        removed = set(_clean_orphans(reopened))
+        assert not removed & _live_files(reopened), k
+        if not failed:
+            break
+        k += 1
+    assert k > 5
