@@ -49,7 +49,6 @@ class AppendVectors:
         Raises CommitConflictError: ROWS_CHANGED (a vector read changed since), FILES_GONE
         (a file to be marked is no longer live).
         """
-        unchanged = (base.indexManifest, base.index_manifest_digest) if base is not None else (None, None)
         marks: dict[BucketKey, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
         read: dict[BucketKey, dict[str, int]] = defaultdict(dict)
         dropped: dict[BucketKey, set[str]] = defaultdict(set)
@@ -64,7 +63,7 @@ class AppendVectors:
         old = self._dvio.by_bucket(base)
         touched = {k for k in (*marks, *read) if marks[k] or read[k]} | {k for k in dropped if k in old}
         if not touched:
-            return unchanged
+            return self._dvio.write_snapshot_index(base, None, None, written)
         live = _live_names(self._manifests, base, set(marks))
         result: dict[BucketKey, IndexFileEntry] = {k: v for k, v in old.items() if k not in touched}
         for key in sorted(touched, key=repr):
@@ -82,11 +81,7 @@ class AppendVectors:
                 entry = self._dvio.write_index(key[0], key[1], _typed(vectors))
                 written.append(entry.fileName)
                 result[key] = entry
-        if not result:
-            return None, None
-        name, digest = self._dvio.write_manifest(sorted(result.values(), key=lambda e: repr((e.partition, e.bucket))))
-        written.append(name)
-        return name, digest
+        return self._dvio.write_snapshot_index(base, list(result.values()), None, written)
 
 
 def fingerprint(positions: np.ndarray | None) -> int:

@@ -6,11 +6,10 @@
                      │                        ▼                    ▼
                      │               conflict check against N (deleted files still live,
                      │               no overlapping key ranges in a level >= 1): the pure
-                     │               rules of conflicts.py over N's live files
-                     │                        │
+                     │               rules of conflicts.py over N's live files; dynamic
+                     │               buckets: one key in one bucket, the HASH index (dynamic/)
                      │                        ▼
                      │               entries of the kind: entries_for (pure, commit_message.py)
-                     │                        │
                      │                        ▼
                      │               write delta manifest, base list = base(N) + delta(N)
                      │               (small manifests merged), delta list; with deletion
@@ -51,10 +50,12 @@ from .conflicts import check_compaction, files_still_live
 from .data_file import file_paths
 from .deletion_vectors import DeletionVectorIO
 from .dv_maintainer import VectorMaintainer
+from .dynamic.commit_step import DynamicBucketCommit
 from .errors import DAMAGED_OR_GONE, CommitConflictError, ConflictReason
 from .features import check_writable
 from .fileio import FileIO
 from .first_row import first_rows_only
+from .format.index_manifest import IndexFileEntry
 from .format.manifest_file import DataFileMeta, ManifestEntry
 from .format.snapshot import APPEND, COMPACT, OVERWRITE, Digests, Snapshot
 from .format.snapshot import VERSION as SNAPSHOT_VERSION
@@ -95,7 +96,8 @@ class FileStoreCommit:
         self._schemas = SchemaCache(SchemaManager(io, layout))
         self._manifests = ManifestIO(io, layout, self._schemas)
         self._options = Options(schema.options)
-        dvio = DeletionVectorIO(io, layout, self._manifests)
+        dvio = self._dvio = DeletionVectorIO(io, layout, self._manifests)
+        self._dynamic = DynamicBucketCommit.of(io, layout, schema, self._manifests, dvio, commit_user)
         self._vectors = VectorMaintainer(io, layout, schema, self._manifests, dvio) \
             if schema.primaryKeys and self._options["deletion-vectors.enabled"] else None
         self._append_vectors = AppendVectors(self._manifests, dvio) \
@@ -128,6 +130,9 @@ class FileStoreCommit:
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
         done = self._committed_kinds(commit_identifier)
+        if self._dynamic is not None and not done & {OVERWRITE, APPEND} and (moves := self._dynamic.moves(messages)):
+            return self._dynamic.reconciled(messages, moves, lambda ms: self.commit(ms, commit_identifier, overwrite,
+                dynamic_partition_overwrite, properties), lambda: self.is_committed(commit_identifier))
         new_files, compactions = split_kinds(messages)
         last: int | None = None
         if overwrite and OVERWRITE not in done:
@@ -153,6 +158,9 @@ class FileStoreCommit:
         kind = OVERWRITE if any(m.compactBefore or m.deletedRows for m in messages) else APPEND
         if kind == APPEND and not any(m.newFiles or m.changelogFiles for m in messages):
             return None
+        if self._dynamic is not None and (moves := self._dynamic.moves(messages)):
+            return self._dynamic.reconciled(messages, moves, lambda ms: self.commit_rewrite(
+                ms, commit_identifier, check), lambda: self.is_committed(commit_identifier))
         return self._commit_kind(kind, messages, commit_identifier, None, False, check=check, rewrite=True)
 
     def _committed_kinds(self, identifier: int, even_if_fresh: bool = False) -> set[str]:
@@ -268,6 +276,8 @@ class FileStoreCommit:
                 raise conflict.error()
         elif kind == OVERWRITE:
             overwritten = self._overwritten(latest, messages, dynamic)
+        hashes = self._dynamic.apply(latest, messages, kind == OVERWRITE and not rewrite, dynamic, written) \
+            if self._dynamic is not None and kind != COMPACT else None  # the new HASH index (None: latest's)
         next_seq = next_sequence(self._manifests, latest)
         if kind != COMPACT and self._schema.primaryKeys and latest is not None:
             messages = self._moved_above(messages, latest, next_seq, moved)
@@ -279,7 +289,7 @@ class FileStoreCommit:
         change = entries_for(kind, messages, next_seq, overwritten, bool(self._schema.primaryKeys))
         index = self._append_vectors.update(latest, given, overwritten, written) \
             if self._append_vectors is not None else None
-        snap = self._write_metadata(kind, change, identifier, properties, latest, written, index)
+        snap = self._write_metadata(kind, change, identifier, properties, latest, written, index, hashes)
         # If base N expired meanwhile, snapshot-(N+1) exists (our create fails, we retry) or
         # expired too and its marker names another snapshot (we landed below the latest:
         # undone, retried), while the marker lives; an older attempt starts again
@@ -326,7 +336,8 @@ class FileStoreCommit:
 
     def _write_metadata(self, kind: str, change: CommitEntries, identifier: int,
                         properties: dict[str, str] | None, latest: Snapshot | None,
-                        written: list[str], index: tuple[str | None, str | None] | None = None) -> Snapshot:
+                        written: list[str], index: tuple[str | None, str | None] | None = None,
+                        hashes: list[IndexFileEntry] | None = None) -> Snapshot:
         """Write the manifests and manifest lists of ``change`` (names appended to
         ``written``) and return the snapshot that would reference them (not written)."""
         entries, changelog = change.entries, change.changelog
@@ -335,9 +346,11 @@ class FileStoreCommit:
         index_manifest, index_digest = (latest.indexManifest, latest.index_manifest_digest) \
             if latest is not None else (None, None)
         if self._vectors is not None:
-            index_manifest, index_digest = self._vectors.update(latest, entries, written)
+            index_manifest, index_digest = self._vectors.update(latest, entries, written, hashes)
         elif index is not None:  # append vectors (``index``: their new index manifest)
             index_manifest, index_digest = index
+        elif hashes is not None:  # dynamic buckets: their HASH index changed
+            index_manifest, index_digest = self._dvio.write_snapshot_index(latest, None, hashes, written)
         return Snapshot(
             version=SNAPSHOT_VERSION,
             id=(latest.id + 1) if latest else 1,

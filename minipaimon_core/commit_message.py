@@ -11,7 +11,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
+import numpy as np
 
+from .dynamic.sets import distinct
 from .errors import InvalidArgumentError
 from .format.file_names import bad_data_file_names
 from .format.manifest_file import FILE_SOURCE_COMPACT, MAX_SEQUENCE, DataFileMeta, ManifestEntry
@@ -37,9 +39,26 @@ class CommitMessage(msgspec.Struct, frozen=True):
     # of each file's vector when the writer read the file (it must still be that vector).
     deletedRows: dict[str, list[int]] = {}
     vectorsRead: dict[str, int] = {}
+    # Dynamic-bucket tables (minipaimon_core.dynamic): the distinct hashes of the keys this
+    # message places in its bucket, sorted, little-endian: Paimon's int32 key hash (what the
+    # bucket's HASH index holds) for HASH_DYNAMIC tables, a 64-bit hash (uint64) of the key
+    # for cross-partition ones. Keys a cross-partition write only retracts here are not in it.
+    keyHashes: bytes = b""
+
+    def key_hashes(self, dtype: Any) -> np.ndarray:
+        """:attr:`keyHashes` as an array of ``dtype`` (np.int32 or np.uint64)."""
+        return np.frombuffer(self.keyHashes, dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype)
 
     def entry(self, kind: int, file: DataFileMeta) -> ManifestEntry:
         return ManifestEntry(kind, tuple(self.partition), self.bucket, self.totalBuckets, file)
+
+
+def placed_bytes(parts: Sequence[np.ndarray]) -> bytes:
+    """:attr:`CommitMessage.keyHashes` of the hash arrays ``parts`` (b"" for none)."""
+    if not parts:
+        return b""
+    hashes = distinct(np.concatenate(parts))
+    return hashes.astype(hashes.dtype.newbyteorder("<")).tobytes()
 
 
 def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .commit_message import CommitEntries
-from .format.manifest_list import ManifestFileMeta
 from .format.snapshot import Snapshot
 from .manifest_io import ManifestIO
-from .manifest_merge import MergeLimits, new_base
+from .manifest_merge import next_base
 from .options import Options
 from .schema import TableSchema
 
@@ -36,12 +35,7 @@ def write_manifests(manifests: ManifestIO, schema: TableSchema, options: Options
     width = len(schema.partitionKeys)
     delta_meta = manifests.write_entries(change.entries, schema.id, width)
     written.append(delta_meta.fileName)
-    base_metas: list[ManifestFileMeta] = []
-    if latest is not None:
-        limits = MergeLimits(options["manifest.target-file-size"],
-                             options["manifest.full-compaction-threshold-size"],
-                             options["manifest.merge-min-count"])
-        base_metas = new_base(manifests, manifests.data_manifests(latest), limits, schema.id, width, written)
+    base_metas = next_base(manifests, latest, options, schema, written)
     base = manifests.write_list(base_metas)
     written.append(base[0])
     delta = manifests.write_list([delta_meta])

@@ -33,7 +33,7 @@ from .errors import CorruptMetadataError
 from .fileio import FileIO
 from .format import deletion_vector_file as dv_file
 from .format import index_manifest, legacy
-from .format.index_manifest import DELETION_VECTORS, IndexFileEntry, VectorRange
+from .format.index_manifest import DELETION_VECTORS, HASH, IndexFileEntry, VectorRange
 from .format.snapshot import Snapshot
 from .kinds import EntryKind
 from .layout import TableLayout
@@ -45,6 +45,7 @@ BucketKey = tuple[tuple[Any, ...], int]
 """(partition values, bucket)."""
 
 _CACHE_SIZE = 1024
+_VECTOR_TYPES = (DELETION_VECTORS, legacy.INDEX_TYPE)
 
 
 class DeletionVectorIO:
@@ -80,6 +81,17 @@ class DeletionVectorIO:
 
         Raises CorruptMetadataError if the index manifest is missing, damaged, or not the
         one the snapshot recorded (its digest differs: swapped or copied over)."""
+        return [e for e in self.index_entries(snapshot) if e.indexType in _VECTOR_TYPES]
+
+    def hash_entries(self, snapshot: Snapshot | None) -> list[IndexFileEntry]:
+        """The HASH index files of ``snapshot`` (dynamic-bucket tables; see
+        :mod:`minipaimon_core.dynamic`). Raises CorruptMetadataError as :meth:`entries`."""
+        return [e for e in self.index_entries(snapshot) if e.indexType == HASH]
+
+    def index_entries(self, snapshot: Snapshot | None) -> list[IndexFileEntry]:
+        """Every index file of ``snapshot``: deletion vectors, HASH indexes and any other
+        type a later Paimon writes (what maintenance keeps, and what a new index manifest
+        carries over). Raises CorruptMetadataError as :meth:`entries`."""
         name = snapshot.indexManifest if snapshot is not None else None
         if name is None:
             return []
@@ -97,7 +109,7 @@ class DeletionVectorIO:
                 found = legacy.decode_index_manifest(data, path)
             else:
                 decoded = index_manifest.decode(data, path, self._manifests.row_types().partition)
-                found = [e for e in decoded if e.indexType == DELETION_VECTORS and e.kind == EntryKind.ADD]
+                found = [e for e in decoded if e.kind == EntryKind.ADD]
             self._remember(self._entries, name, found)
         return found
 
@@ -153,12 +165,35 @@ class DeletionVectorIO:
         self._remember(self._entries, name, list(entries))
         return name, xxhash.xxh64_hexdigest(data)
 
+    def write_snapshot_index(self, base: Snapshot | None, vectors: list[IndexFileEntry] | None,
+                             hashes: list[IndexFileEntry] | None, written: list[str]
+                             ) -> tuple[str | None, str | None]:
+        """The index manifest (name, digest) of a snapshot on ``base`` whose deletion-vector
+        entries are ``vectors`` and HASH entries ``hashes`` (None: the base's, unchanged):
+        the base's own manifest if both are None, no manifest if no entry is left, else a new
+        one (its name appended to ``written``, for cleanup if the attempt fails)."""
+        if vectors is None and hashes is None:
+            return (base.indexManifest, base.index_manifest_digest) if base is not None else (None, None)
+        if vectors is None:
+            vectors = self.entries(base)
+        if hashes is None:
+            hashes = self.hash_entries(base)
+        others = [e for e in self.index_entries(base) if e.indexType not in (*_VECTOR_TYPES, HASH)]
+        entries = sorted([*vectors, *hashes, *others],
+                         key=lambda e: repr((e.indexType, e.partition, e.bucket)))
+        if not entries:
+            return None, None
+        name, digest = self.write_manifest(entries)
+        written.append(name)
+        return name, digest
+
 
 def index_file_names(dvio: DeletionVectorIO, snapshot: Snapshot) -> list[str]:
-    """Names of the index manifest and index files ``snapshot`` references."""
+    """Names of the index manifest and index files (deletion vectors, HASH) ``snapshot``
+    references."""
     if snapshot.indexManifest is None:
         return []
-    return [snapshot.indexManifest, *(e.fileName for e in dvio.entries(snapshot))]
+    return [snapshot.indexManifest, *(e.fileName for e in dvio.index_entries(snapshot))]
 
 
 def deleted_rows(entry: IndexFileEntry) -> int | None:

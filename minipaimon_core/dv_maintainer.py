@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .deletion_vectors import BucketKey, DeletionVectorIO, Vectors
+from .deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry, Vectors
 from .fileio import FileIO
 from .format.manifest_file import ADD, DataFileMeta, ManifestEntry
 from .format.snapshot import Snapshot
@@ -97,17 +97,23 @@ class VectorMaintainer:
         self._keys = list(schema.primaryKeys)
         self._columns = [*self._keys, *filter(None, [self._config.sequence_field]), SEQUENCE, VALUE_KIND]
 
-    def update(self, base: Snapshot | None, entries: list[ManifestEntry], written: list[str]
-               ) -> tuple[str | None, str | None]:
+    def update(self, base: Snapshot | None, entries: list[ManifestEntry], written: list[str],
+               hashes: list[IndexFileEntry] | None = None) -> tuple[str | None, str | None]:
         """The index manifest (name, digest) of the snapshot that commits ``entries`` on
-        ``base``: the base's own when no vector changes, else a new one (names of new files
-        appended to ``written``, for cleanup if the attempt fails)."""
-        unchanged = (base.indexManifest, base.index_manifest_digest) if base is not None else (None, None)
+        ``base``: the base's own when no vector changes (and ``hashes``, the snapshot's HASH
+        index entries of a dynamic-bucket table, is None: unchanged), else a new one (names
+        of new files appended to ``written``, for cleanup if the attempt fails)."""
+        return self._dvio.write_snapshot_index(base, self._vectors(base, entries, written), hashes, written)
+
+    def _vectors(self, base: Snapshot | None, entries: list[ManifestEntry], written: list[str]
+                 ) -> list[IndexFileEntry] | None:
+        """The deletion-vector entries of the snapshot committing ``entries`` on ``base``,
+        None if they are the base's (new index files' names appended to ``written``)."""
         # level-0 files are invisible to readers (Paimon's rule): they neither win nor lose
         entries = [e for e in entries if e.file.level > 0]
         touched = {(tuple(e.partition), e.bucket) for e in entries}
         if not touched:
-            return unchanged
+            return None
         old = self._dvio.by_bucket(base)
         deleted = {((tuple(e.partition), e.bucket), e.file.fileName) for e in entries if e.kind != ADD}
         added: dict[BucketKey, list[ManifestEntry]] = defaultdict(list)
@@ -133,13 +139,7 @@ class VectorMaintainer:
                 entry = self._dvio.write_index(key[0], key[1], vectors)
                 written.append(entry.fileName)
                 result[key] = entry
-        if not changed:
-            return unchanged
-        if not result:
-            return None, None
-        name, digest = self._dvio.write_manifest(sorted(result.values(), key=lambda e: repr((e.partition, e.bucket))))
-        written.append(name)
-        return name, digest
+        return list(result.values()) if changed else None
 
     def losing_rows(self, base: Snapshot | None, added: dict[BucketKey, list[DataFileMeta]],
                     removed: set[tuple[BucketKey, str]]) -> dict[BucketKey, Vectors]:

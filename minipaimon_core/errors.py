@@ -38,6 +38,9 @@ class ConflictReason(str, Enum):
     BASE_EXPIRED = "base-expired"
     #: a row-level change (delete / update / merge) read rows that a concurrent commit changed
     ROWS_CHANGED = "rows-changed"
+    #: a dynamic-bucket table: keys this commit puts in a bucket are in another bucket (or
+    #: partition) now, placed by a commit since this commit's writer started
+    BUCKET_ASSIGNMENT = "bucket-assignment"
     #: other writers won the race for the next snapshot (or schema) id too often
     RETRIES_EXHAUSTED = "retries-exhausted"
 

@@ -41,8 +41,8 @@ IGNORED = frozenset({
     "lookup.cache-max-disk-size", "lookup.cache-max-memory-size", "lookup.cache-file-retention",
     "lookup-wait", "lookup.local-file-type", "changelog-producer.row-deduplicate",
     "full-compaction.delta-commits", "compaction.optimization-interval", "commit.force-compact",
-    "commit.user-prefix", "dynamic-bucket.target-row-num", "dynamic-bucket.initial-buckets",
-    "streaming-read-mode", "continuous.discovery-interval",
+    "commit.user-prefix", "dynamic-bucket.assigner-parallelism", "streaming-read-mode",
+    "continuous.discovery-interval",
     "scan.bounded.watermark", "sink.watermark-time-zone", "num-sorted-run.compaction-trigger",
 })
 
@@ -114,20 +114,13 @@ def check_migrated(schema: TableSchema, path: str) -> None:
 
 def check_writable(schema: TableSchema, path: str) -> None:
     """Raises UnsupportedFeatureError if minipaimon cannot write the table as Paimon would:
-    an unreadable feature, the earlier minipaimon format, dynamic-bucket primary keys, or
-    an option minipaimon does not know, a file index it does not write."""
+    an unreadable feature, the earlier minipaimon format, an option minipaimon does not
+    know, or a file index it does not write. (Dynamic-bucket primary-key tables, ``bucket``
+    = -1, are written: see :mod:`minipaimon_core.dynamic`.)"""
     check_migrated(schema, path)
     check_readable(schema, path)
     if not schema.primaryKeys:  # Paimon 0.9 indexes append files only
         file_index.check_writable(schema.options, schema.arrow_schema(), path)
-    if schema.primaryKeys and schema.options.get("bucket", "-1").strip() == "-1":
-        # Paimon (since 0.8) reads a missing 'bucket' as -1: dynamic buckets, whatever the
-        # files say. minipaimon always writes the option (schema.create_schema, migrate).
-        cause = "'bucket' = -1" if "bucket" in schema.options else "no 'bucket' option, which Paimon reads as -1"
-        raise UnsupportedFeatureError(
-            f"{path} is a dynamic-bucket primary-key table ({cause}): minipaimon reads "
-            "it but does not write it; write it with Paimon's engines, or copy it into a "
-            "table with fixed buckets (minipaimon_core.migrate.copy_table)")
     unknown = sorted(k for k in schema.options if k not in KNOWN and k not in IGNORED
                      and field_option(k) is None and not file_index_option(k))
     if unknown:

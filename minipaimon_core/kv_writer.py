@@ -2,7 +2,8 @@
 
 Rows are numbered in input order from the writer's :class:`SequenceStart` (their final
 ``_SEQUENCE_NUMBER``, see :mod:`minipaimon_core.sequence`), split by partition and by bucket
-(Paimon's hash of the bucket key, :mod:`minipaimon_core.bucket`), and buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
+(Paimon's hash of the bucket key, or the table's own index of dynamic buckets:
+:mod:`minipaimon_core.dynamic.routing`), and buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
 buffer is merged with the merge engine (keeping deletes, so they still shadow older files)
 and, with ``write-buffer-spillable`` (default), spilled to a local temp file as a sorted
 run (see :mod:`minipaimon_core.spill`); without it, written as level-0 files at once.
@@ -22,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .bucket import bucket_ids, num_buckets
-from .commit_message import CommitMessage
+from .bucket import num_buckets
+from .commit_message import CommitMessage, placed_bytes
 from .conform import conform, to_batches
 from .data_file import (
     roll,
@@ -32,6 +33,7 @@ from .data_file import (
     write_data_file,
     write_data_file_parts,
 )
+from .dynamic.routing import Router, fixed_router
 from .errors import InvalidArgumentError
 from .fileio import FileIO
 from .format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta
@@ -40,7 +42,7 @@ from .layout import TableLayout
 from .lsm.merge_config import check_retractions
 from .lsm.merge_engines import MergeConfig, merge, prepare_input
 from .options import Options
-from .partition import PartitionSpec, split_by_bucket
+from .partition import PartitionSpec
 from .schema import TableSchema
 from .sequence import SequenceStart
 from .spill import SpillDirectory, SpilledRun, merge_runs
@@ -63,7 +65,9 @@ def value_kinds(table: pa.Table) -> pa.Array:
 
 class KeyValueWriter:
     def __init__(self, io: FileIO, layout: TableLayout, schema: TableSchema,
-                 sequence: SequenceStart) -> None:
+                 sequence: SequenceStart, router: Router | None = None) -> None:
+        """``router``: which (partition, bucket) rows go to (default: fixed buckets, see
+        :mod:`minipaimon_core.dynamic.routing`)."""
         self._io = io
         self._layout = layout
         self._schema = schema
@@ -85,6 +89,9 @@ class KeyValueWriter:
         self._spillable = bool(self._options["write-buffer-spillable"])
         self._spill_dir: SpillDirectory | None = None
         self._spilled: dict[BucketKey, list[SpilledRun]] = {}
+        self._router = router or fixed_router(schema)
+        # dynamic buckets: the key hashes each (partition, bucket) got (CommitMessage.keyHashes)
+        self._placed: dict[BucketKey, list[np.ndarray]] = {}
 
     def write(self, data: Any) -> None:
         """Buffer upserts (and deletes, via ``_row_kind``) of ``data``.
@@ -102,14 +109,23 @@ class KeyValueWriter:
             seq = pa.array(self._sequence.numbers(self._rows, n))
             self._rows += n
             table = table.append_column(SEQUENCE, seq).append_column(VALUE_KIND, kinds)
-            for values, part in self._spec.split(table):
-                for bucket, rows in split_by_bucket(part, bucket_ids(part, self._schema)):
-                    for key, pieces in self._buffer.add((tuple(values), bucket), rows):
-                        if self._spillable:
-                            self._spill(key, pieces)
-                        else:
-                            self._record(key, self._write_level0(key, pieces, []))
-                        pa.default_memory_pool().release_unused()
+            for part in self._router(table):
+                self._note_placed((part.partition, part.bucket), part.placed, part.retracted)
+                for key, pieces in self._buffer.add((part.partition, part.bucket), part.rows):
+                    if self._spillable:
+                        self._spill(key, pieces)
+                    else:
+                        self._record(key, self._write_level0(key, pieces, []))
+                    pa.default_memory_pool().release_unused()
+
+    def _note_placed(self, key: BucketKey, placed: np.ndarray, retracted: np.ndarray | None) -> None:
+        """Dynamic buckets: the key hashes ``key`` now holds (a retraction drops a hash an
+        earlier batch placed there)."""
+        if retracted is not None and len(retracted) and key in self._placed:
+            held = np.concatenate(self._placed[key])
+            self._placed[key] = [held[~np.isin(held, retracted, kind="sort")]]
+        if len(placed):
+            self._placed.setdefault(key, []).append(placed)
 
     def _spill(self, key: BucketKey, pieces: list[pa.Table]) -> None:
         """Merge a full bucket buffer into a sorted run in a local temp file."""
@@ -201,16 +217,19 @@ class KeyValueWriter:
                 baseSnapshotId=self._sequence.snapshot_id,
                 newFiles=self._files.get((values, bucket), []),
                 changelogFiles=self._changelog.get((values, bucket), []),
+                keyHashes=placed_bytes(self._placed.get((values, bucket), [])),
             )
             for (values, bucket) in {**self._files, **self._changelog}
         ]
         self._files = {}
         self._changelog = {}
+        self._placed = {}
         return messages
 
     def close(self) -> None:
         """Drop buffered rows and spilled runs (their temp files go)."""
         self._buffer.drain()
+        self._placed = {}
         self._spilled = {}
         if self._spill_dir is not None:
             self._spill_dir.cleanup()

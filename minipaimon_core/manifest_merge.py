@@ -37,7 +37,10 @@ from typing import Any
 
 from .format.manifest_file import ManifestEntry
 from .format.manifest_list import ManifestFileMeta
+from .format.snapshot import Snapshot
 from .manifest_io import ManifestIO, merge_entries
+from .options import Options
+from .schema import TableSchema
 
 UNCLUSTERED_SHARE = 10  # a full rewrite once the unclustered bytes reach 1 / 10 of all bytes
 _SAMPLE = 512  # entries encoded to estimate the bytes of one entry in a manifest
@@ -128,6 +131,18 @@ def may_overlap(a: list[Range], b: list[Range]) -> bool:
         except TypeError:
             continue
     return True
+
+
+def next_base(mio: ManifestIO, latest: Snapshot | None, options: Options, schema: TableSchema,
+              written: list[str]) -> list[ManifestFileMeta]:
+    """Base list of the snapshot after ``latest``: base(N) + delta(N), merged or rewritten
+    clustered by partition as the options decide (:func:`new_base`; names of the manifests
+    written are appended to ``written``)."""
+    if latest is None:
+        return []
+    limits = MergeLimits(options["manifest.target-file-size"], options["manifest.full-compaction-threshold-size"],
+                         options["manifest.merge-min-count"])
+    return new_base(mio, mio.data_manifests(latest), limits, schema.id, len(schema.partitionKeys), written)
 
 
 def new_base(mio: ManifestIO, metas: list[ManifestFileMeta], limits: MergeLimits, schema_id: int,

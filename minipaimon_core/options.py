@@ -105,6 +105,11 @@ KNOWN: dict[str, Spec] = {
     "commit.min-retry-wait": Spec("duration", "5 ms", 0),
     "commit.max-retry-wait": Spec("duration", "2 s", 0),
     "dynamic-partition-overwrite": Spec("bool", "false"),
+    # dynamic buckets (bucket = -1 primary-key tables, minipaimon_core.dynamic)
+    "dynamic-bucket.target-row-num": Spec("int", "2000000", 1),
+    "dynamic-bucket.initial-buckets": Spec("int", None, 1),
+    "cross-partition-upsert.index-ttl": Spec("duration", None, 0),
+    "cross-partition-upsert.bootstrap-parallelism": Spec("int", "10", 1),
     "merge-engine": Spec("str", "deduplicate", choices=MERGE_ENGINES),
     "sequence.field": Spec("str", None),
     "ignore-delete": Spec("bool", "false"),

@@ -63,13 +63,9 @@ def build_schema(
                 raise InvalidArgumentError(f"{kind} column {c!r} is not in the schema {names}")
             if pa.types.is_nested(schema.field(c).type):
                 raise InvalidArgumentError(f"{kind} column {c!r} cannot have nested type")
-    if pk and not set(parts) <= set(pk):
-        raise InvalidArgumentError(
-            f"partition keys {parts} must be part of the primary key {pk} of a primary-key table"
-        )
-    if pk and int(opts.get("bucket", "-1")) == -1:
-        opts["bucket"] = "1"
-    opts.setdefault("bucket", "-1")  # written explicitly: Paimon's default depends on its version
+    # unset: -1 (Paimon's default since 0.8: dynamic buckets for a primary-key table),
+    # written explicitly, as Paimon's default depends on its version
+    opts.setdefault("bucket", "-1")
     check_options(opts, schema, pk, parts)
     fields = build_fields(schema, set(pk), first_id)
     return TableSchema(

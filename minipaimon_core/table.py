@@ -138,11 +138,11 @@ class Table(SchemaChanges):
 
     # -- writing -----------------------------------------------------------------------------
 
-    def new_write(self, commit_user: str | None = None, sequence: SequenceStart | None = None) -> TableWrite:
-        """A writer whose messages are committed by ``new_commit(commit_user)``.
-        ``sequence``: where its rows' sequence numbers start (default: the table's next
-        number now; see minipaimon_core.sequence)."""
-        return TableWrite(self.context(), commit_user or str(uuid.uuid4()), sequence)
+    def new_write(self, commit_user: str | None = None, sequence: SequenceStart | None = None,
+                  overwrite: bool = False) -> TableWrite:
+        """A writer whose messages ``new_commit(commit_user)`` commits (``overwrite``: see
+        TableWrite); ``sequence``: where its rows' numbers start (minipaimon_core.sequence)."""
+        return TableWrite(self.context(), commit_user or str(uuid.uuid4()), sequence, overwrite)
 
     def new_commit(self, commit_user: str | None = None, fresh_user: bool = False) -> FileStoreCommit:
         """A committer for ``commit_user`` (idempotent per commit identifier). ``fresh_user``

@@ -4,10 +4,13 @@
 an option that would make later writes or reads fail is refused before anything is written,
 with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
 
-* ``bucket``: -1 (unbucketed) or >= 1; a primary-key table needs >= 1 (created as 1 if
-  unset); an append table with ``bucket`` >= 1 needs ``bucket-key``.
+* ``bucket``: -1 or >= 1 (unset: -1, Paimon's default). -1 is an unbucketed append table,
+  or a primary-key table with dynamic buckets (minipaimon_core.dynamic); an append table
+  with ``bucket`` >= 1 needs ``bucket-key``. A primary key without every partition column
+  (cross-partition updates) needs ``bucket`` = -1.
 * ``bucket-key``: distinct, non-nested columns; in a primary-key table a subset of the
-  primary key (an update must land in the bucket of its key).
+  primary key (an update must land in the bucket of its key), and not with dynamic buckets
+  (their buckets are not a hash of any column).
 * ``merge-engine``, ``sequence.field``, ``changelog-producer``, ``ignore-delete``,
   ``partial-update.*`` and the aggregation options belong to primary-key tables only.
 * ``deletion-vectors.enabled`` on a primary-key table needs the ``deduplicate`` engine
@@ -61,10 +64,16 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
     Raises:
         UnsupportedOptionError: the first option that does not fit, by name.
     """
-    del partition_keys  # no rule involves them yet; kept for the callers' symmetry
     typed = Options(options)
     pk = list(primary_keys)
     _check_buckets(typed, options, schema, pk)
+    outside = [c for c in partition_keys if c not in pk]
+    if pk and outside and typed["bucket"] != -1:
+        raise UnsupportedOptionError(
+            f"option 'bucket' = {typed['bucket']}: the primary key {pk} leaves out partition "
+            f"column(s) {outside}, so an update may move a key to another partition, which "
+            "needs dynamic buckets ('bucket' = -1, as in Paimon); add the columns to the key "
+            "or use 'bucket' = -1")
     if not pk:
         for name in options:
             if name in PK_ONLY or field_option(name) is not None:
@@ -90,10 +99,15 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
 def _check_buckets(typed: Options, options: Mapping[str, str], schema: pa.Schema,
                    pk: list[str]) -> None:
     buckets = typed["bucket"]
-    if buckets == 0 or (pk and buckets < 1):
-        need = ">= 1 for a primary-key table" if pk else "-1 (unbucketed) or >= 1"
+    if buckets == 0:
+        need = "-1 (dynamic buckets) or >= 1" if pk else "-1 (unbucketed) or >= 1"
         raise UnsupportedOptionError(f"option 'bucket' must be {need}")
     keys = names_in(options.get("bucket-key"))
+    if pk and buckets == -1 and keys:
+        raise UnsupportedOptionError(
+            "option 'bucket-key' cannot be set on a primary-key table with dynamic buckets "
+            "('bucket' = -1): their buckets come from the table's index of keys, not a hash; "
+            "remove it, or give 'bucket' a number of buckets")
     if not pk and buckets >= 1 and not keys:
         raise UnsupportedOptionError(
             "option 'bucket' >= 1 on an append table needs 'bucket-key' (the columns "

@@ -16,6 +16,7 @@ from .append_writer import AppendWriter
 from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .context import TableContext
+from .dynamic.routing import router_for
 from .errors import InvalidArgumentError
 from .features import check_writable
 from .kv_writer import KeyValueWriter
@@ -31,15 +32,20 @@ class TableWrite:
     ``abort`` deletes only what this writer still owns, so it never touches a committed file.
     """
 
-    def __init__(self, ctx: TableContext, commit_user: str, sequence: SequenceStart | None = None) -> None:
+    def __init__(self, ctx: TableContext, commit_user: str, sequence: SequenceStart | None = None,
+                 overwrite: bool = False) -> None:
         """``sequence``: where the rows' sequence numbers start (default: the table's next
-        number at the latest snapshot; Spark tasks get theirs from the job's writer)."""
+        number at the latest snapshot; Spark tasks get theirs from the job's writer); dynamic
+        buckets are assigned from the table as of that snapshot. ``overwrite``: the messages
+        will be committed as an overwrite (dynamic buckets are then assigned afresh, the
+        table's index not loaded; committing them otherwise is still correct)."""
         self.commit_user = commit_user
         schema = ctx.schema
         check_writable(schema, ctx.path)
         if schema.primaryKeys:
             start = sequence if sequence is not None else start_of(ctx.manifests, ctx.snapshots.latest())
-            self._writer: AppendWriter | KeyValueWriter = KeyValueWriter(ctx.io, ctx.layout, schema, start)
+            router = router_for(ctx, start.snapshot_id, overwrite)
+            self._writer: AppendWriter | KeyValueWriter = KeyValueWriter(ctx.io, ctx.layout, schema, start, router)
         else:
             self._writer = AppendWriter(ctx.io, ctx.layout, schema)
         self._ctx = ctx
@@ -82,7 +88,7 @@ def write_and_commit(ctx: TableContext, data: Any, mode: str) -> tuple[int | Non
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', got {mode!r}")
     user = str(uuid.uuid4())
-    writer = TableWrite(ctx, user)
+    writer = TableWrite(ctx, user, overwrite=mode == "overwrite")
     committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True)
     try:
         writer.write(data)

@@ -147,7 +147,7 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
     def write(self, iterator: Iterator[Any]) -> MiniPaimonCommitMessage:
         """Write this task's rows; deletes its files if anything fails."""
         return write_task(self.path, self.commit_user, _arrow_batches(iterator, self.schema),
-                          self.connection, self.sequence)
+                          self.connection, self.sequence, self.overwrite)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Commit batch ``batchId`` once; a replay of a committed batch only drops its files."""

@@ -234,7 +234,8 @@ class MiniPaimonWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> MiniPaimonCommitMessage:
         """Write this task's batches; deletes its files if anything fails."""
-        return write_task(self.path, self.commit_user, iterator, self.connection, self.sequence)
+        return write_task(self.path, self.commit_user, iterator, self.connection, self.sequence,
+                          self.overwrite)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Commit every task's files in one snapshot (OVERWRITE for overwrite mode)."""
@@ -266,7 +267,7 @@ class MiniPaimonWriter(DataSourceArrowWriter):
 
 def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch],
                connection: dict[str, str] | None = None,
-               sequence: SequenceStart | None = None) -> MiniPaimonCommitMessage:
+               sequence: SequenceStart | None = None, overwrite: bool = False) -> MiniPaimonCommitMessage:
     """One task's writing (batch or streaming): files for ``batches``, the commit message
     Spark hands the driver; the task's files are deleted if anything fails. ``connection``:
     the storage options (``s3.*``) of the write; ``sequence``: the job's start. Timestamps
@@ -275,7 +276,9 @@ def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch],
     ctx = TaskContext.get()
     start = sequence.for_task(ctx.partitionId() if ctx else 0) if sequence is not None else None
     table = mp.open_table(path, options=connection)
-    writer = table.new_write(commit_user, sequence=start)
+    # dynamic buckets: every task assigns from the job's start snapshot (``sequence``), so
+    # they mostly agree; the commit reconciles where they do not (minipaimon_core.dynamic)
+    writer = table.new_write(commit_user, sequence=start, overwrite=overwrite)
     rows = 0
     try:
         for batch in SparkTimes(table.schema()).all(batches):

@@ -48,10 +48,16 @@ def test_null_primary_key_is_rejected_and_nothing_written(tmp_path):
     assert t.latest_snapshot() is None
 
 
-def test_partition_keys_must_be_in_primary_key(tmp_path):
+def test_partition_keys_outside_the_primary_key_need_dynamic_buckets(tmp_path):
+    """As in Paimon: a key without a partition column (cross-partition updates) needs
+    ``bucket`` = -1 (the default); fixed buckets are refused, nothing created."""
     schema = KV.append(pa.field("dt", pa.string()))
-    with pytest.raises(mp.InvalidArgumentError, match="part of the primary key"):
-        mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"], partition_by=["dt"])
+    with pytest.raises(mp.UnsupportedOptionError, match="needs dynamic buckets"):
+        mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"], partition_by=["dt"],
+                        options={"bucket": "2"})
+    assert not (tmp_path / "t").exists()
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"], partition_by=["dt"])
+    assert t.options()["bucket"] == "-1"
 
 
 def test_partial_update_fills_columns_from_different_writes(tmp_path):

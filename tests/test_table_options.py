@@ -102,7 +102,7 @@ def test_good_options_are_accepted_and_writes_work(tmp_path):
 
 def test_setting_an_immutable_option_to_its_effective_value_is_no_change(tmp_path):
     t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=PK)
-    t.set_options({"merge-engine": "deduplicate", "bucket": "1"})
+    t.set_options({"merge-engine": "deduplicate", "bucket": "-1"})
     t.set_options({"merge-engine": "DEDUPLICATE"})
     with pytest.raises(mp.InvalidArgumentError, match="merge-engine"):
         t.set_options({"merge-engine": "first-row"})

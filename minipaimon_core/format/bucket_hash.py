@@ -53,6 +53,12 @@ def bucket_hashes(
     writes them (reserved chunk). Raises InvalidArgumentError if the columns and types differ
     in number, the columns in length, or a column cannot hold its type's values.
     """
+    return _hashes(columns, types, (_SEED,))[0]
+
+
+def _hashes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[str],
+            seeds: Sequence[int]) -> list[np.ndarray]:
+    """The murmur3 hash of each row's BinaryRow words for each of ``seeds`` (int32 arrays)."""
     parsed = [_parse_type(t) for t in types]
     if not parsed or len(columns) != len(parsed):
         raise InvalidArgumentError(f"{len(columns)} key columns for types {list(types)}")
@@ -61,20 +67,24 @@ def bucket_hashes(
     if any(len(a) != n for a in arrays):
         raise InvalidArgumentError(f"key columns of unequal lengths {[len(a) for a in arrays]}")
     if n == 0:
-        return np.zeros(0, dtype=np.int32)
+        return [np.zeros(0, dtype=np.int32) for _ in seeds]
     cols = [_column(t, arrays[i], f"key column {i} ({types[i]})") for i, t in enumerate(parsed)]
-    h = _hash_header(cols)
     size: Any = _bitset_width(len(cols)) + 8 * len(cols)
-    for col in cols:  # slots, with the chunk offsets
+    for col in cols:  # the chunk offsets replace the slot's high word
         if col.units is not None:
             col.hi = np.where(col.units > 0, size, col.hi).astype(np.uint32)
             size = size + col.units * 8
-        _mix_into(h, col.lo)
-        _mix_into(h, col.hi)
-    for col in cols:  # the variable part, chunk after chunk
-        if col.units is not None and col.fetch is not None:
-            _hash_chunks(h, col.units, col.fetch)
-    return _fmix(h, np.asarray(size, dtype=np.int64).astype(np.uint32))
+    out = []
+    for seed in seeds:
+        h = _hash_header(cols, seed)
+        for col in cols:  # slots
+            _mix_into(h, col.lo)
+            _mix_into(h, col.hi)
+        for col in cols:  # the variable part, chunk after chunk
+            if col.units is not None and col.fetch is not None:
+                _hash_chunks(h, col.units, col.fetch)
+        out.append(_fmix(h, np.asarray(size, dtype=np.int64).astype(np.uint32)))
+    return out
 
 
 def _mix_into(h: np.ndarray, word: np.ndarray) -> None:
@@ -102,18 +112,18 @@ def _fmix(h: np.ndarray, length: np.ndarray) -> np.ndarray:
     return h.view(np.int32)
 
 
-def _hash_header(cols: list[_Column]) -> np.ndarray:
+def _hash_header(cols: list[_Column], seed: int) -> np.ndarray:
     """Murmur state after the header words (a constant when no key value is null)."""
     n, width = len(cols[0].null), _bitset_width(len(cols))
     if not any(c.null.any() for c in cols):
-        state = _SEED
+        state = seed
         for _ in range(width // 4):
             state = _mix(state, 0)
         return np.full(n, state, dtype=np.uint32)
     bits = np.zeros((n, width // 8), dtype=np.uint64)
     for i, col in enumerate(cols):
         bits[:, (i + 8) // 64] |= col.null.astype(np.uint64) << np.uint64((i + 8) % 64)
-    h = np.full(n, _SEED, dtype=np.uint32)
+    h = np.full(n, seed, dtype=np.uint32)
     for word in bits.view("<u4").T:
         _mix_into(h, word)
     return h
@@ -273,6 +283,17 @@ def _bytes_column(arr: pa.Array, null: np.ndarray) -> _Column:
 
     lo, hi = slot.astype(np.uint32), (slot >> np.uint64(32)).astype(np.uint32)
     return _Column(null, lo, hi, units, fetch)
+
+
+_SECOND_SEED = 0x5BD1E995
+
+
+def key_hashes64(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[str]) -> np.ndarray:
+    """A 64-bit hash of each row's key (uint64[n]): Paimon's hash in the high half, the same
+    murmur3 with another seed in the low half. Equal keys hash alike; distinct keys collide
+    with probability about 2**-64 a pair (the hash is no proof of equality)."""
+    high, low = (h.view(np.uint32).astype(np.uint64) for h in _hashes(columns, types, (_SEED, _SECOND_SEED)))
+    return (high << np.uint64(32)) | low
 
 
 def buckets(hashes: np.ndarray, num_buckets: int) -> np.ndarray:

@@ -1,0 +1,181 @@
+"""Assigning keys to dynamic buckets (``HASH_DYNAMIC``), as Paimon's ``HashBucketAssigner``.
+
+Per partition the writer holds the partition's index as of the snapshot it started on
+(:class:`PartitionIndex`: the sorted hashes of each bucket, and their number). A row whose key hash is there goes to that bucket; the hashes new to the
+partition, in the order they first arrive, fill buckets by :func:`fill`:
+
+* a key's lane is ``abs(hash % n)`` with ``n`` = ``dynamic-bucket.initial-buckets``
+  (default 1); lane ``a`` owns the buckets ``b`` with ``b % n == a``, as Paimon's ``n``
+  assigners each own theirs, so a new partition starts with ``n`` buckets;
+* within a lane, new keys go to the lowest own bucket holding fewer than
+  ``dynamic-bucket.target-row-num`` hashes, then to new buckets (the lowest unused own ids),
+  ``target`` keys each;
+* bucket ids stay below 32767 (Java's ``Short.MAX_VALUE``): a key that would need another
+  is an :class:`InvalidArgumentError` (raise the target).
+
+Everything is NumPy over whole batches: hashes are looked up with ``searchsorted`` in the
+sorted index, new hashes found by sorting (:mod:`.sets`), buckets filled by cumulative capacity.
+Memory: 8 bytes per key of each partition the writer touches (int32 hash, int32 bucket).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from .sets import first_arrivals, sort_with_positions
+
+MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
+
+
+_FEW_BUCKETS = 16  # up to this many, a partition's files are searched one by one
+
+
+@dataclass
+class _Run:
+    """Sorted distinct hashes (int32) and the bucket of each (an int32 array, or one bucket
+    for the whole run: a bucket's index file as read)."""
+
+    hashes: np.ndarray
+    buckets: np.ndarray | int
+
+
+class PartitionIndex:
+    """The key hashes of one partition, and ``counts``: the hashes each bucket's index holds.
+
+    A partition of few buckets is searched file by file (each file's hashes are sorted as
+    decoded: nothing to build); more are merged into one sorted run once. The keys a writer
+    adds are a run of their own."""
+
+    def __init__(self, files: dict[int, np.ndarray] | None = None) -> None:
+        """``files``: bucket -> its index file's hashes (sorted, distinct). A hash in two
+        buckets (an index damaged by writers of another engine) maps to the lowest."""
+        files = files or {}
+        self.counts: dict[int, int] = {b: len(h) for b, h in files.items()}
+        self._added = _Run(np.zeros(0, np.int32), np.zeros(0, np.int32))
+        if len(files) <= _FEW_BUCKETS:
+            self._runs = [_Run(files[b], b) for b in sorted(files)]
+            return
+        # (hash, bucket) packed in an int64 and sorted: by hash, then the lowest bucket
+        packed = np.concatenate([(files[b].astype(np.int64) << np.int64(32)) | np.int64(b) for b in sorted(files)])
+        packed.sort()
+        hashes = (packed >> np.int64(32)).astype(np.int32)
+        first = np.ones(len(hashes), dtype=bool)
+        first[1:] = hashes[1:] != hashes[:-1]
+        self._runs = [_Run(hashes[first], (packed[first] & np.int64(0xFFFFFFFF)).astype(np.int32))]
+
+    def lookup(self, hashes: np.ndarray) -> np.ndarray:
+        """The bucket of each hash (int32), -1 where the partition does not have it."""
+        out = np.full(len(hashes), -1, dtype=np.int32)
+        q, position = sort_with_positions(hashes)  # searched in order, once sorted
+        todo = np.arange(len(q))
+        for run in [self._added, *self._runs]:
+            if not len(todo):
+                break
+            if not len(run.hashes):
+                continue
+            at = np.minimum(np.searchsorted(run.hashes, q[todo]), len(run.hashes) - 1)
+            hit = run.hashes[at] == q[todo]
+            found = todo[hit]
+            out[position[found]] = run.buckets if isinstance(run.buckets, int) else run.buckets[at[hit]]
+            todo = todo[~hit]
+        return out
+
+    def add(self, hashes: np.ndarray, buckets: np.ndarray) -> None:
+        """Record new ``hashes`` (distinct, none in the index yet) in ``buckets``."""
+        if not len(hashes):
+            return
+        added = np.bincount(buckets)
+        for b in np.flatnonzero(added).tolist():
+            self.counts[b] = self.counts.get(b, 0) + int(added[b])
+        hashes, order = sort_with_positions(hashes)
+        buckets = buckets[order].astype(np.int32)
+        run = self._added
+        assert not isinstance(run.buckets, int)
+        if len(run.hashes):
+            at = np.searchsorted(run.hashes, hashes)
+            hashes, buckets = np.insert(run.hashes, at, hashes), np.insert(run.buckets, at, buckets)
+        self._added = _Run(hashes, buckets)
+
+
+def lanes_of(hashes: np.ndarray, lanes: int) -> np.ndarray:
+    """The lane of each key hash: Java's ``Math.abs(hash % lanes)``."""
+    return np.abs(np.fmod(hashes.astype(np.int64), lanes)).astype(np.int64)
+
+
+def fill(counts: dict[int, int], lanes: np.ndarray, num_lanes: int, target: int,
+         where: str = "") -> np.ndarray:
+    """Buckets for new keys arriving in order with lanes ``lanes`` (int64) into a partition
+    whose buckets hold ``counts`` keys (updated in place). Pure but for ``counts``.
+
+    Raises InvalidArgumentError if a key needs a bucket id past :data:`MAX_BUCKETS`
+    (``where`` names the partition in the message)."""
+    out = np.empty(len(lanes), dtype=np.int32)
+    for lane in np.unique(lanes).tolist():
+        mine = np.flatnonzero(lanes == lane)
+        own = sorted(b for b in counts if b % num_lanes == lane)
+        open_ = [b for b in own if counts[b] < target]
+        room = np.array([target - counts[b] for b in open_], dtype=np.int64)
+        cum = np.cumsum(room)
+        total = int(cum[-1]) if len(cum) else 0
+        k = len(mine)
+        buckets = np.empty(k, dtype=np.int32)
+        in_open = min(k, total)
+        if in_open:
+            buckets[:in_open] = np.asarray(open_, np.int32)[np.searchsorted(cum, np.arange(in_open), side="right")]
+        rest = k - in_open
+        if rest:
+            needed = -(-rest // target)
+            taken = set(own)
+            fresh: list[int] = []
+            b = lane
+            while len(fresh) < needed:
+                if b >= MAX_BUCKETS:
+                    raise InvalidArgumentError(
+                        f"the write needs more than {MAX_BUCKETS} buckets in {where or 'a partition'}"
+                        f" of a dynamic-bucket table (at most {target} keys each, "
+                        "'dynamic-bucket.target-row-num'); raise that option")
+                if b not in taken:
+                    fresh.append(b)
+                b += num_lanes
+            buckets[in_open:] = np.asarray(fresh, np.int32)[np.arange(rest) // target]
+        ids, added = np.unique(buckets, return_counts=True)
+        for b, c in zip(ids.tolist(), added.tolist()):
+            counts[b] = counts.get(b, 0) + c
+        out[mine] = buckets
+    return out
+
+
+class HashAssigner:
+    """Buckets of rows of one writer (see the module docs). ``load(partition)`` gives the
+    partition's index files (bucket -> hashes) as of the writer's start, or {} when the
+    write replaces the partition (an overwrite)."""
+
+    def __init__(self, load: Any, target: int, lanes: int) -> None:
+        self._load = load
+        self._target = target
+        self._lanes = lanes
+        self._partitions: dict[tuple[Any, ...], PartitionIndex] = {}
+
+    def assign(self, partition: tuple[Any, ...], hashes: np.ndarray, where: str = "") -> np.ndarray:
+        """The bucket of each row of ``partition`` whose key hashes are ``hashes`` (int32);
+        new keys are remembered. Raises InvalidArgumentError (no bucket left)."""
+        index = self._partitions.get(partition)
+        if index is None:
+            index = self._partitions[partition] = PartitionIndex(self._load(partition))
+        buckets = index.lookup(hashes)
+        unknown = np.flatnonzero(buckets < 0)
+        if not len(unknown):
+            return buckets
+        new, inverse = first_arrivals(hashes[unknown])
+        counts = dict(index.counts)
+        assigned = fill(counts, lanes_of(new, self._lanes), self._lanes, self._target, where)
+        index.add(new, assigned)
+        buckets[unknown] = assigned[inverse]
+        return buckets
+
+
+__all__ = ["MAX_BUCKETS", "HashAssigner", "PartitionIndex", "fill", "lanes_of"]

@@ -1,0 +1,94 @@
+"""Which (partition, bucket) each written row goes to, for every bucket mode: the one step
+between numbering a primary-key writer's rows and buffering them (:mod:`minipaimon_core.kv_writer`).
+
+* ``HASH_FIXED``: Paimon's hash of the bucket key modulo ``bucket``;
+* ``HASH_DYNAMIC``: the bucket the partition's HASH index gives the key, new keys assigned
+  (:class:`~.assigner.HashAssigner`); each part carries the key hashes it places (the
+  committer adds them to the bucket's index file);
+* ``CROSS_PARTITION``: :class:`~.cross_partition.CrossPartitionRouter` (rows may change
+  partition, retractions are added); each part carries the 64-bit hashes of the keys it places.
+
+A router is built for one writer from where the writer starts: ``base`` is the snapshot
+its sequence numbers start on (Spark tasks of one job share it, so they assign alike), and
+``overwrite`` says the write replaces what it writes (the table's index is not loaded: every
+key is new, as Paimon's ``SimpleHashBucketAssigner`` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..bucket import CROSS_PARTITION, HASH_DYNAMIC, bucket_ids, bucket_mode, key_hashes
+from ..context import TableContext
+from ..format.snapshot import Snapshot
+from ..partition import PartitionSpec, split_by_bucket
+from ..schema import TableSchema
+from . import key_map
+from .assigner import HashAssigner
+from .cross_partition import CrossPartitionRouter, Routed
+from .hash_index import HashIndexIO
+from .sets import distinct
+
+Router = Callable[[pa.Table], list[Routed]]
+
+
+def _no_hashes() -> np.ndarray:
+    return np.zeros(0, dtype=np.int32)
+
+
+def fixed_router(schema: TableSchema) -> Router:
+    """Rows of a fixed-bucket (or bucket-unaware) table by partition and bucket."""
+    spec = PartitionSpec.of(schema)
+
+    def route(table: pa.Table) -> list[Routed]:
+        return [Routed(tuple(values), bucket, rows, _no_hashes())
+                for values, part in spec.split(table)
+                for bucket, rows in split_by_bucket(part, bucket_ids(part, schema))]
+    return route
+
+
+def dynamic_router(schema: TableSchema, load: Callable[[tuple[Any, ...]], dict[int, np.ndarray]],
+                   target: int, lanes: int) -> Router:
+    """Rows of a ``HASH_DYNAMIC`` table by partition and assigned bucket; ``load`` gives a
+    partition's index files (bucket -> hashes) as of the writer's start."""
+    spec = PartitionSpec.of(schema)
+    assigner = HashAssigner(load, target, lanes)
+
+    def route(table: pa.Table) -> list[Routed]:
+        out = []
+        for values, part in spec.split(table):
+            hashes = key_hashes(part, schema)
+            buckets = assigner.assign(tuple(values), hashes, f"partition {values}")
+            for bucket, rows in split_by_bucket(part, buckets.astype(np.int64)):
+                out.append(Routed(tuple(values), bucket, rows, distinct(hashes[buckets == bucket])))
+        return out
+    return route
+
+
+def router_for(ctx: TableContext, base_id: int | None, overwrite: bool) -> Router:
+    """The router of a writer of ``ctx``'s table starting on snapshot ``base_id``."""
+    schema = ctx.schema
+    mode = bucket_mode(schema)
+    if mode not in (HASH_DYNAMIC, CROSS_PARTITION):
+        return fixed_router(schema)
+    options = ctx.options
+    target = options["dynamic-bucket.target-row-num"]
+    lanes = options["dynamic-bucket.initial-buckets"] or 1
+    base: Snapshot | None = None
+    if base_id is not None and not overwrite:  # expired meanwhile: the latest (the commit checks)
+        base = ctx.snapshots.try_get(base_id) or ctx.snapshots.latest()
+    if mode == HASH_DYNAMIC:
+        index = HashIndexIO(ctx.io, ctx.layout, ctx.vectors)
+        return dynamic_router(schema, lambda partition: index.partition(base, partition), target, lanes)
+    ttl = options["cross-partition-upsert.index-ttl"]
+    threads = options["cross-partition-upsert.bootstrap-parallelism"]
+    router = CrossPartitionRouter(schema, lambda: key_map.build(ctx, base, ttl, threads),
+                                  options["merge-engine"], target, lanes)
+    return router.route
+
+
+__all__ = ["Router", "Routed", "dynamic_router", "fixed_router", "router_for"]

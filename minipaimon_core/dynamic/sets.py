@@ -1,0 +1,72 @@
+"""Set operations on hash arrays, by sorting.
+
+NumPy 2.4's ``np.unique`` of many distinct values (and ``union1d``) goes through a hash
+table that takes ~2.5 s for 1M int32 on the shared 2-core box, against ~15 ms for
+``np.sort`` and a neighbour compare; ``argsort`` takes ~80 ms (~0.4 s stable) where
+``np.sort`` of int64 takes ~20 ms. So an int32 value and its position are packed into one
+int64 and sorted together (:func:`sort_with_positions`) instead of arg-sorted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_LOW32 = np.int64(0xFFFFFFFF)
+
+
+def sort_with_positions(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(``a`` sorted, the position in ``a`` of each sorted value); among equal values the
+    positions ascend. int32 (or narrower) values are packed with their positions into int64
+    and sorted at once; other types are arg-sorted."""
+    if a.dtype.itemsize <= 4 and a.dtype.kind == "i" and len(a) < 1 << 32:
+        packed = (a.astype(np.int64) << np.int64(32)) | np.arange(len(a), dtype=np.int64)
+        packed.sort()
+        return (packed >> np.int64(32)).astype(a.dtype), (packed & _LOW32).astype(np.int64)
+    order = np.argsort(a, kind="stable")
+    return a[order], order
+
+
+def distinct(a: np.ndarray) -> np.ndarray:
+    """The distinct values of ``a``, ascending."""
+    s = np.sort(a)
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+def first_arrivals(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct values of ``a`` in the order they first occur, the index into them of
+    each element of ``a``)."""
+    if not len(a):
+        return a[:0], np.zeros(0, dtype=np.int64)
+    s, order = sort_with_positions(a)
+    starts = np.empty(len(s), dtype=bool)
+    starts[0] = True
+    np.not_equal(s[1:], s[:-1], out=starts[1:])
+    if starts.all():  # no value twice (the common case: new keys of a batch)
+        return a, np.arange(len(a), dtype=np.int64)
+    first = np.zeros(len(a), dtype=bool)
+    first[order[starts]] = True  # positions ascend among equals: the first occurrence
+    rank = np.cumsum(first) - 1  # at a first occurrence: its index among them
+    inverse = np.empty(len(a), dtype=np.int64)
+    inverse[order] = rank[order[starts]][np.cumsum(starts) - 1]
+    return a[first], inverse
+
+
+def search(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Index of each query in ``sorted_values`` (distinct, ascending), -1 where absent. The
+    queries are sorted first: searching in order is ~4x faster than at random."""
+    out = np.full(len(queries), -1, dtype=np.int64)
+    if not len(sorted_values) or not len(queries):
+        return out
+    q, order = sort_with_positions(queries)
+    at = np.minimum(np.searchsorted(sorted_values, q), len(sorted_values) - 1)
+    hit = sorted_values[at] == q
+    out[order[hit]] = at[hit]
+    return out
+
+
+__all__ = ["distinct", "first_arrivals", "search", "sort_with_positions"]
