@@ -44,9 +44,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 
-from .errors import AZURE_CONTAINER, InvalidArgumentError, redact_userinfo
+from .errors import AZURE_CONTAINER, InvalidArgumentError, StorageError, redact_userinfo
 
 PREFIX = "azure."
 OPTIONS = ("azure.account-name", "azure.account-key", "azure.sas-token", "azure.endpoint")
@@ -196,7 +197,15 @@ class AzureSettings:
             kwargs["account_key"] = self.account_key
         elif self.sas_token:
             kwargs["sas_token"] = "?" + self.sas_token
-        return pafs.AzureFileSystem(**kwargs)
+        azure_fs = getattr(pafs, "AzureFileSystem", None)
+        try:
+            if azure_fs is None:
+                raise TypeError("no AzureFileSystem")
+            return azure_fs(**kwargs)  # type: ignore[no-any-return]
+        except TypeError:  # pyarrow < 16 has none, < 20 takes no SAS token
+            raise StorageError(
+                f"data files on Azure need pyarrow's AzureFileSystem (pyarrow >= 16, >= 20 with "
+                f"a SAS token); this is pyarrow {pa.__version__}: pip install -U pyarrow") from None
 
     def describe(self) -> str:
         return redact_userinfo(f"Azure account {self.account} at {self.endpoint}")

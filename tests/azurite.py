@@ -111,7 +111,7 @@ def start_azurite(data_dir: str, timeout_s: float = 60.0) -> AzuriteServer:
     os.makedirs(data_dir, exist_ok=True)
     port = free_port()
     args = [binary, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", data_dir,
-            "--disableTelemetry", "--skipApiVersionCheck", "--silent", "--debug", os.path.join(data_dir, "debug.log")]
+            "--disableTelemetry", "--skipApiVersionCheck", "--silent"]
     log_path = os.path.join(data_dir, "azurite.log")
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=data_dir,

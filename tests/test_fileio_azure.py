@@ -259,3 +259,13 @@ def test_parse_authority_names_the_container_and_account() -> None:
     assert parse_authority("az", "lake").account is None
     loc = parse_authority("abfss", "lake@acct1.dfs.core.windows.net")
     assert (loc.container, loc.account, loc.suffix) == ("lake", "acct1", "core.windows.net")
+
+
+def test_a_pyarrow_without_azure_support_is_a_storage_error_naming_the_fix(monkeypatch) -> None:
+    import pyarrow.fs as pafs
+
+    settings = AzureSettings.resolve({"azure.account-name": "acct1", "azure.account-key": KEY}, {})
+    monkeypatch.delattr(pafs, "AzureFileSystem")  # what pyarrow < 16 is like
+    with pytest.raises(mp.StorageError, match=r"pyarrow >= 16.*pip install -U pyarrow") as err:
+        ObjectStoreFileIO(settings).open_input("az://lake/t/bucket-0/data-1.parquet")
+    assert KEY not in str(err.value)
