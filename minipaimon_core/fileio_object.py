@@ -145,8 +145,8 @@ class ObjectStoreFileIO:
             if self._arrow is None:
                 self._arrow = self.settings.make_arrow_fs()
             fs = self._arrow
-        if isinstance(fs, pafs.S3FileSystem):
-            arrow_s3_in_use()  # a forked child must not hang finalizing it at exit
+        if not isinstance(fs, pafs.LocalFileSystem):
+            arrow_s3_in_use()  # a forked child must not hang finalizing it (S3, Azure) at exit
         return fs
 
     def _call(self, what: str, path: str, fn: Callable[[], T]) -> T:
