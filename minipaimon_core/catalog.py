@@ -43,8 +43,8 @@ _DELETE_ATTEMPTS = 5
 
 
 def catalog(warehouse: str, options: Mapping[str, str] | None = None) -> Catalog:
-    """The catalog of tables under ``warehouse`` (a local path, ``file:`` or ``s3://`` URI;
-    connection options such as ``s3.endpoint`` in ``options``)."""
+    """The catalog of tables under ``warehouse`` (a local path, ``file:``, ``s3://``, ``az://`` or ``abfss://`` URI;
+    connection options such as ``s3.endpoint`` or ``azure.account-name`` in ``options``)."""
     return Catalog(warehouse, options)
 
 
@@ -56,7 +56,7 @@ class Catalog:
         connection, rest = split_options(options)
         if rest:
             raise InvalidArgumentError(
-                f"catalog options are connection options (s3.*); got {sorted(rest)}")
+                f"catalog options are connection options (s3.*, azure.*); got {sorted(rest)}")
         self.warehouse, self.io = resolve(warehouse, connection)
 
     # -- names -----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ minipaimon migrate   PATH                         (earlier minipaimon format -> 
 minipaimon delete    PATH --where "CONDITION" [--dry-run]
 ```
 
-PATH is a table path (local, ``file:`` or ``s3://``), or ``namespace.table`` in the
+PATH is a table path (local, ``file:``, ``s3://``, ``az://`` or ``abfss://``), or ``namespace.table`` in the
 warehouse given by ``--warehouse ROOT`` (before the command) or ``$MINIPAIMON_WAREHOUSE``.
 ``plan`` prints what planning a scan costs (manifests read / skipped, entries, files,
 splits, time) and the splits; ``--where`` terms are ANDed, OP one of = != < <= > >= or

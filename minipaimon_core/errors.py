@@ -140,12 +140,22 @@ def _rebuild_unknown(message: str, table: str, attempt: Any) -> CommitOutcomeUnk
     return e
 
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s'\"@]*@")
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/\s'\"@]*)@")
+#: an Azure container name (also what an abfs(s) URI has before '@': never a credential)
+AZURE_CONTAINER = re.compile(r"^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$")
+# the signature of an Azure shared access signature (SAS) in a URL's query
+_SAS_SIGNATURE = re.compile(r"(?i)([?&]sig=)[^&\s'\"]+")
 
 
 def redact_userinfo(text: str) -> str:
-    """``text`` with the ``user:password@`` of every URL in it replaced by ``***@``: what a
-    message, ``repr`` or log line shows of a URL a caller gave (endpoints and paths holding
-    credentials are refused where they are given; this keeps any that slip through out of
-    sight)."""
-    return _USERINFO.sub(r"\1***@", text)
+    """``text`` with the ``user:password@`` of every URL in it replaced by ``***@``, and the
+    signature of every Azure SAS in it (``sig=…``) by ``***``: what a message, ``repr`` or
+    log line shows of a URL a caller gave or a client put in its error (endpoints and paths
+    holding credentials are refused where they are given; this keeps any that slip through
+    out of sight). An ``abfs(s)://container@account…`` URI keeps its container."""
+    def userinfo(m: re.Match[str]) -> str:
+        if m.group(1).lower() in ("abfs://", "abfss://") and AZURE_CONTAINER.match(m.group(2)):
+            return m.group(0)
+        return m.group(1) + "***@"
+
+    return _SAS_SIGNATURE.sub(r"\1***", _USERINFO.sub(userinfo, text))

@@ -1,10 +1,11 @@
-"""Exiting a forked child of a process that used Arrow's S3 client.
+"""Exiting a forked child of a process that used Arrow's S3 or Azure client.
 
 Arrow's S3 client must be finalized before exit (``pyarrow.fs`` registers
 ``ensure_s3_finalized`` with :mod:`atexit`; without it the AWS SDK's static destructors
 crash the process). In a child forked while a thread of the parent had an S3 request in
 flight, that finalization waits forever for the request's lock, which no thread of the
-child will release: the child hung at interpreter exit (issue 32 item 8).
+child will release: the child hung at interpreter exit (issue 32 item 8). A child forked while Arrow's Azure
+client had a request in flight hung at exit the same way (measured on Azurite).
 
 The lock cannot be released and the finalization cannot be skipped in-process (the AWS
 SDK's static destructors would run), so once this process has used Arrow's S3 client
@@ -32,7 +33,7 @@ _exit_code: list[int] = [0]
 
 
 def arrow_s3_in_use() -> None:
-    """Note that this process uses Arrow's S3 client (idempotent, cheap)."""
+    """Note that this process uses Arrow's S3 or Azure client (idempotent, cheap)."""
     global _registered
     if _registered:
         return

@@ -1,4 +1,4 @@
-"""FileIO on an object store (S3 today; GCS and Azure Blob are small additions).
+"""FileIO on an object store: S3 and S3-compatible stores, Azure Blob Storage / ADLS Gen2.
 
 Two clients, each for what it does best:
 
@@ -29,9 +29,10 @@ Before the first conditional create on a bucket, each process checks once that t
 refuses a second create of the same key (:meth:`_check_conditional_create`); a store that
 silently accepts it would lose snapshots (apache/paimon#5762), so writing is refused.
 
-Paths are URIs ``<scheme>://<bucket>/<key>``. Listing a "directory" lists the prefix
-``<key>/`` with the delimiter ``/`` (strongly consistent on S3); an object's LastModified is
-its modification time. Settings (endpoint, credentials) come from an
+Paths are URIs ``<scheme>://<authority>/<key>``; the settings say which bucket (container)
+an authority names (an Azure ``abfss`` authority is ``<container>@<account>.dfs...``). Listing a "directory" lists the prefix
+``<key>/`` with the delimiter ``/`` (strongly consistent on S3 and Azure); an object's LastModified
+is its modification time. Settings (endpoint, credentials) come from an
 :class:`ObjectStoreSettings`; no message of this module contains a credential.
 """
 
@@ -58,6 +59,8 @@ from .layout import is_temp_name, temp_name
 
 T = TypeVar("T")
 _UNKNOWN_OUTCOME_ATTEMPTS = 4
+# the error codes of a store whose bucket (container) does not exist
+_MISSING_BUCKET = (("NoSuchBucket", "bucket"), ("ContainerNotFound", "container"))
 
 
 class ObjectStoreSettings(Protocol):
@@ -66,6 +69,10 @@ class ObjectStoreSettings(Protocol):
     @property
     def schemes(self) -> tuple[str, ...]:
         """URI schemes of this store kind, the first one canonical (``("s3", "s3a")``)."""
+        ...
+
+    def bucket_of(self, authority: str) -> str:
+        """The bucket (container) a path's authority names. Raises InvalidArgumentError."""
         ...
 
     def make_store(self, bucket: str) -> Any:
@@ -106,15 +113,15 @@ class ObjectStoreFileIO:
     # -- addressing ----------------------------------------------------------------------------
 
     def split(self, path: str) -> tuple[str, str]:
-        """``<scheme>://bucket/key`` -> (bucket, key). Raises InvalidArgumentError."""
+        """``<scheme>://authority/key`` -> (bucket, key). Raises InvalidArgumentError."""
         scheme, sep, rest = path.partition("://")
-        bucket, _, key = rest.partition("/")
-        if not sep or scheme.lower() not in self.settings.schemes or not bucket:
+        authority, _, key = rest.partition("/")
+        if not sep or scheme.lower() not in self.settings.schemes or not authority:
             raise InvalidArgumentError(
                 f"{redact_userinfo(path)!r} is not an object-store path of the form "
                 f"{self.settings.schemes[0]}://bucket/key"
             )
-        return bucket, key.strip("/")
+        return self.settings.bucket_of(authority), key.strip("/")
 
     def _store(self, bucket: str) -> Any:
         global _store_pid
@@ -134,11 +141,13 @@ class ObjectStoreFileIO:
             return self._stores[bucket]
 
     def _fs(self) -> pafs.FileSystem:
-        arrow_s3_in_use()  # a forked child must not hang finalizing it at exit
         with self._lock:
             if self._arrow is None:
                 self._arrow = self.settings.make_arrow_fs()
-            return self._arrow
+            fs = self._arrow
+        if not isinstance(fs, pafs.LocalFileSystem):
+            arrow_s3_in_use()  # a forked child must not hang finalizing it (S3, Azure) at exit
+        return fs
 
     def _call(self, what: str, path: str, fn: Callable[[], T]) -> T:
         """Run one store request; NotFound -> FileNotFoundError, other failures ->
@@ -156,6 +165,10 @@ class ObjectStoreFileIO:
 
     def _error(self, what: str, path: str, e: BaseException) -> StorageError:
         detail = str(e).split("\n\nDebug source:")[0]
+        missing = next((kind for code, kind in _MISSING_BUCKET if code in detail), None)
+        if missing is not None:
+            detail = (f"the {missing} {self.split(path)[0]!r} does not exist: create it first, "
+                      f"or fix the path ({detail})")
         return StorageError(self.settings.redact(f"{what} {path} failed on {self.settings.describe()}: {detail}"))
 
     # -- whole objects (metadata) -----------------------------------------------------------
@@ -238,7 +251,7 @@ class ObjectStoreFileIO:
                     "accepted a second conditional create (If-None-Match: *) of one key: "
                     "concurrent commits would silently overwrite each other's snapshots, so "
                     "minipaimon refuses to write there. Use a store with conditional writes "
-                    "(AWS S3, MinIO, SeaweedFS, Ceph RGW recent versions)"
+                    "(AWS S3, MinIO, SeaweedFS, Ceph RGW recent versions, Azure Blob Storage)"
                 )
             _probed[ident] = True
 
@@ -294,7 +307,10 @@ class ObjectStoreFileIO:
         store = self._store(bucket)
         if not self.exists(path):  # S3 DELETE answers 204 whether or not the key existed
             return False
-        self._call("deleting", path, lambda: obstore.delete(store, key))
+        try:
+            self._call("deleting", path, lambda: obstore.delete(store, key))
+        except FileNotFoundError:  # Azure answers 404: deleted meanwhile by another process
+            return False
         return True
 
     def delete_tree(self, directory: str) -> int:

@@ -5,9 +5,10 @@
 | ``/data/t``, ``data/t``                         | :class:`LocalFileIO`| as given              |
 | ``file:/data/t``, ``file:///data/t``, ``file://localhost/data/t`` | local | ``/data/t`` (percent-decoded) |
 | ``s3://bucket/prefix/t``, ``s3a://…``           | object store (S3)   | as given, no trailing ``/`` |
+| ``az://container/prefix/t``, ``abfss://container@account.dfs.core.windows.net/…`` (``abfs://``) | object store (Azure) | as given, no trailing ``/`` |
 | any other ``scheme:/…``, ``scheme://…``                       | InvalidArgumentError (never a local directory) |
 
-Connection options (``s3.*``; later ``gcs.*``, ``azure.*``) configure the object store. They
+Connection options (``s3.*``, ``azure.*``) configure the object store. They
 are not table options: :func:`split_options` takes them out of the options a caller hands
 to ``create_table`` or to the Spark source before anything is written, so credentials never
 reach a schema file, a snapshot, the ``options`` system table or a log.
@@ -23,22 +24,27 @@ import threading
 from collections.abc import Mapping
 from urllib.parse import unquote
 
+from . import fileio_azure, fileio_s3
 from .errors import InvalidArgumentError
 from .fileio import FileIO, LocalFileIO
+from .fileio_azure import AzureSettings, parse_authority
 from .fileio_object import ObjectStoreFileIO
-from .fileio_s3 import PREFIX as S3_PREFIX
 from .fileio_s3 import S3Settings
 
-CONNECTION_PREFIXES = (S3_PREFIX,)
-OBJECT_STORE_SCHEMES = ("s3", "s3a")
+CONNECTION_PREFIXES = (fileio_s3.PREFIX, fileio_azure.PREFIX)
+#: every connection option of every store (what Spark session settings may carry)
+CONNECTION_OPTIONS = fileio_s3.OPTIONS + fileio_azure.OPTIONS
+S3_SCHEMES = ("s3", "s3a")
+OBJECT_STORE_SCHEMES = S3_SCHEMES + fileio_azure.SCHEMES
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):(.*)$", re.DOTALL)
 
-_cache: dict[S3Settings, ObjectStoreFileIO] = {}
+_cache: dict[S3Settings | AzureSettings, ObjectStoreFileIO] = {}
 _cache_lock = threading.Lock()
 
 
 def is_connection_option(name: str) -> bool:
-    """True for an option that configures storage access (``s3.*``), not the table."""
+    """True for an option that configures storage access (``s3.*``, ``azure.*``), not the
+    table."""
     return name.lower().startswith(CONNECTION_PREFIXES)
 
 
@@ -86,12 +92,18 @@ def normalize_path(path: str) -> str:
             raise InvalidArgumentError(f"{shown!r} names no directory")
         return _no_nul(unquote(rest))
     if scheme in OBJECT_STORE_SCHEMES:
-        bucket = rest[2:].split("/", 1)[0] if rest.startswith("//") else ""
-        if not bucket or "@" in bucket or ":" in bucket:
+        authority = rest[2:].split("/", 1)[0] if rest.startswith("//") else ""
+        if scheme in S3_SCHEMES and (not authority or "@" in authority or ":" in authority):
             raise InvalidArgumentError(  # a bucket name holds neither: credentials, a port?
                 f"{shown!r} is not a valid {scheme} URI: use {scheme}://bucket/path/to/table "
                 "(credentials go in the s3.* options, never in the path)"
             )
+        if scheme in fileio_azure.SCHEMES:
+            try:
+                parse_authority(scheme, authority)
+            except InvalidArgumentError as e:
+                raise InvalidArgumentError(f"{shown!r} is {e}") from None
+            shown = path  # a valid container@account.host holds no credential
         key = rest[2:].rstrip("/").split("/")[1:]
         if any(seg in ("", ".", "..") for seg in key):
             raise InvalidArgumentError(  # object keys have no relative steps
@@ -99,7 +111,8 @@ def normalize_path(path: str) -> str:
         return _no_nul(f"{scheme}://{rest[2:].rstrip('/')}")
     raise InvalidArgumentError(
         f"unsupported storage scheme {scheme!r} in table path {shown!r}: use a local path, "
-        "file:///path, or s3://bucket/path (s3a:// also works)"
+        "file:///path, s3://bucket/path (s3a:// also works), az://container/path or "
+        f"{fileio_azure.ABFS_FORM} (abfs:// also works)"
     )
 
 
@@ -119,13 +132,16 @@ def resolve(path: str, options: Mapping[str, str] | None = None,
     root = normalize_path(path)
     if io is not None:
         return root, io
-    if scheme_of(root) in OBJECT_STORE_SCHEMES:
-        connection, _ = split_options(options)
-        return root, object_store_io(S3Settings.resolve(connection))
+    scheme = scheme_of(root)
+    if scheme in S3_SCHEMES:
+        return root, object_store_io(S3Settings.resolve(split_options(options)[0]))
+    if scheme in fileio_azure.SCHEMES:
+        location = parse_authority(scheme, root.split("://", 1)[1].split("/", 1)[0])
+        return root, object_store_io(AzureSettings.resolve(split_options(options)[0], location=location))
     return root, LocalFileIO()
 
 
-def object_store_io(settings: S3Settings) -> ObjectStoreFileIO:
+def object_store_io(settings: S3Settings | AzureSettings) -> ObjectStoreFileIO:
     """The process-wide FileIO for ``settings``."""
     with _cache_lock:
         io = _cache.get(settings)

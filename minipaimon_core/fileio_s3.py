@@ -104,6 +104,9 @@ class S3Settings:
 
     # -- ObjectStoreSettings ----------------------------------------------------------------
 
+    def bucket_of(self, authority: str) -> str:
+        return authority
+
     def make_store(self, bucket: str) -> Any:
         from obstore.store import S3Store
 

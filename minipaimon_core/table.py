@@ -64,9 +64,10 @@ def create_table(
     options: dict[str, str] | None = None,
     io: FileIO | None = None,
 ) -> Table:
-    """Create a table at ``path`` (local path, ``file:`` URI or ``s3://bucket/...``) and
-    return it. Connection options in ``options`` (``s3.*``) reach the storage only and are
-    never stored with the table (see :mod:`minipaimon_core.fileio_resolve`).
+    """Create a table at ``path`` (local path, ``file:`` URI, ``s3://bucket/...``,
+    ``az://container/...`` or ``abfss://container@account.dfs.core.windows.net/...``) and
+    return it. Connection options in ``options`` (``s3.*``, ``azure.*``) reach the storage
+    only and are never stored with the table (see :mod:`minipaimon_core.fileio_resolve`).
 
     Raises:
         TableAlreadyExistsError: a table exists there.
@@ -83,7 +84,7 @@ def create_table(
 
 def open_table(path: str, io: FileIO | None = None,
                options: dict[str, str] | None = None) -> Table:
-    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``).
+    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``, ``azure.*``).
 
     Raises TableNotFoundError if there is none, InvalidArgumentError for a bad path.
     """

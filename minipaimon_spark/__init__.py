@@ -35,8 +35,8 @@ def register(spark: SparkSession, options: dict[str, str] | None = None) -> None
     ... see :mod:`minipaimon_spark.procedures`) in ``spark``, and turn filter pushdown on.
 
     The procedures find tables on object storage with the session's
-    ``spark.minipaimon.s3.*`` settings (and ``namespace.table`` names in
-    ``spark.minipaimon.warehouse``), read now, or with ``options`` (``s3.*``,
+    ``spark.minipaimon.s3.*`` and ``spark.minipaimon.azure.*`` settings (and ``namespace.table`` names in
+    ``spark.minipaimon.warehouse``), read now, or with ``options`` (``s3.*``, ``azure.*``,
     ``warehouse``), which win.
 
     Pushdown (partition pruning, file skipping) is enabled where the Spark version has it;
@@ -73,7 +73,7 @@ def compact(spark: SparkSession, path: str, full: bool | None = None,
     ``minor`` (or ``full=False``) merges the level-0 files of each bucket that has more
     than one sorted run (see ``Table.compact``). Returns the COMPACT snapshot id, or
     None if there was nothing to compact. ``options``: storage connection options
-    (``s3.endpoint``, ``s3.access-key``, ...) when the environment does not provide them.
+    (``s3.endpoint``, ``azure.account-key``, ...) when the environment does not provide them.
 
     Raises:
         TableNotFoundError: no table at ``path``.
@@ -97,7 +97,7 @@ def merge(spark: SparkSession, target: str, source: DataFrame, on: list[str] | s
     bucket) is changed and written by an executor; the driver commits once (see
     :mod:`minipaimon_spark.distributed_merge`). A merge into a primary-key table that does not join on
     the whole primary key collects the source to the driver and merges there. ``options``:
-    storage connection options (``s3.*``), else the session's ``spark.minipaimon.s3.*``.
+    storage connection options (``s3.*``, ``azure.*``), else the session's ``spark.minipaimon.*`` ones.
     """
     from minipaimon_spark.distributed_merge import SparkMerge
     from minipaimon_spark.procedure_support import Connection

@@ -49,7 +49,7 @@ def compact_on_executors(spark: Any, path: str, strategy: str = "full",
 
     None when there is nothing to compact. Raises CommitConflictError when a concurrent
     compaction replaced the same files first (this run's files are deleted). ``connection``:
-    storage options (``s3.*``), shipped to the executors inside the task closure.
+    storage options (``s3.*``, ``azure.*``), shipped to the executors inside the task closure.
     """
     table = mp.open_table(path, options=connection)
     units = bucket_units(table)

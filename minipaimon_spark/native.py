@@ -16,9 +16,12 @@ needs no merge, and reads only the rest through the Python data source.
 
 Snapshot isolation: the native files are those of the planned snapshot, and the Python part
 reads that snapshot (pinned by id, or by the same tag or time). Object stores: Spark reads
-``s3a://`` paths when the Hadoop AWS classes are on its classpath; otherwise (and on Spark
-Connect for object stores, and for column types Spark's Parquet reader reads differently) the
-whole read goes through the Python data source, with a one-line notice for object stores.
+``s3a://`` paths when the Hadoop AWS classes are on its classpath, and a table on an
+``abfs://`` / ``abfss://`` path when the Hadoop Azure (ABFS) classes are (Spark's pip package
+has neither; the user configures Hadoop's credentials); otherwise (an ``az://`` path too, and
+on Spark Connect for object stores, and for column types Spark's Parquet reader reads
+differently) the whole read goes through the Python data source, with a one-line notice for
+object stores.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
     from minipaimon_core.scan import Split
 
 S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+ABFS_CLASS = "org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem"
 
 
 def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
@@ -137,19 +141,28 @@ def _spark_paths(spark: SparkSession, table_path: str) -> Callable[[str], str] |
     read the table's storage itself (then the Python source reads everything)."""
     if scheme_of(table_path) in (None, "file"):
         return lambda p: "file://" + os.path.abspath(p.removeprefix("file:").removeprefix("//"))
-    if table_path.startswith(("s3://", "s3a://")) and _has_s3a(spark):
-        return lambda p: "s3a://" + p.split("://", 1)[1]
-    warnings.warn(f"minipaimon_spark.table: Spark cannot read {table_path} itself ({S3A_CLASS} "
-                  "is not on its classpath); reading through the Python data source", stacklevel=3)
+    scheme = scheme_of(table_path)
+    if scheme in ("s3", "s3a"):
+        if _has_class(spark, S3A_CLASS):
+            return lambda p: "s3a://" + p.split("://", 1)[1]
+        why = f"{S3A_CLASS} is not on its classpath"
+    elif scheme in ("abfs", "abfss"):
+        if _has_class(spark, ABFS_CLASS):
+            return lambda p: p  # Hadoop's own name of the same object
+        why = f"{ABFS_CLASS} is not on its classpath"
+    else:  # az:// names no account Hadoop could use
+        why = "Hadoop has no az:// file system; an abfss:// path names the same table"
+    warnings.warn(f"minipaimon_spark.table: Spark cannot read {table_path} itself ({why}); "
+                  "reading through the Python data source", stacklevel=3)
     return None
 
 
-def _has_s3a(spark: SparkSession) -> bool:
+def _has_class(spark: SparkSession, name: str) -> bool:
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
         return False
     try:
-        jvm.java.lang.Class.forName(S3A_CLASS)
+        jvm.java.lang.Class.forName(name)
     except Exception:
         return False
     return True

@@ -151,7 +151,7 @@ def split_system_path(path: str) -> tuple[str, str | None]:
 
 
 def connection_options(options: Mapping[str, str]) -> dict[str, str]:
-    """The storage connection options (``s3.*``): handed to ``open_table`` / ``create_table``
+    """The storage connection options (``s3.*``, ``azure.*``): handed to ``open_table`` / ``create_table``
     on the driver and, inside the pickled reader/writer objects, on the executors; never
     table options, never written."""
     return {k: v for k, v in options.items() if is_connection_option(k)}

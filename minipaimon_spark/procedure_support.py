@@ -21,7 +21,7 @@ WAREHOUSE_CONF = CONF_PREFIX + "warehouse"
 
 @dataclass(frozen=True)
 class Connection:
-    """Where the procedures find tables: connection options (``s3.*``) and the warehouse
+    """Where the procedures find tables: connection options (``s3.*``, ``azure.*``) and the warehouse
     of ``namespace.table`` identifiers. Pickled into every task; never logged."""
 
     options: dict[str, str] = field(default_factory=dict, repr=False)
@@ -30,9 +30,9 @@ class Connection:
     @staticmethod
     def of_session(spark: SparkSession, options: Mapping[str, str] | None = None) -> Connection:
         """The session's ``spark.minipaimon.*`` settings, overridden by ``options``."""
-        from minipaimon_core.fileio_s3 import OPTIONS
+        from minipaimon_core.fileio_resolve import CONNECTION_OPTIONS
 
-        found = {name: spark.conf.get(CONF_PREFIX + name, None) for name in OPTIONS}
+        found = {name: spark.conf.get(CONF_PREFIX + name, None) for name in CONNECTION_OPTIONS}
         given = {k.lower(): str(v) for k, v in (options or {}).items()}
         warehouse = given.pop("warehouse", None) or spark.conf.get(WAREHOUSE_CONF, None)
         return Connection({**{k: v for k, v in found.items() if v}, **given}, warehouse or None)

@@ -25,8 +25,9 @@ evaluates them exactly as ``Table.delete`` / ``Table.update`` do, in one commit.
 ``minipaimon_spark.register(spark)`` registers them. A table is a path, or a
 ``namespace.table`` identifier in the warehouse of the session's ``spark.minipaimon.warehouse``
 (else ``$MINIPAIMON_WAREHOUSE``). Tables on object storage are reached with the session's
-``spark.minipaimon.s3.*`` settings (``spark.minipaimon.s3.endpoint``, ``.access-key``, ...),
-else the ``AWS_*`` environment: ``register`` reads them once (call it again after changing
+``spark.minipaimon.s3.*`` / ``spark.minipaimon.azure.*`` settings
+(``spark.minipaimon.s3.endpoint``, ``spark.minipaimon.azure.account-key``, ...), else the
+``AWS_*`` / ``AZURE_STORAGE_*`` environment: ``register`` reads them once (call it again after changing
 them) and ships them to the tasks inside the function, never as a SQL literal that a query
 log would show.
 

@@ -139,7 +139,7 @@ class MiniPaimonStreamWriter(_StreamWriterBase):
                  connection: dict[str, str] | None = None, sequence: SequenceStart | None = None) -> None:
         self.path = path
         self.sequence = sequence
-        self.connection = connection or {}  # s3.* options: reach the executors pickled
+        self.connection = connection or {}  # s3.* / azure.* options: reach the executors pickled
         self.commit_user = commit_user
         self.overwrite = overwrite
         self.schema = schema

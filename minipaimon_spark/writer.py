@@ -226,7 +226,7 @@ class MiniPaimonWriter(DataSourceArrowWriter):
                  sequence: SequenceStart | None = None) -> None:
         self.path = path
         self.sequence = sequence
-        self.connection = connection or {}  # s3.* options: reach the executors pickled
+        self.connection = connection or {}  # s3.* / azure.* options: reach the executors pickled
         self.commit_user = commit_user
         self.overwrite = overwrite
         self.dynamic_partition_overwrite = dynamic_partition_overwrite
@@ -270,7 +270,7 @@ def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch],
                sequence: SequenceStart | None = None, overwrite: bool = False) -> MiniPaimonCommitMessage:
     """One task's writing (batch or streaming): files for ``batches``, the commit message
     Spark hands the driver; the task's files are deleted if anything fails. ``connection``:
-    the storage options (``s3.*``) of the write; ``sequence``: the job's start. Timestamps
+    the storage options (``s3.*``, ``azure.*``) of the write; ``sequence``: the job's start. Timestamps
     of the other kind than their column are converted as Spark casts them
     (:mod:`minipaimon_spark.zones`)."""
     ctx = TaskContext.get()

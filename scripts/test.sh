@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up .venv (latest PySpark 4.x), .venv-spark40 (PySpark 4.0.x) and the judges of the
-# interop tests (.judges/, scripts/setup_judges.sh) if needed, then runs ruff, mypy, the whole
+# Sets up .venv (latest PySpark 4.x), .venv-spark40 (PySpark 4.0.x), the judges of the
+# interop tests (.judges/, scripts/setup_judges.sh) and Azurite, the Azure Storage emulator
+# of the Azure tests (.azurite/, from npm), if needed, then runs ruff, mypy, the whole
 # test suite on the latest Spark, the cluster tests (a Spark standalone cluster on 127.0.0.1
 # and an S3 server, in their own pytest process), the interop tests (Apache Paimon's own
 # clients read and write tables with minipaimon, in their own pytest process; a judge that
@@ -17,9 +18,21 @@ setup() {  # setup VENV PYSPARK_SPEC
     --config-settings editable_mode=compat -e ".[test]" "$2"
 }
 
+# Azurite from npm into .azurite/ (a pinned version; nothing to do when it is there). No
+# install scripts run; the tests start it on 127.0.0.1 with telemetry off (tests/azurite.py).
+AZURITE_VERSION=3.35.0
+install_azurite() {
+  if grep -qs "\"version\": \"$AZURITE_VERSION\"" .azurite/node_modules/azurite/package.json \
+      && [ -x .azurite/node_modules/.bin/azurite-blob ]; then return; fi
+  npm install --prefix .azurite --no-audit --no-fund --ignore-scripts --loglevel=error \
+    "azurite@$AZURITE_VERSION"
+}
+
 setup .venv "pyspark>=4.0"
 setup .venv-spark40 "pyspark==4.0.*"
 bash scripts/setup_judges.sh
+install_azurite
+export MINIPAIMON_REQUIRE_AZURITE=1  # an Azure test that finds no Azurite fails, never skips
 
 echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy"; .venv/bin/mypy
@@ -27,7 +40,7 @@ echo "== pytest (PySpark $(.venv/bin/python -c 'import pyspark; print(pyspark.__
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
 # The executors run .venv/bin/python (PYSPARK_PYTHON = the pytest interpreter): the package
 # is installed there, as on a real cluster's nodes.
-echo "== pytest cluster (Spark standalone on 127.0.0.1, tables on S3)"
+echo "== pytest cluster (Spark standalone on 127.0.0.1, tables on S3 and one job on Azure)"
 .venv/bin/python -m pytest -q -p no:cacheprovider -m cluster tests/cluster
 echo "== pytest interop (pypaimon 2.1, paimon-rust 0.4, Paimon Java 0.9 as judges)"
 MINIPAIMON_REQUIRE_JUDGES=1 .venv/bin/python -m pytest -q -p no:cacheprovider -m interop tests/interop

@@ -1,31 +1,40 @@
-"""Shared fixtures: S3-compatible servers on 127.0.0.1 and the storage a table lives on.
+"""Shared fixtures: object-store servers on 127.0.0.1 and the storage a table lives on.
 
 Servers (session-scoped, started on first use, stopped by the fixture that started them):
 
 * ``moto_server``    - moto's threaded server in this process (:func:`tests.s3_servers.start_moto`)
 * ``seaweed_server`` - SeaweedFS ``weed mini`` child process, killed by pid at session end
+* ``azurite_server`` - Azurite's blob service child process (:mod:`tests.azurite`), killed by
+  pid at session end; skipped where Azurite is not installed unless
+  ``MINIPAIMON_REQUIRE_AZURITE=1`` (scripts/test.sh installs it and sets that)
 
-Storage (function-scoped; each test gets a fresh local directory or a fresh bucket):
+Storage (function-scoped; each test gets a fresh local directory, bucket or container):
 
-* ``storage``     - parametrised ``local`` and ``s3-moto``
-* ``storage_all`` - parametrised ``local``, ``s3-moto`` and ``s3-seaweed``
-* ``s3_storage``  - parametrised ``s3-moto`` and ``s3-seaweed``
-* ``seaweed_storage`` - ``s3-seaweed`` only (races: moto's conditional PUT is not linearizable)
+* ``storage``     - parametrised ``local``, ``s3-moto`` and ``azure``
+* ``storage_all`` - parametrised ``local``, ``s3-moto``, ``s3-seaweed`` and ``azure``
+* ``object_storage`` - parametrised ``s3-moto``, ``s3-seaweed`` and ``azure``
+* ``race_storage`` - ``s3-seaweed`` and ``azure`` (races: moto's conditional PUT is not
+  linearizable)
+* ``credential_storage`` - ``s3-seaweed`` and ``azure`` (servers that check credentials:
+  moto accepts any)
 
-A :class:`Storage` gives table paths (``storage.path("t")``) and sets the AWS environment
-variables of its server for the test (``monkeypatch``), so plain ``mp.create_table(path, …)``
-/ ``mp.open_table(path)`` and child processes reach the server with no extra arguments.
-``storage.options`` holds the same settings as ``s3.*`` options for tests that pass options.
+A :class:`Storage` gives table paths (``storage.path("t")``) and sets the environment
+variables of its server for the test (``monkeypatch``: ``AWS_*`` or ``AZURE_STORAGE_*``), so
+plain ``mp.create_table(path, …)`` / ``mp.open_table(path)`` and child processes reach the
+server with no extra arguments. ``storage.options`` holds the same settings as ``s3.*`` /
+``azure.*`` options for tests that pass options.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 
+from tests.azurite import AzuriteServer, azurite_binary, start_azurite
 from tests.s3_servers import S3Server, start_moto, start_seaweed
 
 
@@ -45,17 +54,27 @@ def seaweed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Serve
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzuriteServer]:
+    if azurite_binary() is None and os.environ.get("MINIPAIMON_REQUIRE_AZURITE") != "1":
+        pytest.skip("Azurite is not installed (scripts/test.sh installs it into .azurite/)")
+    server = start_azurite(str(tmp_path_factory.mktemp("azurite")))
+    yield server
+    server.stop()
+
+
 @dataclass
 class Storage:
-    """Where one test's tables live: a local directory or a fresh bucket of a server."""
+    """Where one test's tables live: a local directory, a fresh bucket of an S3 server or a
+    fresh container of Azurite."""
 
-    kind: str  # "local" | "s3-moto" | "s3-seaweed"
+    kind: str  # "local" | "s3-moto" | "s3-seaweed" | "azure"
     root: str
-    server: S3Server | None = None
+    server: S3Server | AzuriteServer | None = None
     options: dict[str, str] = field(default_factory=dict)
 
     @property
-    def is_s3(self) -> bool:
+    def is_object_store(self) -> bool:
         return self.server is not None
 
     def path(self, name: str) -> str:
@@ -73,6 +92,12 @@ class Storage:
                         out[os.path.join(d, f)] = fh.read()
             return out
         bucket, _, key = prefix.partition("://")[2].partition("/")
+        if isinstance(self.server, AzuriteServer):
+            import obstore
+
+            store = self.server.store(bucket)
+            return {f"az://{bucket}/{o['path']}": bytes(obstore.get(store, o["path"]).bytes())
+                    for chunk in obstore.list(store, key + "/") for o in chunk}
         client = self.server.client()
         out = {}
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key):
@@ -86,8 +111,15 @@ def _storage(request: pytest.FixtureRequest, kind: str) -> Storage:
     tmp_path = request.getfixturevalue("tmp_path")
     if kind == "local":
         return Storage("local", str(tmp_path))
-    server: S3Server = request.getfixturevalue("moto_server" if kind == "s3-moto" else "seaweed_server")
     monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+    if kind == "azure":
+        azurite: AzuriteServer = request.getfixturevalue("azurite_server")
+        for name, value in azurite.env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("AZURE_STORAGE_SAS_TOKEN", raising=False)
+        container = azurite.create_container()
+        return Storage(kind, f"az://{container}/warehouse", azurite, azurite.options())
+    server: S3Server = request.getfixturevalue("moto_server" if kind == "s3-moto" else "seaweed_server")
     for name, value in server.env().items():
         monkeypatch.setenv(name, value)
     for name in ("AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION"):
@@ -96,21 +128,26 @@ def _storage(request: pytest.FixtureRequest, kind: str) -> Storage:
     return Storage(kind, f"s3://{bucket}/warehouse", server, server.options())
 
 
-@pytest.fixture(params=["local", "s3-moto"])
+@pytest.fixture(params=["local", "s3-moto", "azure"])
 def storage(request: pytest.FixtureRequest) -> Storage:
     return _storage(request, request.param)
 
 
-@pytest.fixture(params=["local", "s3-moto", "s3-seaweed"])
+@pytest.fixture(params=["local", "s3-moto", "s3-seaweed", "azure"])
 def storage_all(request: pytest.FixtureRequest) -> Storage:
     return _storage(request, request.param)
 
 
-@pytest.fixture(params=["s3-moto", "s3-seaweed"])
-def s3_storage(request: pytest.FixtureRequest) -> Storage:
+@pytest.fixture(params=["s3-moto", "s3-seaweed", "azure"])
+def object_storage(request: pytest.FixtureRequest) -> Storage:
     return _storage(request, request.param)
 
 
-@pytest.fixture
-def seaweed_storage(request: pytest.FixtureRequest) -> Storage:
-    return _storage(request, "s3-seaweed")
+@pytest.fixture(params=["s3-seaweed", "azure"])
+def race_storage(request: pytest.FixtureRequest) -> Storage:
+    return _storage(request, request.param)
+
+
+@pytest.fixture(params=["s3-seaweed", "azure"])
+def credential_storage(request: pytest.FixtureRequest) -> Storage:
+    return _storage(request, request.param)

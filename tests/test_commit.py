@@ -12,7 +12,7 @@ from tests.helpers import SCHEMA, rows, sorted_ids
 
 
 def test_every_snapshot_of_200_commits_reads_its_own_history(storage):
-    n = 20 if storage.is_s3 else 200
+    n = 20 if storage.is_object_store else 200
     t = mp.create_table(storage.path("t"), SCHEMA, options={"manifest.merge-min-count": "5"})
     for k in range(n):
         t.write(rows(k * 3, 3))
@@ -85,7 +85,7 @@ def test_four_processes_commit_concurrently_without_losing_rows(storage_all):
     """4 OS processes race for every snapshot id: each id has exactly one winner (the
     commit that returned it), ids are contiguous, no committed row is lost. On S3 this runs
     on moto and on SeaweedFS (whose conditional PUT is linearizable; moto's is not)."""
-    commits = 10 if storage_all.is_s3 else 25
+    commits = 10 if storage_all.is_object_store else 25
     t = mp.create_table(storage_all.path("t"), SCHEMA)
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, t.path, str(p), str(commits)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

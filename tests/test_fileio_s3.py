@@ -117,16 +117,16 @@ def test_settings_never_show_a_secret():
 # -- the object-store FileIO on real servers ------------------------------------------------
 
 
-def test_write_if_absent_creates_once(s3_storage):
-    io = resolve(s3_storage.path("x"), s3_storage.options)[1]
-    path = s3_storage.path("dir/snapshot-1")
+def test_write_if_absent_creates_once(object_storage):
+    io = resolve(object_storage.path("x"), object_storage.options)[1]
+    path = object_storage.path("dir/snapshot-1")
     assert io.write_if_absent(path, b"first")
     assert not io.write_if_absent(path, b"second")
     assert io.read_bytes(path) == b"first"
     io.replace(path, b"third")
     assert io.read_bytes(path) == b"third"
-    assert io.list_names(s3_storage.path("dir")) == ["snapshot-1"]
-    assert io.list_names(s3_storage.path("nothing")) == []
+    assert io.list_names(object_storage.path("dir")) == ["snapshot-1"]
+    assert io.list_names(object_storage.path("nothing")) == []
     assert io.delete(path) and not io.delete(path) and not io.exists(path)
     with pytest.raises(FileNotFoundError):
         io.read_bytes(path)
@@ -134,10 +134,10 @@ def test_write_if_absent_creates_once(s3_storage):
         io.open_input(path)
 
 
-def test_racing_conditional_creates_have_exactly_one_winner(seaweed_storage):
-    io = resolve(seaweed_storage.path("x"), seaweed_storage.options)[1]
+def test_racing_conditional_creates_have_exactly_one_winner(race_storage):
+    io = resolve(race_storage.path("x"), race_storage.options)[1]
     for round_ in range(3):  # SeaweedFS holds each loser up to seconds: keep it small
-        path = seaweed_storage.path(f"race/snapshot-{round_}")
+        path = race_storage.path(f"race/snapshot-{round_}")
         barrier = threading.Barrier(6)
 
         def attempt(i: int, path: str = path, barrier: threading.Barrier = barrier) -> bool:
@@ -150,22 +150,25 @@ def test_racing_conditional_creates_have_exactly_one_winner(seaweed_storage):
         assert io.read_bytes(path) == f"writer {won.index(True)}".encode()
 
 
-def test_listing_pages_past_a_thousand_objects(seaweed_storage):
-    io = resolve(seaweed_storage.path("x"), seaweed_storage.options)[1]
+def test_listing_pages_past_a_thousand_objects(race_storage):
+    io = resolve(race_storage.path("x"), race_storage.options)[1]
     names = [f"snapshot-{i}" for i in range(1, 1102)]
     with ThreadPoolExecutor(16) as pool:
-        list(pool.map(lambda n: io.write_bytes(seaweed_storage.path(f"many/{n}"), b"x"), names))
-    assert sorted(io.list_names(seaweed_storage.path("many"))) == sorted(names)
-    assert len(io.list_files(seaweed_storage.path("many"))) == len(names)
+        list(pool.map(lambda n: io.write_bytes(race_storage.path(f"many/{n}"), b"x"), names))
+    assert sorted(io.list_names(race_storage.path("many"))) == sorted(names)
+    assert len(io.list_files(race_storage.path("many"))) == len(names)
 
 
-def test_credentials_are_never_written_or_shown(seaweed_server, tmp_path, monkeypatch, caplog):
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+def test_credentials_are_never_written_or_shown(credential_storage, monkeypatch, caplog):
+    """Options only (no environment): no object the table writes, no system table, log
+    line or error holds the key or secret; a wrong one is refused and not echoed."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
+                 "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
-    bucket = seaweed_server.create_bucket()
-    opts = seaweed_server.options()
-    secret, key = opts["s3.secret-key"], opts["s3.access-key"]
-    path = f"s3://{bucket}/t"
+    opts = credential_storage.options
+    azure = credential_storage.kind == "azure"
+    secrets = [opts["azure.account-key"]] if azure else [opts["s3.secret-key"], opts["s3.access-key"]]
+    path = credential_storage.path("t")
     t = mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"],
                         options={**opts, "bucket": "2", "changelog-producer": "input"})
     for i in range(3):
@@ -176,30 +179,24 @@ def test_credentials_are_never_written_or_shown(seaweed_server, tmp_path, monkey
     t.add_column("extra", pa.int32())
     t.set_options({"snapshot.num-retained.max": "10"})
     t.expire_snapshots(retain_max=3)
-    assert not any(k.startswith("s3.") for k in t.options())
+    assert not any(k.startswith(("s3.", "azure.")) for k in t.options())
     for name in ("options", "schemas", "snapshots", "files", "tags"):
         text = str(t.system_table(name).to_pylist())
-        assert secret not in text and key not in text, name
-    files = _all_objects(seaweed_server, bucket)
+        assert not any(s in text for s in secrets), name
+    files = credential_storage.list_all(path)
     assert any("/schema/schema-" in p for p in files) and any("/snapshot/snapshot-" in p for p in files)
     for p, body in files.items():
-        assert secret.encode() not in body and key.encode() not in body, p
+        assert not any(s.encode() in body for s in secrets), p
+    wrong = ({"azure.account-key": "d3Jvbmctc2VjcmV0LTEyMw=="} if azure  # base64 of wrong-secret-123
+             else {"s3.secret-key": "wrong-secret-123"})
     with pytest.raises(mp.StorageError) as e:  # a wrong secret: refused, and not echoed
-        mp.open_table(path, options={**opts, "s3.secret-key": "wrong-secret-123"})
-    assert "wrong-secret-123" not in str(e.value)
-    with pytest.raises(mp.StorageError) as e:
-        mp.open_table(path, options={**opts, "s3.access-key": "no-such-key-456"})
-    assert "no-such-key-456" not in str(e.value)
-    assert secret not in caplog.text and key not in caplog.text
-
-
-def _all_objects(server, bucket: str) -> dict[str, bytes]:
-    client = server.client()
-    out = {}
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-        for obj in page.get("Contents", []):
-            out[obj["Key"]] = client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
-    return out
+        mp.open_table(path, options={**opts, **wrong})
+    assert not any(v in str(e.value) for v in wrong.values())
+    if not azure:
+        with pytest.raises(mp.StorageError) as e:
+            mp.open_table(path, options={**opts, "s3.access-key": "no-such-key-456"})
+        assert "no-such-key-456" not in str(e.value)
+    assert not any(s in caplog.text for s in secrets)
 
 
 # -- processes forked after the object store was used ----------------------------------------
@@ -216,17 +213,17 @@ def _child_write(path: str, options: dict[str, str], start: int) -> None:
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
-def test_a_child_process_writes_or_fails_typed_within_seconds(s3_storage, method):
+def test_a_child_process_writes_or_fails_typed_within_seconds(object_storage, method):
     """A parent that created the table starts a worker: forked, it gets a typed error at
     once (obstore's runtime does not survive fork; the message names spawn/forkserver);
     spawned or from a forkserver, it writes."""
     import multiprocessing
 
-    path = s3_storage.path(f"fork-{method}")
-    t = mp.create_table(path, SCHEMA, options=s3_storage.options)
+    path = object_storage.path(f"fork-{method}")
+    t = mp.create_table(path, SCHEMA, options=object_storage.options)
     t.write(rows(0, 3))
     child = multiprocessing.get_context(method).Process(
-        target=_child_write, args=(path, s3_storage.options, 3))
+        target=_child_write, args=(path, object_storage.options, 3))
     child.start()
     child.join(60)
     alive = child.is_alive()

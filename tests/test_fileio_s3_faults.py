@@ -1,6 +1,7 @@
 """The object-store commit point against faulty stores: a real HTTP proxy on 127.0.0.1 in
-front of the moto server that either drops ``If-None-Match`` (a store without conditional
-writes) or forwards a conditional PUT and then resets the connection (outcome unknown)."""
+front of the moto server or Azurite that either drops ``If-None-Match`` (a store without
+conditional writes) or forwards a conditional PUT and then resets the connection (outcome
+unknown)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core import fileio_object
+from minipaimon_core.fileio_azure import AzureSettings
 from minipaimon_core.fileio_object import ObjectStoreFileIO
 from minipaimon_core.fileio_s3 import S3Settings
 from tests.helpers import SCHEMA
@@ -22,7 +24,7 @@ class FaultyProxy:
     """Forwards every request to ``upstream``; ``mode`` says what goes wrong."""
 
     def __init__(self, upstream: str, mode: str) -> None:
-        host, port = upstream.split("://")[1].split(":")
+        host, port = upstream.split("://")[1].split("/")[0].split(":")
         proxy = self
         self.mode = mode
         self.resets = 0
@@ -95,32 +97,47 @@ class FaultyProxy:
         self.server.server_close()
 
 
-@pytest.fixture
-def proxied(moto_server, request):
-    proxy = FaultyProxy(moto_server.endpoint, request.param)
-    bucket = moto_server.create_bucket()
-    settings = S3Settings.resolve({**moto_server.options(), "s3.endpoint": proxy.endpoint}, {})
-    yield proxy, bucket, ObjectStoreFileIO(settings)
+@pytest.fixture(params=["s3", "azure"])
+def proxied(request):
+    """(proxy, table root's parent, FileIO through the proxy) on moto or Azurite; the
+    proxy's mode is the test's indirect parameter."""
+    mode = request.node.callspec.params["proxied_mode"]
+    if request.param == "s3":
+        server = request.getfixturevalue("moto_server")
+        proxy = FaultyProxy(server.endpoint, mode)
+        root = f"s3://{server.create_bucket()}"
+        settings = S3Settings.resolve({**server.options(), "s3.endpoint": proxy.endpoint}, {})
+    else:
+        server = request.getfixturevalue("azurite_server")
+        proxy = FaultyProxy(server.endpoint, mode)
+        container = server.create_container()
+        root = f"az://{container}"
+        # a SAS, not the key: Shared Key signs If-None-Match, so a proxy dropping it would
+        # be refused (403) rather than stand for a store that ignores it
+        settings = AzureSettings.resolve(
+            {"azure.account-name": server.account, "azure.sas-token": server.sas_token(container),
+             "azure.endpoint": f"{proxy.endpoint}/{server.account}"}, {})
+    yield proxy, root, ObjectStoreFileIO(settings)
     proxy.stop()
     fileio_object._probed.clear()
 
 
-@pytest.mark.parametrize("proxied", ["ignore-condition"], indirect=True)
-def test_a_store_that_ignores_conditional_creates_is_refused(proxied):
-    proxy, bucket, io = proxied
-    path = f"s3://{bucket}/t"
+@pytest.mark.parametrize("proxied_mode", ["ignore-condition"])
+def test_a_store_that_ignores_conditional_creates_is_refused(proxied, proxied_mode):
+    proxy, root, io = proxied
+    path = f"{root}/t"
     with pytest.raises(mp.StorageError, match="accepted a second conditional create"):
         mp.create_table(path, SCHEMA, io=io)
-    assert io.list_names(f"s3://{bucket}/t/schema") == []  # nothing written, probe removed
-    assert [f.name for f in io.list_files(f"s3://{bucket}/t/schema")] == []
+    assert io.list_names(f"{root}/t/schema") == []  # nothing written, probe removed
+    assert [f.name for f in io.list_files(f"{root}/t/schema")] == []
 
 
-@pytest.mark.parametrize("proxied", ["reset-after-put"], indirect=True)
-def test_a_commit_whose_response_is_lost_is_decided_by_reading_back(proxied):
+@pytest.mark.parametrize("proxied_mode", ["reset-after-put"])
+def test_a_commit_whose_response_is_lost_is_decided_by_reading_back(proxied, proxied_mode):
     """The conditional PUT of a snapshot lands but its answer is lost (connection reset):
     the outcome is unknown, so the FileIO reads the object back - ours, so a success."""
-    proxy, bucket, io = proxied
-    path = f"s3://{bucket}/t/snapshot/snapshot-1"
+    proxy, root, io = proxied
+    path = f"{root}/t/snapshot/snapshot-1"
     assert io.write_if_absent(path, b"snapshot one")
     assert proxy.resets == 1
     assert io.read_bytes(path) == b"snapshot one"
@@ -131,19 +148,25 @@ def test_a_commit_whose_response_is_lost_is_decided_by_reading_back(proxied):
 FORKED_WHILE_READING = """
 import os, sys, threading, time
 import minipaimon_core as mp
+from minipaimon_core.fileio_azure import AzureSettings
 from minipaimon_core.fileio_object import ObjectStoreFileIO
 from minipaimon_core.fileio_s3 import S3Settings
 from tests.helpers import SCHEMA, rows
 from tests.test_fileio_s3_faults import FaultyProxy
 
-upstream, bucket, options = sys.argv[1], sys.argv[2], dict(a.split("=", 1) for a in sys.argv[3:])
+upstream, root, options = sys.argv[1], sys.argv[2], dict(a.split("=", 1) for a in sys.argv[3:])
 proxy = FaultyProxy(upstream, "stall-data-get")
-io = ObjectStoreFileIO(S3Settings.resolve({**options, "s3.endpoint": proxy.endpoint}, {}))
-path = f"s3://{bucket}/t"
+if root.startswith("s3://"):
+    settings = S3Settings.resolve({**options, "s3.endpoint": proxy.endpoint}, {})
+else:
+    account = options["azure.account-name"]
+    settings = AzureSettings.resolve({**options, "azure.endpoint": f"{proxy.endpoint}/{account}"}, {})
+io = ObjectStoreFileIO(settings)
+path = f"{root}/t"
 mp.create_table(path, SCHEMA, options=options).write(rows(0, 3))  # straight to the store
 reader = threading.Thread(target=lambda: mp.open_table(path, io=io).to_arrow(), daemon=True)
 reader.start()
-assert proxy.stalled.wait(30)  # the parent's read holds an S3 request in flight
+assert proxy.stalled.wait(30)  # the parent's read holds a data-file request in flight
 pid = os.fork()
 if pid == 0:
     try:
@@ -167,16 +190,22 @@ os._exit(0)
 """
 
 
-def test_a_child_forked_while_the_parent_reads_exits_promptly(moto_server):
-    """Issue 32 item 8: a child forked while a thread of its parent has an S3 request of
-    Arrow's client in flight (held by a stalling proxy) gets the documented StorageError,
+@pytest.mark.parametrize("store", ["s3", "azure"])
+def test_a_child_forked_while_the_parent_reads_exits_promptly(request, store):
+    """Issue 32 item 8: a child forked while a thread of its parent has a data-file request
+    of Arrow's client in flight (held by a stalling proxy) gets the documented StorageError,
     then hung at interpreter exit (Arrow's S3 finalization waits for the parent's request).
-    It now exits, with its own exit status."""
+    It now exits, with its own exit status; on Azure (Arrow's Azure client) too."""
     import subprocess
     import sys
 
-    bucket = moto_server.create_bucket()
-    options = [f"{k}={v}" for k, v in moto_server.options().items()]
-    out = subprocess.run([sys.executable, "-c", FORKED_WHILE_READING, moto_server.endpoint, bucket, *options],
+    if store == "s3":
+        server = request.getfixturevalue("moto_server")
+        root, upstream = f"s3://{server.create_bucket()}", server.endpoint
+    else:
+        server = request.getfixturevalue("azurite_server")
+        root, upstream = f"az://{server.create_container()}", server.endpoint
+    options = [f"{k}={v}" for k, v in server.options().items()]
+    out = subprocess.run([sys.executable, "-c", FORKED_WHILE_READING, upstream, root, *options],
                          capture_output=True, text=True, timeout=300)
     assert out.stdout.strip().splitlines()[-1:] == ["child 3"], out.stderr[-3000:]

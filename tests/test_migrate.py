@@ -157,11 +157,11 @@ def test_copy_table_writes_a_new_paimon_table(storage: Storage, tmp_path: Path) 
         copy_table(str(source), target, storage.options or None)
 
 
-def test_migrating_an_object_store_table_in_place_is_refused(s3_storage: Storage) -> None:
-    path = s3_storage.path("t")
-    mp.create_table(path, pa.schema([("a", pa.int64())]), options=s3_storage.options)
+def test_migrating_an_object_store_table_in_place_is_refused(object_storage: Storage) -> None:
+    path = object_storage.path("t")
+    mp.create_table(path, pa.schema([("a", pa.int64())]), options=object_storage.options)
     with pytest.raises(UnsupportedFeatureError, match="copy_table"):
-        migrate(path, s3_storage.options)
+        migrate(path, object_storage.options)
 
 
 def test_the_cli_migrates(legacy: str, capsys: pytest.CaptureFixture[str]) -> None:

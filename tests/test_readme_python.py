@@ -1,9 +1,10 @@
 """The README's Python snippets (Python API, catalog, streaming consumer, Operations) run as
 written, one after another in one namespace, as a reader would paste them.
 
-The two object-storage snippets (Python API, and "Tables on S3-compatible storage") run
-against a real S3-compatible server on 127.0.0.1 (moto), with only the endpoint and the
-bucket name replaced by the server's.
+The S3 snippets (Python API, and "Tables on S3-compatible storage") run against a real
+S3-compatible server on 127.0.0.1 (moto), with only the endpoint and the bucket name
+replaced by the server's; the Azure snippet against Azurite, with its endpoint, key and a
+fresh container put in.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
+from tests.azurite import AzuriteServer
 from tests.s3_servers import S3Server
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -33,7 +35,7 @@ def test_python_and_operations_snippets_run_as_written(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("polars")
     monkeypatch.chdir(tmp_path)  # the snippets use a relative "warehouse"
-    api, catalog, consumer, _object_storage = blocks("Python API")
+    api, catalog, consumer, _s3, _azure = blocks("Python API")
     scope: dict[str, Any] = {}
     exec(compile(api, "README:Python API", "exec"), scope)
     t: mp.Table = scope["t"]
@@ -55,7 +57,7 @@ def test_python_and_operations_snippets_run_as_written(tmp_path: Path,
 
 def test_object_storage_snippets_run_as_written_on_a_real_s3_server(
         moto_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    *_, create = blocks("Python API")
+    *_, create, _azure = blocks("Python API")
     (reopen,) = blocks("Running on a cluster and object storage")
     bucket = moto_server.create_bucket()
     for name, value in moto_server.env().items():  # "settings from the AWS_* environment"
@@ -74,6 +76,21 @@ def test_object_storage_snippets_run_as_written_on_a_real_s3_server(
     cat = scope["cat"]
     orders = cat.create_table("sales.orders", schema, primary_key=["id"])
     assert orders.path == f"s3://{bucket}/wh/sales.db/orders" and cat.list_tables("sales") == ["orders"]
+
+
+def test_the_azure_snippet_runs_as_written_on_azurite(azurite_server: AzuriteServer) -> None:
+    *_, azure = blocks("Python API")
+    container = azurite_server.create_container()
+    code = (azure.replace("http://127.0.0.1:10000/devstoreaccount1", azurite_server.endpoint)
+            .replace('"..."', repr(azurite_server.key)).replace("az://lake/", f"az://{container}/")
+            .replace("abfss://lake@", f"abfss://{container}@"))
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string())])
+    scope: dict[str, Any] = {"mp": mp, "schema": schema}
+    exec(compile(code, "README:Azure", "exec"), scope)
+    scope["t"].write(pa.table({"id": [1, 2], "name": ["a", "b"]}, schema=schema))
+    again = mp.open_table(f"az://{container}/wh/orders", options=scope["opts"])
+    assert again.to_arrow().sort_by("id").column("id").to_pylist() == [1, 2]
+    assert scope["t"].path == f"abfss://{container}@devstoreaccount1.dfs.core.windows.net/wh/orders"
 
 
 def test_row_level_changes_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -69,3 +69,14 @@ def no_pushdown(spark: object) -> Iterator[None]:
     conf.set(FILTER_PUSHDOWN_CONF, "false")
     yield
     conf.set(FILTER_PUSHDOWN_CONF, before)
+
+
+@pytest.fixture(params=["s3", "azure"])
+def object_store(request: pytest.FixtureRequest) -> tuple[str, dict[str, str]]:
+    """(a fresh warehouse root, its connection options) on moto's S3 or on Azurite
+    (tests/conftest.py): the same Spark test on each object store."""
+    if request.param == "s3":
+        server = request.getfixturevalue("moto_server")
+        return f"s3://{server.create_bucket()}/wh", server.options()
+    azurite = request.getfixturevalue("azurite_server")
+    return f"az://{azurite.create_container()}/wh", azurite.options()
