@@ -127,6 +127,28 @@ class SnapshotManager:
             )
         return snap
 
+    def retained(self, snapshot_id: int) -> Snapshot | None:
+        """Snapshot ``snapshot_id`` if the id still holds a retained snapshot, else None.
+
+        Unlike :meth:`try_get` it also reads the id's expiry marker: a file under an id
+        marked for another snapshot is a *zombie*, a stalled committer's create in an id
+        expired before (below the latest; it deletes the file again once it looks), never
+        what a reader planned or a committer built on. For telling an expiration from damage
+        once a read failed: one more read than try_get.
+        """
+        snap = self.try_get(snapshot_id)
+        if snap is None:
+            return None
+        marker = self._read_marker(snapshot_id)
+        return snap if marker is None or marker == expiry_mark(snap) else None
+
+    def has_expired(self, snap: Snapshot) -> bool:
+        """Whether ``snap`` (read earlier) is no longer the snapshot retained under its id:
+        expired, or its id holds another (a zombie, see :meth:`retained`; a commit after a
+        rollback)."""
+        now = self.retained(snap.id)
+        return now is None or now.deltaManifestList != snap.deltaManifestList
+
     def get(self, snapshot_id: int) -> Snapshot:
         """Snapshot ``snapshot_id``.
 

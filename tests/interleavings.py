@@ -94,3 +94,49 @@ class ScheduledIO:
             self._scheduler.step((name, where))
             return attr(*args, **kwargs)
         return call
+
+
+class Gates:
+    """A FileIO whose thread stops at chosen calls until the test lets it go: each gate is a
+    predicate over (method, path); the first call matching the next gate (in order) signals
+    ``reached`` and waits for :meth:`release` before it runs. A directed interleaving:
+
+    ```python
+    g = Gates(LocalFileIO(), lambda m, p: m == "write_if_absent" and "snapshot-3" in p)
+    t = threading.Thread(target=lambda: mp.open_table(path, io=g).write(...)); t.start()
+    g.wait()          # the writer is about to create snapshot-3
+    ...               # what happens meanwhile
+    g.release()       # it creates it and runs on
+    ```
+    """
+
+    def __init__(self, inner: Any, *gates: Callable[[str, str], bool], timeout: float = 120) -> None:
+        self.inner = inner
+        self._gates = list(gates)
+        self._timeout = timeout
+        self._reached = threading.Event()
+        self._go = threading.Event()
+
+    def wait(self) -> None:
+        """Block until the thread stands at the current gate."""
+        assert self._reached.wait(self._timeout), "the gate was never reached"
+        self._reached.clear()
+
+    def release(self) -> None:
+        """Let the thread pass the gate it stands at."""
+        self._go.set()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            where = args[0] if args and isinstance(args[0], str) else ""
+            if self._gates and self._gates[0](name, where):
+                self._gates.pop(0)
+                self._reached.set()
+                assert self._go.wait(self._timeout), "the gate was never released"
+                self._go.clear()
+            return attr(*args, **kwargs)
+        return call

@@ -149,7 +149,7 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         if plan is not None:
             _pinned(files, plan[1], end)  # damaged tags fail here, before anything changed
     except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
-        if files.snapshots.try_get(begin) is None:
+        if files.snapshots.retained(begin) is None:
             return ExpireResult()  # another expirer got there first (it may have gone past end)
         raise
     if plan is None:
@@ -171,7 +171,7 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
     try:
         pinned = _pinned(files, keep, end)
     except CorruptMetadataError:
-        if files.snapshots.try_get(end) is not None:
+        if not files.snapshots.has_expired(keep):
             raise
         # a concurrent expirer went past ``end``; what we planned and it did not is left
         # to orphan cleanup (unreferenced, never a retained snapshot's file)
