@@ -93,8 +93,8 @@ class FileStoreCommit:
         self._records = CommitRecords(io, layout)
         self._point = CommitPoint(io, layout, self._snapshots)
         self.attempts = 0  #: attempts of the last snapshot committed (1: no race lost)
-        self._schemas = SchemaCache(SchemaManager(io, layout))
-        self._manifests = ManifestIO(io, layout, self._schemas)
+        self._schemas = SchemaCache(SchemaManager(io, layout)).holding(schema)
+        self._manifests = ManifestIO(io, layout, self._schemas, writing=schema)  # no schema read per attempt
         self._options = Options(schema.options)
         dvio = self._dvio = DeletionVectorIO(io, layout, self._manifests)
         self._dynamic = DynamicBucketCommit.of(io, layout, schema, self._manifests, dvio, commit_user)
