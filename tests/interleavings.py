@@ -140,3 +140,21 @@ class Gates:
                 self._go.clear()
             return attr(*args, **kwargs)
         return call
+
+
+def expiration_standing_at(path: str, gate: Callable[[str, str], bool]) -> tuple[threading.Thread, Gates, list]:
+    """An expiration of the table at ``path`` down to its latest snapshot, on a thread that
+    stands at the first FileIO call matching ``gate``; returns the thread, its gates
+    (:meth:`Gates.release` lets it run on) and a list that receives its ExpireResult."""
+    import minipaimon_core as mp
+    from minipaimon_core.fileio import LocalFileIO
+    from minipaimon_core.maintenance.expire import expire_snapshots
+    from minipaimon_core.maintenance.files import TableFiles
+
+    io = Gates(LocalFileIO(), gate)
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(expire_snapshots(
+        TableFiles.of(mp.open_table(path, io=io)), retain_max=1)))
+    thread.start()
+    io.wait()
+    return thread, io, out
