@@ -93,8 +93,8 @@ class FileStoreCommit:
         self._records = CommitRecords(io, layout)
         self._point = CommitPoint(io, layout, self._snapshots)
         self.attempts = 0  #: attempts of the last snapshot committed (1: no race lost)
-        self._schemas = SchemaCache(SchemaManager(io, layout))
-        self._manifests = ManifestIO(io, layout, self._schemas)
+        self._schemas = SchemaCache(SchemaManager(io, layout)).holding(schema)
+        self._manifests = ManifestIO(io, layout, self._schemas, writing=schema)  # no schema read per attempt
         self._options = Options(schema.options)
         dvio = self._dvio = DeletionVectorIO(io, layout, self._manifests)
         self._dynamic = DynamicBucketCommit.of(io, layout, schema, self._manifests, dvio, commit_user)
@@ -237,8 +237,9 @@ class FileStoreCommit:
 
     def _base_expired(self, base: Snapshot | None) -> bool:
         """Has ``base`` expired? Then metadata of it missing means a lost race, not damage
-        (expiration keeps the latest; docs/format.md, "Expiration order")."""
-        return base is not None and self._snapshots.try_get(base.id) is None
+        (expiration keeps the latest; docs/format.md, "Expiration order"). A zombie under
+        its id is no answer (issue 32 follow-up: the write raised 'manifest missing')."""
+        return base is not None and self._snapshots.has_expired(base)
 
     def _clean(self, names: list[str], moved: Sequence[tuple[CommitMessage, CommitMessage]] = ()) -> None:
         """Delete what a failed attempt wrote: metadata files by name, rewritten data files."""

@@ -163,7 +163,7 @@ def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey
                 progress(i + 1, len(units))
     except DAMAGED_OR_GONE as e:
         discard(ctx, messages)
-        if base is None or ctx.snapshots.try_get(base.id) is not None:
+        if base is None or not ctx.snapshots.has_expired(base):
             raise  # our snapshot is still there: the table is damaged
         # Expiration deletes a snapshot before its files: our base is gone, so a newer
         # compaction replaced our inputs. A lost race, like a conflict at commit.

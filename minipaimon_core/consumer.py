@@ -9,6 +9,14 @@ that option consumers never expire.
 
 The file is rewritten with an atomic replace, so a reader sees the old or the new content,
 never a torn file.
+
+A new reader *pins* its start (:meth:`ConsumerManager.pin`): it writes the file, then
+checks that the snapshot is still there and unmarked (:meth:`SnapshotManager.keeps_pin`).
+An expiration marks every id it will delete before it reads the consumers a second time,
+and deletes nothing a consumer pins at that read; so either the check sees the mark (the
+pin is refused and the file restored) or the expiration sees the pin (docs/format.md,
+"Expiration order"). Until the check passed the file says ``pinUnchecked``: a reader
+killed in between leaves a pin a restart checks again (:meth:`ConsumerManager.recheck`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from .errors import InvalidArgumentError
 from .fileio import FileIO
 from .format import json_file
 from .layout import TableLayout, keys_of
+from .snapshot_manager import SnapshotManager
 
 
 class Consumer(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -34,6 +43,9 @@ class Consumer(msgspec.Struct, frozen=True, omit_defaults=True):
 
     nextSnapshot: Annotated[int, msgspec.Meta(ge=1)]  # a snapshot id (decoding checks it)
     fullScanPending: bool = False
+    #: minipaimon's own too: the reader wrote this start and has not checked yet that its
+    #: snapshot survived expiration (module docs); a restart checks it again
+    pinUnchecked: bool = False
 
 
 def encode(consumer: Consumer) -> bytes:
@@ -65,16 +77,59 @@ class ConsumerManager:
             return None
         return decode(data, path)
 
-    def write(self, consumer_id: str, next_snapshot: int, full_scan_pending: bool = False) -> None:
+    def write(self, consumer_id: str, next_snapshot: int, full_scan_pending: bool = False,
+              unchecked: bool = False) -> None:
         """Record that ``consumer_id`` will read ``next_snapshot`` next (atomic replace); with
-        ``full_scan_pending``, the full scan of that snapshot.
+        ``full_scan_pending``, the full scan of that snapshot; ``unchecked``: a pin not
+        checked yet (use :meth:`pin` to start a reader).
 
         Raises InvalidArgumentError for a bad id or a snapshot id below 1.
         """
         if next_snapshot < 1:
             raise InvalidArgumentError(f"nextSnapshot must be >= 1, got {next_snapshot}")
         self._io.replace(self._layout.consumer_path(consumer_id),
-                         encode(Consumer(next_snapshot, full_scan_pending)))
+                         encode(Consumer(next_snapshot, full_scan_pending, unchecked)))
+
+    def pin(self, consumer_id: str, next_snapshot: int, full_scan_pending: bool,
+            snapshots: SnapshotManager) -> bool:
+        """Start ``consumer_id`` at ``next_snapshot``: write the file, then check that
+        expiration keeps the snapshot (module docs). True: pinned, expiration keeps it and
+        every later one. False: it was expired or is being expired; the consumer file is as
+        it was (none if there was none), so a refused pin holds back no expiration.
+
+        Raises InvalidArgumentError for a bad id or a snapshot id below 1.
+        """
+        path = self._layout.consumer_path(consumer_id)
+        try:
+            before: bytes | None = self._io.read_bytes(path)
+        except FileNotFoundError:
+            before = None
+        self.write(consumer_id, next_snapshot, full_scan_pending, unchecked=True)
+        if snapshots.keeps_pin(next_snapshot):
+            self.write(consumer_id, next_snapshot, full_scan_pending)
+            return True
+        if before is None:
+            self.delete(consumer_id)
+        else:
+            self._io.replace(path, before)
+        return False
+
+    def recheck(self, consumer_id: str, snapshots: SnapshotManager) -> Consumer | None:
+        """The consumer ``consumer_id`` for a reader resuming it: its pin checked now if it
+        never was (its reader was killed between the pin and the check). None if there is
+        none, or if its unchecked pin no longer holds: nothing was read from it, the file
+        is deleted and the reader starts as a new one.
+
+        Raises InvalidArgumentError (bad id), CorruptMetadataError (damaged file).
+        """
+        found = self.read(consumer_id)
+        if found is None or not found.pinUnchecked:
+            return found
+        if not snapshots.keeps_pin(found.nextSnapshot):
+            self.delete(consumer_id)
+            return None
+        self.write(consumer_id, found.nextSnapshot, found.fullScanPending)
+        return Consumer(found.nextSnapshot, found.fullScanPending)
 
     def delete(self, consumer_id: str) -> bool:
         """Delete a consumer; returns False if it did not exist."""

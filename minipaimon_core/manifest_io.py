@@ -26,7 +26,7 @@ from .format.manifest_file import ADD, ManifestEntry, RowTypes
 from .format.manifest_list import ManifestFileMeta
 from .format.snapshot import Snapshot
 from .layout import TableLayout
-from .schema import SchemaCache
+from .schema import SchemaCache, TableSchema
 from .stats import values_stats
 
 _CACHE_SIZE = 4096
@@ -59,13 +59,18 @@ class _Facts(NamedTuple):
 
 
 class ManifestIO:
-    """Manifests of one table. ``schemas`` gives the types their rows are encoded with."""
+    """Manifests of one table. ``schemas`` gives the types their rows are encoded with;
+    ``writing``: the schema whose options (``manifest.compression``) the files written
+    follow, a committer's own (None: the latest, listed at each write)."""
 
-    def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache) -> None:
+    def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache,
+                 writing: TableSchema | None = None) -> None:
         self._io = io
         self._layout = layout
         self._schemas = schemas
+        self._writing = writing
         self._types: RowTypes | None = None
+        self._partition_keys: list[str] = []  # with _types (partition keys never change)
         self._entries: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
         self._facts: OrderedDict[str, _Facts] = OrderedDict()
@@ -87,13 +92,15 @@ class ManifestIO:
                 s = schemas.get(schema_id)
                 return s.field_names, s.field_types
 
+            self._partition_keys = list(schema.partitionKeys)
             self._types = RowTypes([fields[k].row_type for k in schema.partitionKeys],
                                    [fields[k].row_type for k in keys],
                                    [schema.field_names.index(k) for k in keys], fields_of)
         return self._types
 
     def _compression(self) -> str:
-        return self._schemas.manager.latest().options.get("manifest.compression", "zstd")
+        schema = self._writing if self._writing is not None else self._schemas.manager.latest()
+        return schema.options.get("manifest.compression", "zstd")
 
     def _read(self, name: str) -> bytes:
         path = self._layout.manifest_path(name)
@@ -149,8 +156,7 @@ class ManifestIO:
         if legacy.is_binary(data):
             return legacy.decode_manifest_list(data, path)
         types = self.row_types()
-        names = self._schemas.manager.latest().partitionKeys
-        return manifest_list.decode(data, path, names, types.partition)
+        return manifest_list.decode(data, path, self._partition_keys, types.partition)
 
     def read_entries(self, name: str) -> list[ManifestEntry]:
         entries = self._entries.get(name)
@@ -195,9 +201,8 @@ class ManifestIO:
     def write_list(self, metas: list[ManifestFileMeta]) -> tuple[str, int, str]:
         """Write a manifest list; its name, size and xxhash64 (hex, for the snapshot)."""
         name = TableLayout.new_manifest_list_name()
-        schema = self._schemas.manager.latest()
-        data = manifest_list.encode(metas, schema.partitionKeys, self.row_types().partition,
-                                    self._compression())
+        types = self.row_types()
+        data = manifest_list.encode(metas, self._partition_keys, types.partition, self._compression())
         self._io.write_bytes(self._layout.manifest_path(name), data)
         self._remember(self._lists, name, metas)
         return name, len(data), xxhash.xxh64_hexdigest(data)

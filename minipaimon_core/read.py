@@ -170,7 +170,7 @@ class SplitReader:
         try:
             yield from self._read(split)
         except (CorruptDataFileError, CorruptMetadataError) as e:
-            if SnapshotManager(self._io, self._layout).try_get(split.snapshot_id) is not None:
+            if SnapshotManager(self._io, self._layout).retained(split.snapshot_id) is not None:
                 raise
             raise SnapshotExpiredError(
                 f"snapshot {split.snapshot_id} of {self._layout.root} was expired (or rolled "

@@ -201,6 +201,11 @@ class SchemaCache:
         """Ids of every schema of the table, ascending (lists the schema directory)."""
         return self.manager.schema_ids()
 
+    def holding(self, schema: TableSchema) -> SchemaCache:
+        """This cache, ``schema`` in it (a caller that has read it already)."""
+        self._schemas[schema.id] = schema
+        return self
+
     def get(self, schema_id: int) -> TableSchema:
         if schema_id not in self._schemas:
             self._schemas[schema_id] = self.manager.get(schema_id)

@@ -127,6 +127,28 @@ class SnapshotManager:
             )
         return snap
 
+    def retained(self, snapshot_id: int) -> Snapshot | None:
+        """Snapshot ``snapshot_id`` if the id still holds a retained snapshot, else None.
+
+        Unlike :meth:`try_get` it also reads the id's expiry marker: a file under an id
+        marked for another snapshot is a *zombie*, a stalled committer's create in an id
+        expired before (below the latest; it deletes the file again once it looks), never
+        what a reader planned or a committer built on. For telling an expiration from damage
+        once a read failed: one more read than try_get.
+        """
+        snap = self.try_get(snapshot_id)
+        if snap is None:
+            return None
+        marker = self._read_marker(snapshot_id)
+        return snap if marker is None or marker == expiry_mark(snap) else None
+
+    def has_expired(self, snap: Snapshot) -> bool:
+        """Whether ``snap`` (read earlier) is no longer the snapshot retained under its id:
+        expired, or its id holds another (a zombie, see :meth:`retained`; a commit after a
+        rollback)."""
+        now = self.retained(snap.id)
+        return now is None or now.deltaManifestList != snap.deltaManifestList
+
     def get(self, snapshot_id: int) -> Snapshot:
         """Snapshot ``snapshot_id``.
 
@@ -190,11 +212,26 @@ class SnapshotManager:
         with contextlib.suppress(OSError):
             self._io.replace(self._layout.latest_hint, str(snapshot_id).encode())
 
-    def mark_expired(self, snap: Snapshot) -> None:
-        """Expire ``snap``: mark its id (first; an existing marker stays, it names the
-        snapshot that was committed under the id), then delete its file."""
+    def mark_expiring(self, snap: Snapshot) -> None:
+        """Mark ``snap``'s id as expired, before its file is deleted (an existing marker
+        stays: it names the snapshot that was committed under the id). A reader's pin of a
+        marked id is refused (:meth:`keeps_pin`)."""
         self._io.write_if_absent(self._layout.expired_marker_path(snap.id), expiry_mark(snap))
+
+    def delete_expired(self, snap: Snapshot) -> None:
+        """Delete the file of ``snap``, whose id :meth:`mark_expiring` marked."""
         self._io.delete(self._layout.snapshot_path(snap.id))
+
+    def keeps_pin(self, snapshot_id: int) -> bool:
+        """Whether a consumer that has just written ``snapshot_id`` as its next snapshot
+        holds it: the id is beyond the latest snapshot, or its snapshot is there and no
+        expiration has marked it. Expiration marks the ids it deletes before it reads the
+        consumers again (docs/format.md, "Expiration order"): either this sees the mark, or
+        that read sees the consumer. Call it after the consumer file is written."""
+        latest = self.latest_id()
+        if latest is None or snapshot_id > latest:
+            return True  # expiration never reaches past the latest snapshot
+        return self._read_marker(snapshot_id) is None and self._present(snapshot_id)
 
     def attempt_outcome(self, attempt: Snapshot, created: bool = False) -> Outcome:
         """Whether ``attempt``, a snapshot a committer tried to create (whatever that call

@@ -16,10 +16,13 @@ names the same rows on every run. A consumer killed after its downstream commit 
 identifier by the same commit user is a no-op: nothing is written twice.
 
 With a ``consumer_id`` the stream resumes after the last committed batch, and expiration
-keeps every snapshot the consumer still needs. A new consumer's start is recorded when the
-stream is created, before any batch is handed out: a consumer killed after the downstream
-commit of its first batch restarts at that same batch (whatever was committed upstream
-meanwhile), so the first batch too is handed over exactly once.
+keeps every snapshot the consumer still needs. A new consumer's start is pinned when the
+stream is created, before any batch is handed out (written, then checked against an
+expiration in flight: :meth:`ConsumerManager.pin`; ``latest-full`` / ``latest`` move on to
+the new latest snapshot if theirs was taken, a fixed start raises SnapshotExpiredError): a
+consumer killed after the downstream commit of its first batch restarts at that same batch
+(whatever was committed upstream meanwhile), so the first batch too is handed over exactly
+once.
 
 A stream belongs to one table: if the table at its path is dropped and created again while
 the stream is used, its position (a snapshot id of the old table) means nothing in the new
@@ -37,12 +40,15 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from .consumer import ConsumerManager
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, SnapshotExpiredError
 from .schema import SchemaManager
 from .stream import StreamOffset, StreamScanner
 
 if TYPE_CHECKING:
     from .table import Table
+
+
+PIN_ATTEMPTS = 5  # a latest / latest-full start chosen again after an expiration took it
 
 
 @dataclass(frozen=True)
@@ -72,14 +78,29 @@ class TableStream:
         self._scanner = StreamScanner(table, options)
         self._consumers = ConsumerManager(table.io, table.layout)
         self.consumer_id = consumer_id
-        resumed = self._consumers.read(consumer_id) if consumer_id is not None else None
+        snapshots = table.snapshot_manager
+        resumed = self._consumers.recheck(consumer_id, snapshots) if consumer_id is not None else None
         if resumed is not None:
             self.position = (StreamOffset(resumed.nextSnapshot, full=True)
                              if resumed.fullScanPending else StreamOffset(resumed.nextSnapshot - 1))
         else:
-            self.position = self._scanner.initial_offset()
-            if consumer_id is not None:  # pin the start (latest-full/latest move with time)
-                self._consumers.write(consumer_id, self.position.next_snapshot, self.position.full)
+            self.position = self._pinned_start(consumer_id)
+
+    def _pinned_start(self, consumer_id: str | None) -> StreamOffset:
+        """The start of a new stream, pinned under ``consumer_id`` (if any). A start whose
+        snapshot an expiration in flight took is chosen again (``latest-full`` and
+        ``latest`` move on); a fixed one raises SnapshotExpiredError."""
+        for _ in range(PIN_ATTEMPTS):
+            start = self._scanner.initial_offset()
+            if consumer_id is None or self._consumers.pin(
+                    consumer_id, start.next_snapshot, start.full, self._table.snapshot_manager):
+                return start
+            if self._scanner.mode not in ("latest-full", "latest"):
+                break
+        raise SnapshotExpiredError(
+            f"snapshot {start.next_snapshot} of {self._table.path}, where the stream "
+            f"{consumer_id!r} would start, was expired while the stream was created; start "
+            "from a later snapshot, or raise 'snapshot.num-retained.min' / 'snapshot.time-retained'")
 
     def output_schema(self) -> pa.Schema:
         return self._scanner.output_schema()

@@ -205,7 +205,7 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
         consumers = ConsumerManager(table.io, table.layout)
         latest = table.snapshot_manager.latest_id() or 0
         if consumer_id is not None:
-            stored = consumers.read(consumer_id)
+            stored = consumers.recheck(consumer_id, table.snapshot_manager)  # an unchecked pin: checked now
             if stored is not None:  # resume where the consumer is
                 if stored.nextSnapshot <= latest:
                     table.snapshot_manager.get(stored.nextSnapshot)  # SnapshotExpiredError if gone
@@ -265,8 +265,8 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
 
     def _pinned(self, start: Mapping[str, Any], up_to: int | None) -> tuple[StreamOffset, int | None]:
         """:meth:`_resolve`, and with a consumer the batch's first snapshot pinned before
-        anything plans it: the consumer file names it first, then it must still exist (an
-        expiration that decided before the pin may have taken it). A symbolic start then
+        anything plans it (ConsumerManager.pin: the consumer file names it, then no
+        expiration may have marked it). A symbolic start whose snapshot an expiration took
         moves on to the new latest snapshot; a fixed one raises SnapshotExpiredError."""
         for _ in range(_PIN_ATTEMPTS):
             begin, cap = self._resolve(start, up_to)
@@ -274,14 +274,16 @@ class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow
             if consumer_id is None or self._recorded == begin.next_snapshot or begin.next_snapshot < 1:
                 return begin, cap
             table = self._table()
-            ConsumerManager(table.io, table.layout).write(consumer_id, begin.next_snapshot, begin.full)
-            self._recorded = begin.next_snapshot
             sm = table.snapshot_manager
-            if begin.next_snapshot > (sm.latest_id() or 0) or sm.try_get(begin.next_snapshot) is not None:
+            if ConsumerManager(table.io, table.layout).pin(consumer_id, begin.next_snapshot, begin.full, sm):
+                self._recorded = begin.next_snapshot
                 return begin, cap
-            self._recorded = None
             if INITIAL not in start:
-                sm.get(begin.next_snapshot)  # SnapshotExpiredError naming it
+                sm.get(begin.next_snapshot)  # SnapshotExpiredError naming it, once it is gone
+                raise SnapshotExpiredError(
+                    f"snapshot {begin.next_snapshot} of {self.options.path}, where this stream "
+                    "continues, is being expired; raise 'snapshot.num-retained.min' / "
+                    "'snapshot.time-retained', or keep it with a tag")
         raise SnapshotExpiredError(
             f"the latest snapshot of {self.options.path} was expired {_PIN_ATTEMPTS} times before "
             "this stream could pin it; raise 'snapshot.num-retained.min' or retry")

@@ -94,3 +94,67 @@ class ScheduledIO:
             self._scheduler.step((name, where))
             return attr(*args, **kwargs)
         return call
+
+
+class Gates:
+    """A FileIO whose thread stops at chosen calls until the test lets it go: each gate is a
+    predicate over (method, path); the first call matching the next gate (in order) signals
+    ``reached`` and waits for :meth:`release` before it runs. A directed interleaving:
+
+    ```python
+    g = Gates(LocalFileIO(), lambda m, p: m == "write_if_absent" and "snapshot-3" in p)
+    t = threading.Thread(target=lambda: mp.open_table(path, io=g).write(...)); t.start()
+    g.wait()          # the writer is about to create snapshot-3
+    ...               # what happens meanwhile
+    g.release()       # it creates it and runs on
+    ```
+    """
+
+    def __init__(self, inner: Any, *gates: Callable[[str, str], bool], timeout: float = 120) -> None:
+        self.inner = inner
+        self._gates = list(gates)
+        self._timeout = timeout
+        self._reached = threading.Event()
+        self._go = threading.Event()
+
+    def wait(self) -> None:
+        """Block until the thread stands at the current gate."""
+        assert self._reached.wait(self._timeout), "the gate was never reached"
+        self._reached.clear()
+
+    def release(self) -> None:
+        """Let the thread pass the gate it stands at."""
+        self._go.set()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            where = args[0] if args and isinstance(args[0], str) else ""
+            if self._gates and self._gates[0](name, where):
+                self._gates.pop(0)
+                self._reached.set()
+                assert self._go.wait(self._timeout), "the gate was never released"
+                self._go.clear()
+            return attr(*args, **kwargs)
+        return call
+
+
+def expiration_standing_at(path: str, gate: Callable[[str, str], bool]) -> tuple[threading.Thread, Gates, list]:
+    """An expiration of the table at ``path`` down to its latest snapshot, on a thread that
+    stands at the first FileIO call matching ``gate``; returns the thread, its gates
+    (:meth:`Gates.release` lets it run on) and a list that receives its ExpireResult."""
+    import minipaimon_core as mp
+    from minipaimon_core.fileio import LocalFileIO
+    from minipaimon_core.maintenance.expire import expire_snapshots
+    from minipaimon_core.maintenance.files import TableFiles
+
+    io = Gates(LocalFileIO(), gate)
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(expire_snapshots(
+        TableFiles.of(mp.open_table(path, io=io)), retain_max=1)))
+    thread.start()
+    io.wait()
+    return thread, io, out

@@ -126,3 +126,51 @@ def test_a_commit_that_keeps_losing_retries_sooner_than_newcomers():
     aged = [retry_wait(k, 5, 2000, AGED_MS + 1) for k in range(1, 60) for _ in range(20)]
     assert max(aged) <= AGED_WAIT_MS and min(aged) >= 5
     assert max(retry_wait(k, 5, 40, AGED_MS + 1) for k in range(1, 30) for _ in range(50)) <= 60
+
+
+class CountingIO:
+    """A FileIO that records (method, path) of every call."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.calls = inner, []
+
+    def __getattr__(self, name):
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            self.calls.append((name, args[0] if args and isinstance(args[0], str) else ""))
+            return attr(*args, **kwargs)
+        return call
+
+
+def test_a_retry_reads_no_schema_file(storage):
+    """A commit attempt that lost the race is re-planned without reading the schema again:
+    each attempt listed the schema directory and read the schema file eight times (a LIST
+    and a GET each on S3, half of an attempt's requests), which widened every attempt's
+    window in the race (issue 32 item 29)."""
+    import threading
+
+    from tests.interleavings import Gates
+
+    t = mp.create_table(storage.path("t"), SCHEMA)
+    for i in range(3):
+        t.write(rows(i * 10, 2))
+    counted = CountingIO(t.io)
+    gated = Gates(counted, lambda m, p: m == "write_if_absent" and p.endswith("/snapshot/snapshot-4"))
+    loser = mp.open_table(t.path, io=gated)
+    w = loser.new_write("loser")
+    w.write(rows(100, 2))
+    msgs = w.prepare_commit()
+    counted.calls.clear()
+    landed: list[int | None] = []
+    thread = threading.Thread(target=lambda: landed.append(loser.new_commit("loser").commit(msgs, 1)))
+    thread.start()
+    gated.wait()  # the loser's first attempt stands at its create of snapshot-4
+    t.write(rows(200, 1))  # another writer takes snapshot 4
+    gated.release()
+    thread.join()
+    assert landed == [5]
+    schema_calls = [c for c in counted.calls if "/schema" in c[1]]
+    assert len(schema_calls) <= 2, schema_calls  # once per commit() call at most: a LIST and a GET

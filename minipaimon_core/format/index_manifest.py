@@ -21,7 +21,7 @@ import msgspec
 from ..errors import CorruptMetadataError
 from ..kinds import EntryKind
 from ..layout import check_file_name
-from . import avro, binary_row
+from . import avro, binary_row, typed_decode
 from .avro import optional, required
 from .data_file_meta import Kind, NonNegative
 from .file_names import check_data_file_names
@@ -97,7 +97,7 @@ def decode(data: bytes, path: str, partition_types: Sequence[str]) -> list[Index
             raise CorruptMetadataError(f"{path}: index manifest version {r.get('_VERSION')} (expected {VERSION})")
         ranges = r.get("_DELETIONS_VECTORS_RANGES")
         try:
-            entry = msgspec.convert(dict(  # the struct's ranges checked, as in every decoder
+            entry = typed_decode.convert(dict(  # the struct's ranges checked, as in every decoder
                 kind=r["_KIND"], partition=tuple(binary_row.decode(r["_PARTITION"], partition_types)),
                 bucket=r["_BUCKET"], indexType=r["_INDEX_TYPE"], fileName=r["_FILE_NAME"],
                 fileSize=r["_FILE_SIZE"], rowCount=r["_ROW_COUNT"],

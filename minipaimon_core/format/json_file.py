@@ -22,6 +22,7 @@ import msgspec
 import xxhash
 
 from ..errors import CorruptMetadataError
+from . import typed_decode
 
 T = TypeVar("T")
 CHECKSUM = "checksum"
@@ -49,7 +50,7 @@ def decode_checked(data: bytes, type_: type[T], path: str) -> tuple[T, bool]:
     snapshot's ``nextSequenceNumber``) are not to be trusted."""
     body, checked = _verified_body(data, type_, path)
     try:
-        return msgspec.json.decode(body, type=type_), checked
+        return typed_decode.json_decoder(type_).decode(body), checked
     except (msgspec.DecodeError, ValueError) as e:  # ValueError: invalid UTF-8
         raise CorruptMetadataError(f"{path}: cannot decode: {e}") from None
 
@@ -81,7 +82,7 @@ def _reordered_matches(body: bytes, digest: object, type_: type[Any]) -> bool:
     """Whether ``body`` decoded as ``type_`` and encoded again (the struct's member order)
     matches ``digest``: a file whose members a tool reordered (``jq -S``)."""
     try:
-        return xxhash.xxh64_hexdigest(_encoder.encode(msgspec.json.decode(body, type=type_))) == digest
+        return xxhash.xxh64_hexdigest(_encoder.encode(typed_decode.json_decoder(type_).decode(body))) == digest
     except (msgspec.DecodeError, ValueError):
         return False
 

@@ -26,7 +26,7 @@ import xxhash
 import zstandard
 
 from ..errors import CorruptMetadataError
-from . import index_manifest, manifest_file, manifest_list
+from . import index_manifest, manifest_file, manifest_list, typed_decode
 from . import snapshot as snapshot_codec
 from .data_file_meta import NonNegative
 from .index_manifest import IndexFileEntry, VectorRange
@@ -72,8 +72,7 @@ def decode_binary(data: bytes, type_: Any, path: str) -> Any:
     if xxhash.xxh64_intdigest(payload) != digest:
         raise CorruptMetadataError(f"{path}: checksum mismatch (torn or altered file)")
     try:
-        return msgspec.msgpack.decode(zstandard.ZstdDecompressor().decompress(payload), type=type_,
-                                      ext_hook=_ext_hook)
+        return typed_decode.msgpack_decoder(type_, _ext_hook).decode(zstandard.ZstdDecompressor().decompress(payload))
     except (msgspec.DecodeError, zstandard.ZstdError) as e:
         raise CorruptMetadataError(f"{path}: cannot decode: {e}") from e
 

@@ -30,7 +30,7 @@ import msgspec
 import zstandard
 
 from ..errors import CorruptMetadataError, UnsupportedFeatureError
-from . import avro, binary_row
+from . import avro, binary_row, typed_decode
 from .avro import optional, required
 from .data_file_meta import (
     ADD,
@@ -270,7 +270,7 @@ def encode_payload(entries: list[ManifestEntry]) -> str:
 def decode_payload(text: str, path: str) -> list[ManifestEntry]:
     try:
         packed = zstandard.ZstdDecompressor().decompress(base64.b64decode(text, validate=True))
-        return msgspec.msgpack.decode(packed, type=list[ManifestEntry], ext_hook=_ext_hook)
+        return typed_decode.msgpack_decoder(list[ManifestEntry], _ext_hook).decode(packed)
     except (ValueError, msgspec.DecodeError, zstandard.ZstdError) as e:
         raise CorruptMetadataError(f"{path}: damaged minipaimon payload ({e})") from None
 

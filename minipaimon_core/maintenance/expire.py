@@ -12,16 +12,21 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
 ```
  1. plan      read snapshots E..end and their deltas: files DELETEd in (E, end] (minus
               files ADDed again later in the range), changelogs and manifests of E..end-1
- 2. records   the last identifier of each replayable commit user of E..end-1
+ 2. marks     mark snapshot-E .. snapshot-(end-1) (a marker created if absent, naming the
+              snapshot; the id stays taken, so a commit still based on E-1.. cannot land
+              in it; a consumer's pin of a marked id is refused)
+ 3. consumers read the consumers again: one that pinned an id below ``end`` after they were
+              read for the plan moves ``end`` down to it (planned again; the ids it spares
+              stay marked). Its pin wrote the consumer file, then checked for the mark: either
+              the check saw the mark of step 2, or this read sees the consumer
+ 4. records   the last identifier of each replayable commit user of E..end-1
               (commit_dedupe.CommitRecords), before any snapshot goes
- 3. snapshots mark snapshot-E, snapshot-E+1, ... oldest first (a marker created if absent,
-              naming the snapshot; a reader of an expired id now gets
-              SnapshotExpiredError; the id stays taken, so a commit still based on E-1..
-              cannot land in it), then delete it; EARLIEST := end; delete markers older
-              than TOMBSTONE_RETAINED_MS (1 h)
- 4. tags      read the tags now, so a tag created before step 3 is seen (and once before
+ 5. snapshots delete snapshot-E, snapshot-E+1, ... oldest first (a reader of an expired id
+              now gets SnapshotExpiredError); EARLIEST := end; delete markers older than
+              TOMBSTONE_RETAINED_MS (1 h)
+ 6. tags      read the tags now, so a tag created before step 5 is seen (and once before
               step 2: a damaged tag fails the expiration before anything changed)
- 5. files     delete data files, changelog files, then manifests and manifest lists, then
+ 7. files     delete data files, changelog files, then manifests and manifest lists, then
               index manifests and deletion-vector index files, keeping every file of
               snapshot ``end`` and of every tag
 ```
@@ -35,7 +40,7 @@ files its successors deleted (a stream reads a delta's new files as its changes)
 when the changelog expires (:mod:`.expire_changelog`, run after this by
 :func:`expire_snapshots`).
 
-A crash after step 3 only leaks unreferenced files, which orphan cleanup removes. Several
+A crash after step 5 only leaks unreferenced files, which orphan cleanup removes. Several
 expirers may run at once (each write expires): deletes are idempotent, and an expirer that
 finds its range already gone stops. Known race (as in Paimon): a tag created on a snapshot
 while that very snapshot is being expired may lose files, so tag snapshots well inside the
@@ -80,6 +85,11 @@ class ExpireResult:
     @property
     def files(self) -> list[str]:
         return [*self.data_files, *self.changelog_files, *self.manifests, *self.index_files]
+
+
+# what _plan returns: the snapshots to expire, snapshot ``end``, and the data files,
+# changelog files, manifests and index files to delete
+Plan = tuple[list[Snapshot], Snapshot, set[str], set[str], set[str], set[str]]
 
 
 def expire_snapshots(
@@ -144,34 +154,35 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
     opts = Options(files.schema.options)
     keep_changelog = Retention.of(opts).decoupled
     producer = opts["changelog-producer"] != "none"
-    try:
-        plan = _plan(files, begin, end, keep_changelog, producer)
-        if plan is not None:
-            _pinned(files, plan[1], end)  # damaged tags fail here, before anything changed
-    except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
-        if files.snapshots.try_get(begin) is None:
-            return ExpireResult()  # another expirer got there first (it may have gone past end)
-        raise
+    plan = _checked_plan(files, begin, end, keep_changelog, producer)
     if plan is None:
         return ExpireResult()
+    for snap in plan[0]:  # 2. marks
+        files.snapshots.mark_expiring(snap)
+    pinned_from = ConsumerManager(files.io, files.layout).min_next_snapshot()  # 3. consumers
+    if pinned_from is not None and pinned_from < end:
+        end = pinned_from  # a consumer pinned since the plan: spare it (its ids stay marked)
+        plan = _checked_plan(files, begin, end, keep_changelog, producer) if end > begin else None
+        if plan is None:
+            return ExpireResult()
     expiring, keep, data, changelog, manifests, indexes = plan
     io = files.io
-    CommitRecords(io, files.layout).record(expiring)  # before the snapshots go
+    CommitRecords(io, files.layout).record(expiring)  # 4. before the snapshots go
     changelogs = ChangelogManager(io, files.layout)
-    for snap in expiring:
+    for snap in expiring:  # 5.
         if keep_changelog:  # the snapshot's file lives on as its changelog (before it goes)
             try:
                 changelogs.commit(snap.id, io.read_bytes(files.layout.snapshot_path(snap.id)))
             except FileNotFoundError:
                 continue  # expired concurrently (its changelog written by that expirer)
-        files.snapshots.mark_expired(snap)
+        files.snapshots.delete_expired(snap)
     files.snapshots.commit_earliest_hint(end)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     files.snapshots.drop_tombstones(end, now - TOMBSTONE_RETAINED_MS)
     try:
         pinned = _pinned(files, keep, end)
     except CorruptMetadataError:
-        if files.snapshots.try_get(end) is not None:
+        if not files.snapshots.has_expired(keep):
             raise
         # a concurrent expirer went past ``end``; what we planned and it did not is left
         # to orphan cleanup (unreferenced, never a retained snapshot's file)
@@ -184,6 +195,21 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         removed.append(doomed)
     return ExpireResult([s.id for s in expiring], removed[0], removed[1], removed[2],
                         index_files=removed[3])
+
+
+def _checked_plan(files: TableFiles, begin: int, end: int, keep_changelog: bool, producer: bool
+                  ) -> Plan | None:
+    """The plan of expiring ``[begin, end)`` (None: nothing to do, another expirer got
+    there first), the tags read once: damaged metadata fails here, before anything changed."""
+    try:
+        plan = _plan(files, begin, end, keep_changelog, producer)
+        if plan is not None:
+            _pinned(files, plan[1], end)
+    except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
+        if files.snapshots.retained(begin) is None:
+            return None  # another expirer got there first (it may have gone past end)
+        raise
+    return plan
 
 
 def _pinned(files: TableFiles, keep: Snapshot, end: int) -> set[str]:
@@ -203,7 +229,7 @@ def _pinned(files: TableFiles, keep: Snapshot, end: int) -> set[str]:
 
 
 def _plan(files: TableFiles, begin: int, end: int, keep_changelog: bool = False, producer: bool = False
-          ) -> tuple[list[Snapshot], Snapshot, set[str], set[str], set[str], set[str]] | None:
+          ) -> Plan | None:
     expiring: list[Snapshot] = []
     for sid in range(begin, end):
         snap = files.snapshots.try_get(sid)

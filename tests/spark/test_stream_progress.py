@@ -19,6 +19,7 @@ import minipaimon_core as mp  # noqa: E402
 from minipaimon_core.consumer import ConsumerManager  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
 from minipaimon_spark.stream_reader import ADMISSION_CONTROL, ReadMaxFiles, ReadMaxRows  # noqa: E402
+from tests.interleavings import expiration_standing_at  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
 
@@ -86,11 +87,11 @@ def test_a_snapshot_expired_before_the_pin_moves_a_new_stream_to_the_latest(
     raced: list[int] = []
 
     def expired_meanwhile(self: ConsumerManager, consumer_id: str, next_snapshot: int,
-                          full_scan_pending: bool = False) -> None:
+                          full_scan_pending: bool = False, unchecked: bool = False) -> None:
         if not raced:  # the first pin lands after two more commits expired its snapshot
             raced.append(next_snapshot)
             upserts(t, 2)
-        write(self, consumer_id, next_snapshot, full_scan_pending)
+        write(self, consumer_id, next_snapshot, full_scan_pending, unchecked)
 
     monkeypatch.setattr(ConsumerManager, "write", expired_meanwhile)
     reader = stream(tmp_path / "t", **{"consumer-id": "c"})
@@ -99,6 +100,43 @@ def test_a_snapshot_expired_before_the_pin_moves_a_new_stream_to_the_latest(
     assert raced == [1] and end["snapshot"] == 3
     assert read_between(reader, start, end) == [0, 1, 2]
     assert ConsumerManager(t.io, t.layout).read("c").nextSnapshot == 3
+
+
+@pytest.mark.smoke
+def test_a_pin_landing_after_an_expiration_decided_keeps_its_snapshot(tmp_path: Path) -> None:
+    """Issue 32 item 18, the residual: an expiration read the consumers (none) and decided
+    to take snapshots 1-4; the query pins snapshot 2 before it marks them. The expiration
+    reads the consumers again and spares 2 on: the batch plans and reads (it failed)."""
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, options={"snapshot.num-retained.max": "1000"})
+    for i in range(5):
+        t.write(rows(i, 1))
+    thread, io, out = expiration_standing_at(t.path, lambda m, p: m == "write_if_absent" and p.endswith(".expired"))
+    reader = stream(tmp_path / "t", **{"consumer-id": "c", "scan.mode": "from-snapshot", "scan.snapshot-id": "2"})
+    start = reader.initialOffset()
+    end = reader.latestOffset()  # pins snapshot 2
+    io.release()
+    thread.join()
+    assert out[0].snapshots == [1]
+    assert read_between(reader, start, end) == [1, 2, 3, 4]
+
+
+@pytest.mark.smoke
+def test_a_pin_of_a_snapshot_being_expired_is_refused(tmp_path: Path) -> None:
+    """The expiration has marked 1-4 and stands before it deletes snapshot-2: the query's pin
+    of 2 is refused with SnapshotExpiredError and leaves no consumer (it was accepted, and
+    the batch then failed on every restart)."""
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, options={"snapshot.num-retained.max": "1000"})
+    for i in range(5):
+        t.write(rows(i, 1))
+    thread, io, out = expiration_standing_at(t.path, lambda m, p: m == "delete" and p.endswith("/snapshot/snapshot-2"))
+    reader = stream(tmp_path / "t", **{"consumer-id": "c", "scan.mode": "from-snapshot", "scan.snapshot-id": "2"})
+    reader.initialOffset()
+    with pytest.raises(mp.SnapshotExpiredError):
+        reader.latestOffset()
+    io.release()
+    thread.join()
+    assert out[0].snapshots == [1, 2, 3, 4]
+    assert ConsumerManager(t.io, t.layout).read("c") is None
 
 
 @pytest.mark.smoke
