@@ -228,6 +228,30 @@ def test_merge_without_the_presorted_path_gives_the_same_rows(monkeypatch, engin
     assert merge(t, cfg, keep_deletes=True).equals(fast)
 
 
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row"])
+@pytest.mark.parametrize("keep_deletes", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_merge_of_distinct_keys_in_order_copies_no_column_and_equals_the_full_sort(
+        monkeypatch, engine, keep_deletes, seed):
+    """A write of distinct keys in key order (a bulk load): every row is its key's, so the
+    merge passes the columns through (kinds and sequence numbers as the full merge sets
+    them) instead of taking a copy."""
+    from minipaimon_core.lsm import merge_groups
+
+    rng = random.Random(seed)
+    n = 2_000
+    keys = sorted(rng.sample(range(10 * n), n))
+    kinds = [rng.choice([0, 0, 2, 3, 1]) for _ in keys] if engine == "deduplicate" else [0] * n
+    t = pa.table({"a": pa.array(keys, pa.int64()), "v": pa.array([rng.random() for _ in keys]),
+                  SEQUENCE: pa.array(range(n), pa.int64()), VALUE_KIND: pa.array(kinds, pa.int8())})
+    cfg = MergeConfig(("a",), engine=engine)
+    fast = merge(t, cfg, keep_deletes=keep_deletes)
+    if keep_deletes:
+        assert fast.column("v").chunks[0].buffers()[1].address == t.column("v").chunks[0].buffers()[1].address
+    monkeypatch.setattr(merge_groups, "_runs_order", lambda table, config: None)
+    assert merge(t, cfg, keep_deletes=keep_deletes).equals(fast)
+
+
 def test_filter_columns_in_the_pool_equals_table_filter():
     n = 70_000  # above the size filtered column by column
     t = pa.table({"a": pa.array(range(n), pa.int64()), "s": pa.array([str(i) if i % 7 else None for i in range(n)]),
