@@ -76,7 +76,7 @@ def key_hashes64(table: pa.Table | pa.RecordBatch, schema: TableSchema) -> np.nd
 def bucket_ids(table: pa.Table | pa.RecordBatch, schema: TableSchema) -> np.ndarray:
     """The bucket of every row of ``table`` (int64)."""
     n = num_buckets(schema)
-    if n < 1:
+    if n <= 1:  # one bucket (or dynamic: assigned elsewhere): no key to hash
         return np.zeros(table.num_rows, dtype=np.int64)
     keys = bucket_keys(schema)
     types = {f.name: f.row_type for f in schema.fields}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import msgspec
 import pyarrow as pa
@@ -257,10 +257,12 @@ def storage_failure(path: str, e: BaseException) -> BaseException:
 def read_data_file(
     io: FileIO, layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta,
     columns: Sequence[str] | None = None, declared: pa.Schema | None = None,
+    dictionary: Collection[str] = (),
 ) -> pa.Table:
     """Read the named ``columns`` (all if None) of one data file, in the format its name
     says; ``declared``: the file's Arrow layout (:func:`file_schema` of its schema), the
-    types a format that stores them otherwise (ORC, Avro) converts back to.
+    types a format that stores them otherwise (ORC, Avro) converts back to; ``dictionary``:
+    string/binary columns that may come as Arrow dictionaries (``FileFormat.read``).
 
     A read that fails is told apart by reading the whole file again: if the store cannot
     give it, the store failed (a 5xx, a dropped connection, EIO): StorageError, retryable;
@@ -285,11 +287,11 @@ def read_data_file(
             if size != file.fileSize:
                 raise _replaced(path, size, file)
             f.seek(0)
-            t, named = fmt.read(f, names, declared)
+            t, named = fmt.read(f, names, declared, dictionary)
     except FileNotFoundError:
         raise missing_data_file(path) from None
     except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError, TypeError) as e:
-        t, named = _read_whole(io, path, file, fmt, names, declared, e)
+        t, named = _read_whole(io, path, file, fmt, names, declared, e, dictionary)
     if t.num_rows != file.rowCount or (named is not None and named != file.fileName.encode()):
         raise CorruptDataFileError(
             f"data file {path} holds {t.num_rows} rows (file {named!r}), its manifest says "
@@ -313,7 +315,7 @@ def _replaced(path: str, size: int, file: DataFileMeta) -> CorruptDataFileError:
 
 def _read_whole(io: FileIO, path: str, file: DataFileMeta, fmt: file_format.FileFormat,
                 names: list[str] | None, declared: pa.Schema | None,
-                first: BaseException) -> tuple[pa.Table, bytes | None]:
+                first: BaseException, dictionary: Collection[str]) -> tuple[pa.Table, bytes | None]:
     """The second read of a file whose streamed read failed with ``first`` (see
     :func:`read_data_file`): the whole file, then its format's decoder."""
     try:
@@ -327,7 +329,7 @@ def _read_whole(io: FileIO, path: str, file: DataFileMeta, fmt: file_format.File
     if len(data) != file.fileSize:
         raise _replaced(path, len(data), file) from first
     try:
-        return fmt.read(pa.BufferReader(data), names, declared)
+        return fmt.read(pa.BufferReader(data), names, declared, dictionary)
     except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError, TypeError) as e:
         raise CorruptDataFileError(
             f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "

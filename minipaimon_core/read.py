@@ -5,13 +5,15 @@ schema by field id (renamed columns follow their id, added columns read as null,
 types are cast). Primary-key splits whose files overlap in key range are merged with the
 table's merge engine over whole Arrow tables; others are read raw. A split's files are read
 concurrently (:func:`file_pool`); deduplicate with one key and no ``sequence.field`` merges
-by probing keys (:mod:`~minipaimon_core.lsm.newest_wins`), every other merge gets the runs
-oldest first so that sorted runs are not sorted again.
+by probing keys (:mod:`~minipaimon_core.read_newest`), every other merge gets the runs
+oldest first so that sorted runs are not sorted again. Where a merge does not compare them,
+string and binary columns that a file stores dictionary-encoded are read as Arrow
+dictionaries and decoded once, after the merge's filters (:mod:`~minipaimon_core.dict_columns`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -22,15 +24,16 @@ from . import pools, predicate
 from .data_file import file_schema as file_schema_of
 from .data_file import read_data_file
 from .deletion_vectors import DeletionVectorIO, live_mask
+from .dict_columns import decoded, plain, same_values
 from .errors import CorruptDataFileError, CorruptMetadataError, SnapshotExpiredError
 from .fileio import FileIO
 from .format.manifest_file import DataFileMeta
 from .kinds import SEQUENCE, VALUE_KIND, RowKind
 from .layout import TableLayout
 from .lsm.merge_engines import MergeConfig, merge
-from .lsm.newest_wins import newest_wins
 from .manifest_io import ManifestIO
 from .options import Options
+from .read_newest import read_newest
 from .scan import Split
 from .schema import SchemaCache, TableSchema
 from .snapshot_manager import SnapshotManager
@@ -54,10 +57,13 @@ def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, 
         t = target.field(name).type
         if old is None or old not in table.column_names:
             arrays.append(pa.nulls(table.num_rows, t))
-        else:
-            col = table.column(old)
-            arrays.append(col if col.type.equals(t) else pc.cast(col, t))
-        fields.append(target.field(name))
+            fields.append(target.field(name))
+            continue
+        col = table.column(old)
+        if not same_values(col.type, t):
+            col = pc.cast(plain(col), t)
+        arrays.append(col)
+        fields.append(target.field(name).with_type(col.type))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
@@ -72,6 +78,15 @@ def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMet
 _SYSTEM_TYPES = {SEQUENCE: pa.int64(), VALUE_KIND: pa.int8()}
 
 
+def dictionary_candidates(schema: TableSchema) -> frozenset[str]:
+    """The columns of ``schema`` a split read takes as Arrow dictionaries where a file
+    stores them dictionary-encoded: strings and binaries outside the primary key (a merge
+    compares keys by value)."""
+    arrow = schema.arrow_schema()
+    return frozenset(f.name for f in arrow if f.name not in schema.primaryKeys
+                     and (pa.types.is_string(f.type) or pa.types.is_binary(f.type)))
+
+
 def _as_declared(t: pa.Table, file_schema: TableSchema, path: str) -> pa.Table:
     """``t`` (columns read from a file of ``file_schema``) with each column of the type its
     schema declares: another writer's Parquet may use another Arrow type of the same values
@@ -84,12 +99,12 @@ def _as_declared(t: pa.Table, file_schema: TableSchema, path: str) -> pa.Table:
             if field.name not in declared.names:
                 continue
             want = declared.field(field.name).type
-        if field.type.equals(want):
+        if same_values(field.type, want):
             continue
         if field.name in _SYSTEM_TYPES:
             raise CorruptDataFileError(f"data file {path}: column {field.name} is {field.type}, not {want}")
         try:
-            t = t.set_column(i, field.with_type(want), t.column(i).cast(want))
+            t = t.set_column(i, field.with_type(want), plain(t.column(i)).cast(want))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise CorruptDataFileError(
                 f"data file {path}: column {field.name} is {field.type}, its schema says {want} ({e})") from e
@@ -97,18 +112,22 @@ def _as_declared(t: pa.Table, file_schema: TableSchema, path: str) -> pa.Table:
 
 
 def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
-                 partition_path: str, bucket: int, f: DataFileMeta, names: list[str]) -> pa.Table:
+                 partition_path: str, bucket: int, f: DataFileMeta, names: list[str],
+                 dictionary: Collection[str] = ()) -> pa.Table:
     """Columns ``names`` of data or changelog file ``f`` in the reader's ``schema``: the one
     file reader of scans and compaction.
 
     Columns are found by field id in the schema ``f`` was written with (renamed columns
     follow their id, added ones read as null, widened types are cast); ``_SEQUENCE_NUMBER``
     (if asked for) is the effective number, the file's ``sequenceOffset`` added.
-    Raises CorruptDataFileError for a damaged file.
+    ``dictionary``: string/binary columns (reader names) that may come back as Arrow
+    dictionaries of their type, where the file stores them dictionary-encoded (see
+    :func:`decoded`). Raises CorruptDataFileError for a damaged file.
     """
     file_schema = schemas.get(f.schemaId)
     by_id = {fld.id: fld.name for fld in file_schema.fields}
     physical = []
+    as_dictionary = []
     for n in names:
         if n in (SEQUENCE, VALUE_KIND):
             physical.append(n)
@@ -116,8 +135,10 @@ def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: 
             old = by_id.get(schema.field_by_name(n).id)
             if old is not None:
                 physical.append(old)
+                if n in dictionary:
+                    as_dictionary.append(old)
     declared = file_schema_of(file_schema, bool(file_schema.primaryKeys))
-    t = read_data_file(io, layout, partition_path, bucket, f, physical, declared)
+    t = read_data_file(io, layout, partition_path, bucket, f, physical, declared, as_dictionary)
     t = _as_declared(t, file_schema, layout.data_file_path(partition_path, bucket, f.fileName))
     t = evolve(t, file_schema, schema, names)
     if SEQUENCE in names and f.sequenceOffset:
@@ -160,6 +181,7 @@ class SplitReader:
         self._vectors_on = bool(schema.primaryKeys) and Options(schema.options)["deletion-vectors.enabled"]
         self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options) \
             if schema.primaryKeys else None
+        self._dictionary = dictionary_candidates(schema)
 
     def read(self, split: Split) -> Iterator[pa.RecordBatch]:
         """Batches of ``split``: its columns (all if None), filtered exactly.
@@ -185,17 +207,19 @@ class SplitReader:
         expr = predicate.to_expression(split.filter) if split.filter else None
         if self._merge is None or split.raw_convertible:  # files read alone, several at once
             read = self._append_rows if self._merge is None else self._live_rows
-            files = split.files
-            tables = map(lambda f: read(split, f, needed), files) if len(files) < 2 else \
-                file_pool().map(lambda f: read(split, f, needed), files)
+            files, dictionary = split.files, self._dictionary
+            tables = map(lambda f: read(split, f, needed, dictionary), files) if len(files) < 2 else \
+                file_pool().map(lambda f: read(split, f, needed, dictionary), files)
             for t in tables:
                 yield from self._finish(t, expr, out_schema)
             return
         yield from self._finish(self._merged(split, needed), expr, out_schema)
 
-    def _append_rows(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
-        """Columns ``names`` of the rows of append file ``f`` its vector does not mark."""
-        t = self.read_file(split, f, names)
+    def _append_rows(self, split: Split, f: DataFileMeta, names: list[str],
+                     dictionary: Collection[str] = ()) -> pa.Table:
+        """Columns ``names`` of the rows of append file ``f`` its vector does not mark
+        (``dictionary``: as :func:`read_file_as`)."""
+        t = self.read_file(split, f, names, dictionary)
         mask = self.vector_mask(split, f, t.num_rows)
         return t if mask is None else filter_columns(t, pa.array(mask))
 
@@ -208,14 +232,16 @@ class SplitReader:
         return live_mask(num_rows, positions, self._layout.data_file_path(
             split.partition_path, split.bucket, f.fileName))
 
-    def _live_rows(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
+    def _live_rows(self, split: Split, f: DataFileMeta, names: list[str],
+                   dictionary: Collection[str] = ()) -> pa.Table:
         """Columns ``names`` of the rows of ``f`` that are final as they are: of kind +I/+U
-        and not marked by the split's deletion vectors (a raw-convertible split)."""
+        and not marked by the split's deletion vectors (a raw-convertible split);
+        ``dictionary``: as :func:`read_file_as`."""
         if self._vectors_on and f.deleteRowCount == 0:  # exact there: no retraction to drop
-            t = self.read_file(split, f, names)
+            t = self.read_file(split, f, names, dictionary)
             live = np.ones(t.num_rows, dtype=bool)
         else:
-            t = self.read_file(split, f, [*names, VALUE_KIND])
+            t = self.read_file(split, f, [*names, VALUE_KIND], dictionary)
             kinds = t.column(VALUE_KIND).to_numpy()
             live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
         mask = self.vector_mask(split, f, t.num_rows)
@@ -229,10 +255,9 @@ class SplitReader:
         cols = list(dict.fromkeys([*self._schema.primaryKeys, *needed]))
         m = self._merge
         if m.engine == "deduplicate" and m.sequence_field is None and len(m.key_columns) == 1:
-            runs = sorted_runs_newest_first(split.files)
-            read = iter(self.read_files(split, [f for run in runs for f in run], [*cols, VALUE_KIND]))
-            return newest_wins([[next(read) for _ in run] for run in runs], m.key_columns[0],
-                               m.ignore_delete, filter_columns)
+            return read_newest(sorted_runs_newest_first(split.files),
+                               lambda files, names_of: self.read_each(split, files, names_of, self._dictionary),
+                               cols, m.key_columns[0], m.ignore_delete, filter_columns)
         oldest_first = [f for run in reversed(sorted_runs_newest_first(split.files)) for f in run]
         tables = self.read_files(split, oldest_first, self._merge_input(cols))  # merge sorts no run again
         return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
@@ -271,22 +296,28 @@ class SplitReader:
         merged = merge(pa.concat_tables(parts), self._merge, keep_deletes=False)
         return merged.select(self._arrow.names).cast(self._arrow)
 
-    def read_file(self, split: Split, f: DataFileMeta, names: list[str]) -> pa.Table:
+    def read_file(self, split: Split, f: DataFileMeta, names: list[str],
+                  dictionary: Collection[str] = ()) -> pa.Table:
         return read_file_as(self._io, self._layout, self._schemas, self._schema,
-                            split.partition_path, split.bucket, f, names)
+                            split.partition_path, split.bucket, f, names, dictionary)
 
     def read_files(self, split: Split, files: list[DataFileMeta], names: list[str]) -> list[pa.Table]:
         """:meth:`read_file` of each of ``files``, concurrently (Parquet decoding releases
         the GIL), results in the order of ``files``; the first failure is raised."""
+        return self.read_each(split, files, lambda f: names)
+
+    def read_each(self, split: Split, files: list[DataFileMeta], names_of: Callable[[DataFileMeta], list[str]],
+                  dictionary: Collection[str] = ()) -> list[pa.Table]:
+        """:meth:`read_files` with the columns ``names_of(file)`` of each file."""
         if len(files) <= 1:
-            return [self.read_file(split, f, names) for f in files]
-        return list(file_pool().map(lambda f: self.read_file(split, f, names), files))
+            return [self.read_file(split, f, names_of(f), dictionary) for f in files]
+        return list(file_pool().map(lambda f: self.read_file(split, f, names_of(f), dictionary), files))
 
     @staticmethod
     def _finish(t: pa.Table, expr: pc.Expression | None, out_schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         if expr is not None:
-            t = t.filter(expr)
-        t = t.select(out_schema.names)
+            t = decoded(t).filter(expr)
+        t = decoded(t.select(out_schema.names))
         if not t.schema.equals(out_schema):
             t = t.cast(out_schema)
         yield from t.to_batches()

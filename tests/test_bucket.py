@@ -39,6 +39,17 @@ def test_an_append_table_without_buckets_keeps_every_row_in_bucket_zero(tmp_path
     assert bucket_ids(rows, schema).tolist() == [0, 0, 0]
 
 
+def test_one_bucket_puts_every_row_in_bucket_zero_without_hashing_keys(tmp_path, monkeypatch):
+    schema = _schema(tmp_path, ["id"], None, bucket="1")
+
+    def no_hash(*args, **kwargs):
+        raise AssertionError("keys hashed for a one-bucket table")
+
+    monkeypatch.setattr(bucket_hash, "bucket_hashes", no_hash)
+    rows = pa.table({"id": pa.array([1, -7, 2**30], pa.int32()), "dt": ["a"] * 3, "v": ["x"] * 3})
+    assert bucket_ids(rows, schema).tolist() == [0, 0, 0]
+
+
 # Paimon 0.9's BinaryRow.hashCode of a one-INT row, and its buckets of 2 and 4 (Java)
 JAVA = {0: (-300363099, 1, 3), 1: (1465514398, 0, 2), 2: (1340390384, 0, 0), 3: (-771300025, 1, 1),
         4: (1447522506, 0, 2), 5: (260196596, 0, 0), 100: (694654213, 1, 1), -1: (1133687267, 1, 3)}

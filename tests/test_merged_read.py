@@ -134,10 +134,10 @@ def test_concurrent_run_reads_equal_sequential_reads(tmp_path, monkeypatch, name
     assert any(len(s.files) > 1 and not s.raw_convertible for s in splits)
     concurrent = t.to_arrow().sort_by([("id", "ascending"), ("g", "ascending")])
 
-    def sequential(self, split, files, names):
-        return [self.read_file(split, f, names) for f in files]
+    def sequential(self, split, files, names_of, dictionary=()):
+        return [self.read_file(split, f, names_of(f), dictionary) for f in files]
 
-    monkeypatch.setattr(read_module.SplitReader, "read_files", sequential)
+    monkeypatch.setattr(read_module.SplitReader, "read_each", sequential)
     assert t.to_arrow().sort_by([("id", "ascending"), ("g", "ascending")]).equals(concurrent)
     t.compact(full=True)  # one run: the merged result must not change
     assert t.to_arrow().sort_by([("id", "ascending"), ("g", "ascending")]).equals(concurrent)
@@ -228,6 +228,30 @@ def test_merge_without_the_presorted_path_gives_the_same_rows(monkeypatch, engin
     assert merge(t, cfg, keep_deletes=True).equals(fast)
 
 
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row"])
+@pytest.mark.parametrize("keep_deletes", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_merge_of_distinct_keys_in_order_copies_no_column_and_equals_the_full_sort(
+        monkeypatch, engine, keep_deletes, seed):
+    """A write of distinct keys in key order (a bulk load): every row is its key's, so the
+    merge passes the columns through (kinds and sequence numbers as the full merge sets
+    them) instead of taking a copy."""
+    from minipaimon_core.lsm import merge_groups
+
+    rng = random.Random(seed)
+    n = 2_000
+    keys = sorted(rng.sample(range(10 * n), n))
+    kinds = [rng.choice([0, 0, 2, 3, 1]) for _ in keys] if engine == "deduplicate" else [0] * n
+    t = pa.table({"a": pa.array(keys, pa.int64()), "v": pa.array([rng.random() for _ in keys]),
+                  SEQUENCE: pa.array(range(n), pa.int64()), VALUE_KIND: pa.array(kinds, pa.int8())})
+    cfg = MergeConfig(("a",), engine=engine)
+    fast = merge(t, cfg, keep_deletes=keep_deletes)
+    if keep_deletes:
+        assert fast.column("v").chunks[0].buffers()[1].address == t.column("v").chunks[0].buffers()[1].address
+    monkeypatch.setattr(merge_groups, "_runs_order", lambda table, config: None)
+    assert merge(t, cfg, keep_deletes=keep_deletes).equals(fast)
+
+
 def test_filter_columns_in_the_pool_equals_table_filter():
     n = 70_000  # above the size filtered column by column
     t = pa.table({"a": pa.array(range(n), pa.int64()), "s": pa.array([str(i) if i % 7 else None for i in range(n)]),
@@ -236,3 +260,70 @@ def test_filter_columns_in_the_pool_equals_table_filter():
     mask = pa.array([i % 5 != 0 for i in range(n)])
     assert read_module.filter_columns(t, mask).equals(t.filter(mask))
     assert read_module.filter_columns(t.slice(0, 10), mask.slice(0, 10)).equals(t.slice(0, 10).filter(mask.slice(0, 10)))
+
+
+# ---------------------------------------------------------------- files newer runs shadow
+
+def _columns_read(monkeypatch) -> list[tuple[str, list[str]]]:
+    """(file name, columns) of every data-file read of the split reader from now on."""
+    seen: list[tuple[str, list[str]]] = []
+    real = read_module.read_data_file
+
+    def spy(io, layout, partition_path, bucket, file, columns=None, *args, **kwargs):
+        seen.append((file.fileName, list(columns or [])))
+        return real(io, layout, partition_path, bucket, file, columns, *args, **kwargs)
+
+    monkeypatch.setattr(read_module, "read_data_file", spy)
+    return seen
+
+
+def test_a_file_whose_keys_newer_commits_rewrote_is_read_by_key_and_kind_only(tmp_path, monkeypatch):
+    """Three commits each rewriting every key (a table fed whole snapshots): the older two
+    files' values are never decoded, and the rows are the newest commit's."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", pa.string()), ("v", pa.float64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"bucket": "1", "write-only": "true"})
+    for r in range(3):
+        t.write(pa.table({"id": list(range(500)), "s": [f"c{(i + r) % 4}" for i in range(500)],
+                          "v": [i + r * 0.5 for i in range(500)]}, schema=schema))
+    newest = max(t.scan().plan()[0].files, key=lambda f: f.maxSequenceNumber).fileName
+    seen = _columns_read(monkeypatch)
+    got = mp.open_table(t.path).to_arrow().sort_by("id")
+    assert got.to_pylist() == [{"id": i, "s": f"c{(i + 2) % 4}", "v": i + 1.0} for i in range(500)]
+    assert got.schema.field("s").type == pa.string()
+    older = [cols for name, cols in seen if name != newest]
+    assert len(older) == 2 and all(sorted(cols) == ["_VALUE_KIND", "id"] for cols in older)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ignore_delete", [False, True])
+def test_merged_read_of_mostly_shadowed_files_equals_the_model(tmp_path, seed, ignore_delete):
+    """Commits rewriting most keys (read in two phases), few (read whole at once), deleting
+    some, with strings stored dictionary-encoded or plain: the read equals a dict of the
+    newest row of each key, and the read after a full compaction."""
+    rng = random.Random(seed)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", pa.string()), ("v", pa.int64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"bucket": str(rng.choice([1, 2])), "write-only": "true",
+                                 "ignore-delete": str(ignore_delete).lower()})
+    model: dict[int, tuple[str, int]] = {}
+    for c in range(rng.randint(2, 4)):  # with the deletes, fewer runs than the stop trigger
+        share = 1.0 if c == 0 else rng.choice([1.0, 0.9, 0.6, 0.1])
+        ids = sorted(rng.sample(range(300), int(300 * share)))
+        low = rng.random() < 0.6  # dictionary-encoded strings, else unique ones (plain)
+        rows = {i: (f"low{i % 3}" if low else f"unique-{i}-{c}", c * 1000 + i) for i in ids}
+        t.write(pa.table({"id": ids, "s": [rows[i][0] for i in ids], "v": [rows[i][1] for i in ids]},
+                         schema=schema))
+        model.update(rows)
+        if c and rng.random() < 0.5:
+            gone = sorted(rng.sample(ids, len(ids) // 5))
+            t.write(pa.table({"id": pa.array(gone, pa.int64()), "s": [None] * len(gone),
+                              "v": pa.array([None] * len(gone), pa.int64()), "_row_kind": ["-D"] * len(gone)}))
+            if not ignore_delete:
+                for i in gone:
+                    model.pop(i, None)
+    expected = [{"id": i, "s": s, "v": v} for i, (s, v) in sorted(model.items())]
+    assert any(not s.raw_convertible for s in t.scan().plan())
+    assert mp.open_table(t.path).to_arrow().sort_by("id").to_pylist() == expected
+    t.compact(full=True)
+    assert mp.open_table(t.path).to_arrow().sort_by("id").to_pylist() == expected

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import io
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, BinaryIO
 
 import fastavro
@@ -281,7 +281,7 @@ class AvroFormat(FileFormat):
         return _Writer(sink, schema, codec, file_name)
 
     def read(self, source: BinaryIO, columns: Sequence[str] | None,
-             declared: pa.Schema | None) -> tuple[pa.Table, bytes | None]:
+             declared: pa.Schema | None, dictionary: Collection[str] = ()) -> tuple[pa.Table, bytes | None]:
         reader = fastavro.reader(source)
         named = reader.metadata.get(FILE_NAME_KEY.decode())
         records = [r for r in _records(reader)]

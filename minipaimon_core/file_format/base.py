@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, BinaryIO
 
 import pyarrow as pa
@@ -43,11 +43,15 @@ class FileFormat(ABC):
 
     @abstractmethod
     def read(self, source: BinaryIO, columns: Sequence[str] | None,
-             declared: pa.Schema | None) -> tuple[pa.Table, bytes | None]:
+             declared: pa.Schema | None, dictionary: Collection[str] = ()) -> tuple[pa.Table, bytes | None]:
         """The ``columns`` (all if None) of the file at ``source``, in that order, typed as
         ``declared`` says (the file's Arrow schema; None: as stored), and the file name its
         writer embedded (None if none). Raises whatever the decoder raises on damage; the
-        caller turns it into CorruptDataFileError."""
+        caller turns it into CorruptDataFileError.
+
+        ``dictionary``: string/binary columns the caller accepts as Arrow dictionary arrays
+        of the declared type; a format may return those it stores dictionary-encoded so
+        (cheaper than decoding every value), the rest as declared."""
 
 
 def conform(table: pa.Table, declared: pa.Schema | None, casts: Any = None) -> pa.Table:

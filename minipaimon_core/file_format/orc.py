@@ -21,7 +21,7 @@ ORC type for (``UnsupportedFeatureError``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, BinaryIO
 
 import pyarrow as pa
@@ -140,7 +140,7 @@ class OrcFormat(FileFormat):
         return _Writer(writer, schema, file_name)
 
     def read(self, source: BinaryIO, columns: Sequence[str] | None,
-             declared: pa.Schema | None) -> tuple[pa.Table, bytes | None]:
+             declared: pa.Schema | None, dictionary: Collection[str] = ()) -> tuple[pa.Table, bytes | None]:
         reader = orc.ORCFile(source)
         names = list(columns) if columns is not None else None
         try:

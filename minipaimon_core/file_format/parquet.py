@@ -8,7 +8,7 @@ the footer holds the file's own name (:data:`FILE_NAME_KEY`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import BinaryIO
 
 import pyarrow as pa
@@ -29,6 +29,30 @@ def dictionary_columns(table: pa.Table, sample: int = 2048) -> list[str]:
         if pa.types.is_nested(col.type) or len(col) == 0:
             continue
         if pc.count_distinct(col, mode="all").as_py() * 2 < len(col):
+            out.append(name)
+    return out
+
+
+def dictionary_encoded(meta: pq.FileMetaData, names: Collection[str]) -> list[str]:
+    """Those of the top-level columns ``names`` that ``meta``'s file stores dictionary-encoded
+    in every row group: read as Arrow dictionaries they cost the decode of the indices and
+    of the distinct values only (a 64-value string column of 1M rows: 4 ms, against 16 ms
+    for decoding every value).
+
+    A chunk whose writer fell back to plain pages (its dictionary grew past the page limit)
+    lists the same encodings; it is told by its size: beyond its dictionary page, more than
+    3 bytes a value (dictionary indices take at most ~2.5; a plain string at least 4).
+    Misjudged either way, the rows are the same: a plain page read as dictionary is hashed
+    into one."""
+    wanted = set(names)
+    out = []
+    for i in range(meta.num_columns):
+        name = meta.schema.column(i).path
+        if name not in wanted:
+            continue
+        chunks = [meta.row_group(g).column(i) for g in range(meta.num_row_groups)]
+        if chunks and all(c.has_dictionary_page and c.total_uncompressed_size - (
+                c.data_page_offset - c.dictionary_page_offset) <= 3 * c.num_values for c in chunks):
             out.append(name)
     return out
 
@@ -57,11 +81,20 @@ class ParquetFormat(FileFormat):
             write_page_checksum=True))  # CRC32 per page: a flipped bit fails the read
 
     def read(self, source: BinaryIO, columns: Sequence[str] | None,
-             declared: pa.Schema | None) -> tuple[pa.Table, bytes | None]:
-        t = pq.read_table(source, columns=list(columns) if columns is not None else None,
-                          page_checksum_verification=True)
+             declared: pa.Schema | None, dictionary: Collection[str] = ()) -> tuple[pa.Table, bytes | None]:
+        names = list(columns) if columns is not None else None
+        as_dictionary = []
+        meta = None
+        if dictionary:
+            meta = pq.read_metadata(source)
+            as_dictionary = dictionary_encoded(meta, dictionary)
+        if as_dictionary:
+            t = pq.ParquetFile(source, metadata=meta, read_dictionary=as_dictionary,
+                               page_checksum_verification=True).read(columns=names)
+        else:
+            t = pq.read_table(source, columns=names, page_checksum_verification=True)
         named = (t.schema.metadata or {}).get(FILE_NAME_KEY)
         return (t.replace_schema_metadata(None) if named is not None else t), named
 
 
-__all__ = ["ParquetFormat", "dictionary_columns"]
+__all__ = ["ParquetFormat", "dictionary_columns", "dictionary_encoded"]

@@ -122,6 +122,8 @@ def merge(table: pa.Table, config: MergeConfig, *, keep_deletes: bool) -> pa.Tab
     else:
         max_seq = np.maximum.reduceat(seq[g.order], g.starts)
     if engine in ("deduplicate", "first-row"):
+        if g.singles_in_order:  # every row is its key's (a sorted write of distinct keys): no copy
+            return finish(table, max_seq, retract, keep_deletes)
         rows = g.order[g.ends if engine == "deduplicate" else g.starts]
         return finish(table.take(rows), max_seq, retract[rows], keep_deletes)
     return _fold(table, config, g, kinds, retract, max_seq, keep_deletes)

@@ -27,6 +27,8 @@ class Groups:
         else:
             self.order, new = found
         n = len(self.order)
+        #: one row per key, input in key order (``order`` is the identity): nothing to merge
+        self.singles_in_order = found is not None and bool(new.all()) and bool((self.order == np.arange(n)).all())
         self._new = new
         self.starts = np.flatnonzero(new)
         self.ends = np.empty_like(self.starts)
@@ -41,6 +43,7 @@ class Groups:
         start at ``starts`` (non-empty, ascending, ``starts[0]`` == 0)."""
         g = cls.__new__(cls)
         g.order = np.arange(n)
+        g.singles_in_order = len(starts) == n
         g._new = np.zeros(n, bool)
         g._new[starts] = True
         g.starts = starts
@@ -106,6 +109,8 @@ def _runs_order(table: pa.Table, config: MergeConfig) -> tuple[np.ndarray, np.nd
             for c in cols):
         return None
     keys = [int_values(c) for c in cols]
+    if len(keys) == 1 and len(keys[0]) > 1 and bool((keys[0][1:] > keys[0][:-1]).all()):
+        return np.arange(len(keys[0])), np.ones(len(keys[0]), bool)  # one row per key, in order
     order = np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(keys[::-1])
     new = np.zeros(len(order), bool)
     new[0] = True

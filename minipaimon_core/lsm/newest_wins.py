@@ -70,14 +70,24 @@ def newest_wins(runs: list[list[pa.Table]], key: str, ignore_delete: bool,
     """The winning row of every live key of ``runs`` (see module doc), rows unsorted.
     ``filter_rows(table, mask)`` drops the rows of a file that do not win (a caller may
     filter columns concurrently)."""
+    masks = winners(runs, key, ignore_delete)
+    return pa.concat_tables([t if keep.all() else filter_rows(t, pa.array(keep))
+                             for run, run_masks in zip(runs, masks) for t, keep in zip(run, run_masks)])
+
+
+def winners(runs: list[list[pa.Table]], key: str, ignore_delete: bool) -> list[list[np.ndarray]]:
+    """Which rows of each file of ``runs`` win (boolean masks, shaped as ``runs``). The
+    tables need only the ``key`` and ``_VALUE_KIND`` columns, so a caller can read the
+    other columns of a file afterwards, and only if some of its rows win."""
     files = [[_File(t, key, ignore_delete) for t in run] for run in runs]
     by_search = all(f.sorted_keys is not None for run in files for f in run)
-    kept: list[pa.Table] = []
+    masks: list[list[np.ndarray]] = []
     newer: list[_File] = []
     for run in files:
         seen = None
         if newer and not by_search:
             seen = pa.chunked_array([c for n in newer for c in n.probe().chunks], newer[0].keys.type)
+        run_masks = []
         for f in run:
             if not newer:
                 shadow = None
@@ -85,10 +95,10 @@ def newest_wins(runs: list[list[pa.Table]], key: str, ignore_delete: bool,
                 shadow = pc.is_in(f.keys, value_set=seen).to_numpy(zero_copy_only=False)
             else:
                 shadow = _shadowed(f, newer)
-            keep = f.live if shadow is None else f.live & ~shadow
-            kept.append(f.table if keep.all() else filter_rows(f.table, pa.array(keep)))
+            run_masks.append(f.live if shadow is None else f.live & ~shadow)
+        masks.append(run_masks)
         newer.extend(run)
-    return pa.concat_tables(kept)
+    return masks
 
 
 def _shadowed(f: _File, newer: list[_File]) -> np.ndarray | None:
@@ -104,6 +114,8 @@ def _shadowed(f: _File, newer: list[_File]) -> np.ndarray | None:
         if lo == hi:
             continue  # no newer key within this file's key range
         sub = probe[lo:hi]
+        if len(sub) == len(keys) and np.array_equal(sub, keys):
+            return np.ones(len(keys), bool)  # a newer file rewrote every key of this one
         if shadow is None:
             shadow = np.zeros(len(keys), bool)
         if len(sub) <= len(keys):  # search the fewer values into the more
@@ -112,4 +124,6 @@ def _shadowed(f: _File, newer: list[_File]) -> np.ndarray | None:
         else:
             pos = np.minimum(np.searchsorted(sub, keys), len(sub) - 1)
             shadow |= sub[pos] == keys
+        if shadow.all():
+            break  # every row is shadowed already
     return shadow
