@@ -46,14 +46,16 @@ def retry_wait(attempt: int, min_ms: float, max_ms: float, trying_ms: float = 0)
     """Milliseconds to wait before retry ``attempt`` (1-based) of a commit that has been
     trying for ``trying_ms``.
 
-    Exponential from ``min_ms``, capped at ``max_ms``, times a jitter in [0.5, 1.5), so
-    contenders spread out and the losers of a crowd drop out for a while (throughput);
+    Exponential from ``min_ms``, capped at ``max_ms``, times a jitter in [0.5, 1.5) that
+    never passes ``max_ms`` (``commit.max-retry-wait`` is a bound), so contenders spread
+    out and the losers of a crowd drop out for a while (throughput);
     but a commit trying for longer than AGED_MS waits at most AGED_WAIT_MS: it keeps
     retrying at a steady rate while the young ones back off for up to seconds, so no
     commit waits without bound while others land (issue 32: one commit of 8 writers lost
     37 times in 80 s while the others' p95 was 90 ms). Not faster than that: aged commits
     retrying at the minimum wait flood the store and every commit slows."""
-    wait = min(max_ms, min_ms * 2 ** min(attempt, 20)) * random.uniform(0.5, 1.5)
+    base = min(max_ms, min_ms * 2 ** min(attempt, 20))
+    wait = random.uniform(max(min_ms, base / 2), min(max_ms, base * 1.5))
     if trying_ms > AGED_MS:
         wait = random.uniform(min_ms, max(min_ms, min(wait, AGED_WAIT_MS)))
     return wait
