@@ -205,7 +205,7 @@ def cmd_rewrite_manifests(t: Table, args: argparse.Namespace) -> str:
 
 def cmd_expire(t: Table, args: argparse.Namespace) -> str:
     older = parse_time(args.older_than) if args.older_than is not None else None
-    r = t.expire_snapshots(args.retain_max, args.retain_min, older)
+    r = t.expire_snapshots(args.retain_max, args.retain_min, older_than_ms=older)
     if not r.snapshots:
         return "nothing to expire"
     ids = f"{r.snapshots[0]}..{r.snapshots[-1]}" if len(r.snapshots) > 1 else str(r.snapshots[0])
@@ -215,7 +215,7 @@ def cmd_expire(t: Table, args: argparse.Namespace) -> str:
 
 def cmd_orphans(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
     older = parse_time(args.older_than) if args.older_than is not None else None
-    r = t.remove_orphan_files(older, dry_run=args.dry_run, progress=bar)
+    r = t.remove_orphan_files(older_than_ms=older, dry_run=args.dry_run, progress=bar)
     bar.close()
     verb = "would delete" if r.dry_run else "deleted"
     lines = [p.removeprefix(t.layout.root + "/") for p in r.files]

@@ -25,6 +25,7 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .consumer import ConsumerManager
 from .context import TableContext
+from .definition import keys_from_options
 from .deletion_vectors import DeletionVectorIO
 from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
 from .features import check_migrated, check_readable
@@ -33,9 +34,7 @@ from .fileio_resolve import resolve, split_options
 from .format.manifest_file import DataFileMeta
 from .format.snapshot import Snapshot
 from .layout import TableLayout
-from .maintenance import expire, orphans, rollback
 from .maintenance import manifests as manifest_rewrite
-from .maintenance.files import TableFiles
 from .manifest_io import ManifestIO
 from .merge_into import MergeBuilder
 from .options import Options
@@ -44,6 +43,7 @@ from .scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapsh
 from .schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .sequence import SequenceStart
 from .snapshot_manager import SnapshotManager
+from .table_ops import TableOperations
 from .table_scan import TableScan, planner, read_file_rows, read_split
 from .table_stream import TableStream
 from .table_write import TableWrite, write_and_commit
@@ -60,7 +60,8 @@ def create_table(
 ) -> Table:
     """Create a table at ``path`` (local path, ``file:`` URI or ``s3://bucket/...``) and
     return it. Connection options in ``options`` (``s3.*``) reach the storage only and are
-    never stored with the table (see :mod:`minipaimon_core.fileio_resolve`).
+    never stored with the table (see :mod:`minipaimon_core.fileio_resolve`); Paimon's
+    ``primary-key`` / ``partition`` options may give the keys (minipaimon_core.definition).
 
     Raises:
         TableAlreadyExistsError: a table exists there.
@@ -69,6 +70,7 @@ def create_table(
         StorageError: the storage failed or cannot guarantee atomic commits.
     """
     connection, table_options = split_options(options)
+    primary_key, partition_by, table_options = keys_from_options(primary_key, partition_by, table_options)
     path, io = resolve(path, connection, io)
     table_schema = build_schema(schema, primary_key, partition_by, table_options)
     SchemaManager(io, TableLayout(path)).create(table_schema)
@@ -85,8 +87,9 @@ def open_table(path: str, io: FileIO | None = None,
     return Table(path, io)
 
 
-class Table:
-    """A minipaimon table at a path. Cheap to open; holds no locks."""
+class Table(TableOperations):
+    """A minipaimon table at a path. Cheap to open; holds no locks. Counts, history,
+    health, restore and expiration are in :class:`~minipaimon_core.table_ops.TableOperations`."""
 
     def __init__(self, path: str, io: FileIO | None = None) -> None:
         path, io = resolve(path, None, io)
@@ -248,6 +251,7 @@ class Table:
         return TableScan(self.context(), dnf, cols, snap, incremental, sizing)
 
     def to_arrow(self) -> pa.Table:
+        """The latest snapshot as one Arrow table (``scan(...)`` filters and projects)."""
         return self.scan().to_arrow()
 
     def stream(self, consumer_id: str | None = None,
@@ -325,42 +329,11 @@ class Table:
         check_readable(self.table_schema, self.path)
         return self
 
-    def _files(self) -> TableFiles:
-        """The files of the table, for the maintenance that removes some of them."""
-        check_migrated(self.table_schema, self.path)
-        return TableFiles.of(self.context())
-
-    def maybe_expire(self) -> expire.ExpireResult | None:
-        """Automatic snapshot expiration by the table options, for after a commit."""
-        check_migrated(self.table_schema, self.path)
-        return expire.maybe_expire(self.context())
-
-    def expire_snapshots(self, retain_max: int | None = None, retain_min: int | None = None,
-                         older_than_ms: int | None = None) -> expire.ExpireResult:
-        """Expire old snapshots and the files only they use; returns what was removed.
-
-        Arguments override ``snapshot.num-retained.max`` / ``.min`` and
-        ``snapshot.time-retained`` (``older_than_ms`` is an epoch-ms time). Tags and live
-        consumers keep what they use. Raises InvalidArgumentError for bad retention numbers.
-        """
-        return expire.expire_snapshots(self._files(), retain_max, retain_min, older_than_ms)
-
-    def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False,
-                            progress: orphans.Progress | None = None) -> orphans.OrphanResult:
-        """Delete files no snapshot or tag references, last modified before ``older_than_ms``
-        (default now - 1 day). Raises InvalidArgumentError for a time in the future."""
-        return orphans.remove_orphan_files(self._files(), older_than_ms, dry_run, progress=progress)
-
     def rewrite_manifests(self) -> manifest_rewrite.RewriteResult:
         """Rewrite the latest snapshot's manifests clustered by partition (a new COMPACT
         snapshot with the same files), so filtered plans skip most manifests unread.
         Raises CommitConflictError if other writers keep winning the snapshot race."""
         return manifest_rewrite.rewrite_manifests(self.context())
-
-    def rollback_to(self, snapshot_id: int | None = None, tag: str | None = None) -> rollback.RollbackResult:
-        """Make snapshot ``snapshot_id`` (or tag ``tag``) the latest again; newer snapshots,
-        their tags and files go. Raises InvalidArgumentError, SnapshotNotFoundError."""
-        return rollback.rollback_to(self._files(), snapshot_id, tag)
 
     def add_column(self, name: str, arrow_type: pa.DataType, after: str | None = None) -> None:
         """Add a nullable column (at the end, or after ``after``). Raises SchemaMismatchError."""

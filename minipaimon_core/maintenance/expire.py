@@ -59,6 +59,7 @@ class ExpireResult:
     manifests: list[str] = field(default_factory=list)
     consumers: list[str] = field(default_factory=list)
     index_files: list[str] = field(default_factory=list)  # index manifests, index files
+    dry_run: bool = False  # nothing was removed: what would be
 
     @property
     def files(self) -> list[str]:
@@ -71,11 +72,13 @@ def expire_snapshots(
     retain_min: int | None = None,
     older_than_ms: int | None = None,
     now_ms: int | None = None,
+    dry_run: bool = False,
 ) -> ExpireResult:
     """Expire snapshots by the retention arguments (each defaults to its table option).
 
     ``older_than_ms`` is an epoch-millisecond time: snapshots committed before it may go.
-    Consumers idle for ``consumer.expiration-time`` are expired first.
+    Consumers idle for ``consumer.expiration-time`` are expired first. ``dry_run``: return
+    what would be removed (the same plan) and change nothing.
 
     Raises:
         InvalidArgumentError: ``retain_min`` < 1 or ``retain_max`` < ``retain_min``.
@@ -93,16 +96,18 @@ def expire_snapshots(
         raise InvalidArgumentError(f"retain_max ({rmax}) must be >= retain_min ({rmin})")
     older_than = now - opts["snapshot.time-retained"] if older_than_ms is None else older_than_ms
     consumers = ConsumerManager(files.io, files.layout)
-    gone_consumers = consumers.expire_by_options(opts["consumer.expiration-time"], now)
+    gone_consumers = consumers.expire_by_options(opts["consumer.expiration-time"], now, dry_run)
     earliest, latest = files.snapshots.earliest_id(), files.snapshots.latest_id()
     if earliest is None or latest is None:
-        return ExpireResult(consumers=gone_consumers)
-    end = expire_until(files, earliest, latest, rmin, rmax, older_than, consumers.min_next_snapshot())
+        return ExpireResult(consumers=gone_consumers, dry_run=dry_run)
+    consumer_next = min((n for c, n in consumers.consumers().items() if c not in gone_consumers),
+                        default=None)
+    end = expire_until(files, earliest, latest, rmin, rmax, older_than, consumer_next)
     if end <= earliest:
-        return ExpireResult(consumers=gone_consumers)
-    result = expire_range(files, earliest, end, now)
+        return ExpireResult(consumers=gone_consumers, dry_run=dry_run)
+    result = expire_range(files, earliest, end, now, dry_run)
     return ExpireResult(result.snapshots, result.data_files, result.changelog_files,
-                        result.manifests, gone_consumers, result.index_files)
+                        result.manifests, gone_consumers, result.index_files, dry_run)
 
 
 def expire_until(files: TableFiles, earliest: int, latest: int, retain_min: int, retain_max: int,
@@ -118,10 +123,12 @@ def expire_until(files: TableFiles, earliest: int, latest: int, retain_min: int,
     return must_keep_from
 
 
-def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = None) -> ExpireResult:
+def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = None,
+                 dry_run: bool = False) -> ExpireResult:
     """Expire snapshots ``[begin, end)``; snapshot ``end`` must exist. See module docs.
 
-    ``now_ms`` (default: the clock) dates the tombstones old enough to delete."""
+    ``now_ms`` (default: the clock) dates the tombstones old enough to delete. ``dry_run``:
+    steps 1, 3 and 4's choice only; nothing is written or deleted."""
     try:
         plan = _plan(files, begin, end)
     except (CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError):
@@ -132,6 +139,12 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         return ExpireResult()
     expiring, keep, data, changelog, manifests, indexes = plan
     io = files.io
+    if dry_run:
+        groups = (data, changelog, files.manifest_paths(manifests), indexes)
+        pinned = _pinned(files, keep, end)
+        would = [sorted(group - pinned) for group in groups]
+        return ExpireResult([s.id for s in expiring], would[0], would[1], would[2],
+                            index_files=would[3], dry_run=True)
     for snap in expiring:
         files.snapshots.mark_expired(snap.id)
     files.snapshots.commit_earliest_hint(end)
