@@ -54,4 +54,36 @@ def keys_from_options(primary_key: list[str] | None, partition_by: list[str] | N
     return out[0], out[1], rest
 
 
-__all__ = ["PARTITION", "PRIMARY_KEY", "keys_from_options", "names_of"]
+# A scan's time travel by Paimon's read options, and the keyword argument of Table.scan each is.
+TIME_TRAVEL = {"scan.snapshot-id": "snapshot_id", "scan.tag-name": "tag", "scan.timestamp-millis": "timestamp_ms"}
+
+
+def time_travel_from_options(given: dict[str, Any], options: Mapping[str, Any] | None
+                             ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(``Table.scan``'s time-travel arguments, the other scan options): Paimon's
+    ``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.timestamp-millis`` in ``options``
+    become ``snapshot_id`` / ``tag`` / ``timestamp_ms``.
+
+    Raises InvalidArgumentError when an option and its argument are both given, or an id or
+    time is not an integer.
+    """
+    out = dict(given)
+    rest = dict(options or {})
+    for option, argument in TIME_TRAVEL.items():
+        if option not in rest:
+            continue
+        raw = rest.pop(option)
+        if out.get(argument) is not None:
+            raise InvalidArgumentError(f"give {argument}= or the option {option!r}, not both")
+        if argument == "tag":
+            out[argument] = str(raw)
+            continue
+        try:
+            out[argument] = int(str(raw).strip())
+        except ValueError:
+            raise InvalidArgumentError(f"option {option!r} must be an integer, got {raw!r}") from None
+    return out, rest
+
+
+__all__ = ["PARTITION", "PRIMARY_KEY", "TIME_TRAVEL", "keys_from_options", "names_of",
+           "time_travel_from_options"]

@@ -93,6 +93,10 @@ def health(ctx: TableContext, command: str = "minipaimon") -> Health:
     return Health(path, found)
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def _where(ctx: TableContext, key: tuple[object, ...]) -> str:
     partition, bucket = key
     prefix = ctx.partition_spec().path(list(partition))  # type: ignore[call-overload]
@@ -108,7 +112,7 @@ def _small_files(ctx: TableContext, buckets: dict[tuple[object, ...], list[Manif
     if not several:
         return Finding("small files", 0, f"no bucket has several files below {size_text(limit)}")
     worst = max(several, key=lambda k: several[k])
-    detail = (f"{total} files below {size_text(limit)} in {len(several)} buckets "
+    detail = (f"{_n(total, 'file')} below {size_text(limit)} in {_n(len(several), 'bucket')} "
               f"(most: {several[worst]} in {_where(ctx, worst)})")
     return Finding("small files", total, detail,
                    f"{command} compact {path} --minor (t.compact(strategy='minor')) merges them")
@@ -123,16 +127,16 @@ def _runs(ctx: TableContext, buckets: dict[tuple[object, ...], list[ManifestEntr
     worst = max(runs, key=lambda k: runs[k], default=None)
     most = runs[worst] if worst is not None else 0
     behind = sum(n >= trigger for n in runs.values())
-    detail = (f"at most {most} in one bucket ({_where(ctx, worst)}); {behind} buckets at the "
+    detail = (f"at most {most} in one bucket ({_where(ctx, worst)}); {_n(behind, 'bucket')} at the "
               f"compaction trigger ({trigger})" if worst is not None else "no data files")
     fix = f"{command} compact {path} (t.compact()) merges every bucket into one sorted run"
     out = [Finding("sorted runs", most, detail, fix if behind else None)]
     hidden = skips_level0(ctx.schema)
     rows0 = sum(e.file.rowCount for g in buckets.values() for e in g if e.file.level == 0)
     if hidden:
-        detail0 = f"{level0} files ({rows0} records) that reads skip until they are compacted"
+        detail0 = f"{_n(level0, 'file')} ({_n(rows0, 'record')}) that reads skip until they are compacted"
     else:
-        detail0 = f"{level0} files ({rows0} records) merged by every read"
+        detail0 = f"{_n(level0, 'file')} ({_n(rows0, 'record')}) merged by every read"
     out.append(Finding("level-0 files", level0, detail0, fix if hidden and level0 else None))
     return out
 
@@ -167,8 +171,8 @@ def _expiration(files: TableFiles, path: str, command: str) -> Finding:
     if not would.snapshots:
         return Finding("expiration", 0, "nothing to expire by the table's retention options")
     freed = _sizes(files, would.files)
-    detail = (f"{len(would.snapshots)} snapshots would expire, freeing {size_text(freed)} "
-              f"in {len(would.files)} files")
+    detail = (f"{_n(len(would.snapshots), 'snapshot')} would expire, freeing {size_text(freed)} "
+              f"in {_n(len(would.files), 'file')}")
     return Finding("expiration", len(would.snapshots), detail,
                    f"{command} expire {path} (t.expire_snapshots()); writes expire on their own "
                    "unless the table is write-only")
@@ -178,7 +182,7 @@ def _orphans(files: TableFiles, path: str, command: str) -> Finding:
     found = orphans.remove_orphan_files(files, dry_run=True)
     if not found.files:
         return Finding("orphan files", 0, "none older than a day")
-    detail = f"{len(found.files)} files ({size_text(found.bytes)}) older than a day that nothing uses"
+    detail = f"{_n(len(found.files), 'file')} ({size_text(found.bytes)}) older than a day that nothing uses"
     return Finding("orphan files", len(found.files), detail,
                    f"{command} orphans {path} (t.remove_orphan_files()) deletes them")
 

@@ -25,7 +25,7 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .consumer import ConsumerManager
 from .context import TableContext
-from .definition import keys_from_options
+from .definition import keys_from_options, time_travel_from_options
 from .deletion_vectors import DeletionVectorIO
 from .errors import InvalidArgumentError, SnapshotNotFoundError, TableNotFoundError
 from .features import check_migrated, check_readable
@@ -227,11 +227,16 @@ class Table(TableOperations):
         ``parallelism`` is the number of tasks that will read the splits (Spark's default
         parallelism): append buckets are then cut so the plan has about that many splits or
         more. ``options`` overrides the table's ``source.split.target-size`` /
-        ``source.split.open-file-cost`` for this scan.
+        ``source.split.open-file-cost`` for this scan, and takes Paimon's read options
+        ``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.timestamp-millis`` for the
+        arguments of the same meaning.
 
         Raises InvalidArgumentError (bad filter/columns/parallelism, another option name),
         UnsupportedOptionError (bad option value), SnapshotNotFoundError.
         """
+        travel, options = time_travel_from_options(
+            {"snapshot_id": snapshot_id, "tag": tag, "timestamp_ms": timestamp_ms}, options)
+        snapshot_id, tag, timestamp_ms = travel["snapshot_id"], travel["tag"], travel["timestamp_ms"]
         sizing = SplitSizing.of(self.table_schema.options, options, parallelism)
         if snapshot_id is not None and snapshot_id < 1:
             raise InvalidArgumentError(f"snapshot_id must be a snapshot id >= 1, got {snapshot_id!r}")

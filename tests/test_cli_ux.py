@@ -181,6 +181,7 @@ def test_health_names_the_fix_and_the_fix_works(tmp_path: Path) -> None:
     assert checks["expiration"]["value"] == 4 and f"expire {t.path}" in checks["expiration"]["action"]
     assert checks["orphan files"]["value"] == 1 and f"orphans {t.path}" in checks["orphan files"]["action"]
     assert "-> minipaimon compact" in out
+    assert checks["orphan files"]["detail"].startswith("1 file (")  # counted words agree with their number
     for fix in (("compact", t.path), ("expire", t.path), ("orphans", t.path, "--older-than", "0s")):
         assert run(*fix)[0] == 0
     checks = {c["check"]: c for c in as_json(run("health", t.path, "--json"))}

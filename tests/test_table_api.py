@@ -185,3 +185,18 @@ def test_history_counts_match_the_delta_manifests(tmp_path: Path) -> None:
         assert h[s.id]["records_added"] == sum(e.file.rowCount for e in entries if e.kind == ADD)
         assert h[s.id]["total_records"] == s.totalRecordCount
     assert h[3]["commit_kind"] == "COMPACT" and h[3]["records_removed"] == 6 and h[3]["records_added"] == 4
+
+
+def test_scan_takes_paimons_time_travel_options(tmp_path: Path) -> None:
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA)
+    t.write(rows(0, 1))
+    t.write(rows(1, 1))
+    t.create_tag("first", 1)
+    assert sorted_ids(t.scan(options={"scan.snapshot-id": "1"}).to_arrow()) == [0]
+    assert sorted_ids(t.scan(options={"scan.tag-name": "first"}).to_arrow()) == [0]
+    at = t.snapshot(1).timeMillis
+    assert sorted_ids(t.scan(options={"scan.timestamp-millis": str(at)}).to_arrow()) == [0]
+    with pytest.raises(mp.InvalidArgumentError, match="not both"):
+        t.scan(snapshot_id=2, options={"scan.snapshot-id": "1"})
+    with pytest.raises(mp.InvalidArgumentError, match="must be an integer"):
+        t.scan(options={"scan.snapshot-id": "one"})
