@@ -63,6 +63,7 @@ from minipaimon_spark.options import (
 )
 from minipaimon_spark.stream_support import FailedStreamReader, StreamPartition, check_stream_schema
 from minipaimon_spark.types import BatchConformer, to_arrow_schema
+from minipaimon_spark.worker_guard import ShippedToWorkers
 
 try:  # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -163,7 +164,7 @@ def parse_stream_options(raw_options: Mapping[str, Any]) -> StreamReadOptions:
     return options
 
 
-class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+class MiniPaimonStreamReader(ShippedToWorkers, DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Streams a table's snapshots; offsets are :class:`StreamOffset` dicts."""
 
     def __init__(self, options: StreamReadOptions, schema: StructType) -> None:

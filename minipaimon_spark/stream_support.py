@@ -16,9 +16,10 @@ from minipaimon_core.errors import MiniPaimonError, SchemaMismatchError
 from minipaimon_core.kinds import ROW_KIND_COLUMN
 from minipaimon_core.stream import StreamSplit
 from minipaimon_spark.types import to_spark_schema
+from minipaimon_spark.worker_guard import ShippedToWorkers
 
 
-class StreamPartition(InputPartition):
+class StreamPartition(ShippedToWorkers, InputPartition):
     """One core stream split: a bucket's full-scan rows and/or its changed files."""
 
     def __init__(self, split: StreamSplit) -> None:
@@ -31,7 +32,7 @@ class StreamPartition(InputPartition):
         return f"StreamPartition(snapshot={s.snapshot_id}, {kind}, rows={s.row_count})"
 
 
-class FailedStreamReader(DataSourceStreamReader):
+class FailedStreamReader(ShippedToWorkers, DataSourceStreamReader):
     """A stream whose options were refused: every call raises the error."""
 
     def __init__(self, error: MiniPaimonError) -> None:

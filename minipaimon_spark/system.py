@@ -17,6 +17,7 @@ import minipaimon_core as mp
 from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
 from minipaimon_core.system_tables import SYSTEM_TABLES, audit_log_between
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema
+from minipaimon_spark.worker_guard import ShippedToWorkers
 
 
 def split_system_path(path: str) -> tuple[str, str | None]:
@@ -37,7 +38,7 @@ def system_spark_schema(path: str, name: str,
     return to_spark_schema(mp.open_table(path, options=connection).system_table(name).schema)
 
 
-class SystemTableReader(DataSourceReader):
+class SystemTableReader(ShippedToWorkers, DataSourceReader):
     """Reads one system table; ``audit_log`` honours ``incremental-between``."""
 
     def __init__(self, path: str, name: str, schema: StructType,
