@@ -32,6 +32,7 @@ import minipaimon_core as mp  # noqa: E402
 import minipaimon_spark  # noqa: E402
 from minipaimon_core.manifest_io import live_files  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
+from tests.spark.conftest import SPARK_CONF_DIR  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("dt", pa.string())])
 SPARK_SCHEMA = StructType([StructField("id", LongType(), False), StructField("v", StringType()),
@@ -167,6 +168,8 @@ def test_without_register_a_partition_filter_is_pushed_when_the_setting_is_on(
     source prunes the other partition, whose files are gone, so the read succeeds."""
     if not minipaimon_spark.supports_filter_pushdown():
         pytest.skip("Python data source filter pushdown arrived in Spark 4.1")
+    defaults = (SPARK_CONF_DIR / "spark-defaults.conf").read_text(encoding="utf-8").splitlines()
+    assert [minipaimon_spark.FILTER_PUSHDOWN_CONF, "true"] in [line.split() for line in defaults]
     t = table(tmp_path / "t")
     _hide_partition(t, "d2")
     rows = spark.read.format("minipaimon").load(t.path).filter("dt = 'd1'").collect()
