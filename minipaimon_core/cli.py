@@ -1,358 +1,226 @@
 """The ``minipaimon`` command line: inspect and maintain a table.
 
 ```
-minipaimon info      PATH
+minipaimon info      PATH                         (rows, files, sizes, what a full plan costs)
 minipaimon snapshots PATH
-minipaimon files     PATH [--snapshot N]
+minipaimon history   PATH [--limit N]             (per snapshot: kind, user, files and records +/-)
+minipaimon files     PATH [--snapshot-id N]
 minipaimon schema    PATH [--id N]
-minipaimon plan      PATH [--where "COL OP VALUE"]... [--snapshot N] [--parallelism N]
-minipaimon system    PATH NAME [--snapshot N]     (any system table, e.g. manifests)
+minipaimon plan      PATH [--where CONDITION] [--snapshot-id N] [--parallelism N]
+minipaimon system    PATH NAME [--snapshot-id N]  (any system table, e.g. manifests)
+minipaimon health    PATH                         (small files, runs, vectors, expiry, orphans)
+minipaimon tables    [NAMESPACE]                  (the tables of --warehouse)
 minipaimon compact   PATH [--minor]
 minipaimon rewrite-manifests PATH                 (manifests clustered by partition)
-minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME]
+minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME] [--dry-run]
 minipaimon orphans   PATH [--older-than TIME] [--dry-run]
-minipaimon rollback  PATH (--snapshot N | --tag NAME)
-minipaimon tag       create PATH NAME [--snapshot N] | delete PATH NAME | list PATH
+minipaimon rollback  PATH (--snapshot-id N | --tag NAME) [--dry-run]
+minipaimon restore   PATH (--snapshot-id N | --tag NAME) [--dry-run]
+minipaimon tag       create PATH NAME [--snapshot-id N] | delete PATH NAME | list PATH
 minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
-minipaimon delete    PATH --where "CONDITION" [--dry-run]
+minipaimon delete    PATH --where CONDITION [--dry-run]
 ```
 
-PATH is a table path (local, ``file:``, ``s3://``, ``az://`` or ``abfss://``), or ``namespace.table`` in the
-warehouse given by ``--warehouse ROOT`` (before the command) or ``$MINIPAIMON_WAREHOUSE``.
-``plan`` prints what planning a scan costs (manifests read / skipped, entries, files,
-splits, time) and the splits; ``--where`` terms are ANDed, OP one of = != < <= > >= or
-``COL is [not] null``, VALUE cast to the column's type. TIME is epoch milliseconds, an ISO date-time (``2024-05-01T12:00``, local time unless it has
-an offset), or an age such as ``2d`` / ``36 h`` (that long before now). Long work
+PATH is a table path (local, ``file:``, ``s3://``, ``az://`` or ``abfss://``), or
+``namespace.table`` in the
+warehouse given by ``--warehouse ROOT`` or ``$MINIPAIMON_WAREHOUSE``. The options
+``--json`` (print the command's data as JSON), ``--progress`` and ``--warehouse`` go before
+or after the command. CONDITION is SQL (``dt = '2025-01-01' AND status = 'void' OR id IN
+(1, 2)``; the grammar is minipaimon_core.condition's), the same for ``plan`` and
+``delete``. TIME is an age (``2d``, ``36 h``, ``0s``: that long before now) or an ISO
+date-time (``2024-05-01T12:00``, local time unless it has an offset). Long work
 (compaction, orphan scan) draws a progress bar on stderr when stderr is a terminal, or
-always with ``--progress``. ``delete`` deletes the rows a SQL condition selects
-(``dt < '2025-01-01' AND status = 'void'``; the grammar is minipaimon_core.condition's) in
-one commit; ``--dry-run`` prints what it would delete, per partition, and changes nothing.
-Any error exits with status 1 and one line on stderr.
+always with ``--progress``. Sizes are printed as KiB/MiB/GiB (bytes in ``--json``).
+Deprecated spellings (``--snapshot``, epoch-millisecond times, unquoted ``--where``
+values) still work with a warning on stderr. Any error exits with status 1 and one line on
+stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import re
+import json
+import os
 import sys
-import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
-import pyarrow as pa
-
-from .catalog import WAREHOUSE_ENV, table_location
-from .cli_format import format_arrow, format_table, size_text, time_text
+from . import cli_commands as c
+from .catalog import WAREHOUSE_ENV, Catalog, table_location
+from .cli_commands import Output, parse_time
+from .cli_format import format_table
 from .cli_progress import ProgressBar
-from .compaction import compact_table
-from .condition import parse_condition
-from .dml_preview import preview_delete
 from .errors import InvalidArgumentError, MiniPaimonError
-from .format import data_types
-from .manifest_io import live_files
-from .migrate import migrate
-from .options import parse_duration_ms
-from .scan import PlanStats
 from .table import Table, open_table
 
 
-def parse_time(text: str, now_ms: int | None = None) -> int:
-    """TIME argument -> epoch ms (see module docs). Raises InvalidArgumentError."""
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    value = text.strip()
-    if value.isdigit():
-        return int(value)
+def version() -> str:
     try:
-        return now - parse_duration_ms(value)
-    except ValueError:
-        pass
-    try:
-        return int(datetime.datetime.fromisoformat(value).timestamp() * 1000)
-    except ValueError:
-        raise InvalidArgumentError(
-            f"cannot read time {text!r}: give epoch milliseconds, an ISO date-time or an age like '2d'"
-        ) from None
+        return metadata.version("minipaimon")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
 
 
-# -- commands ------------------------------------------------------------------------------------
+class _Deprecated(argparse.Action):
+    """An option's earlier spelling: stores to the same place, warns once used."""
+
+    def __init__(self, *args: Any, instead: str, **kwargs: Any) -> None:
+        self.instead = instead
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        warnings.warn(f"{option_string} is deprecated and will be removed in the next release: "
+                      f"use {self.instead}", DeprecationWarning, stacklevel=2)
+        setattr(namespace, self.dest, values)
 
 
-def cmd_info(t: Table, args: argparse.Namespace) -> str:
-    snaps = t.snapshots()
-    latest = snaps[-1] if snaps else None
-    files = live_files(t.manifests, latest)
-    schema = t.table_schema
-    rows = [
-        ("path", t.path),
-        ("primary keys", ", ".join(schema.primaryKeys) or "(none: append table)"),
-        ("partition keys", ", ".join(schema.partitionKeys) or "(none)"),
-        ("bucket", schema.options.get("bucket", "-1")),
-        ("schema id", schema.id),
-        ("columns", len(schema.fields)),
-        ("snapshots", f"{len(snaps)} (ids {snaps[0].id}..{snaps[-1].id})" if snaps else "0"),
-        ("latest commit", f"{latest.commitKind} at {time_text(latest.timeMillis)}" if latest else ""),
-        ("records", latest.totalRecordCount if latest else 0),
-        ("data files", f"{len(files)} ({size_text(sum(e.file.fileSize for e in files))})"),
-        ("tags", len(t.tags())),
-        ("consumers", len(t.consumers())),
-        ("full plan", _plan_cost(_planned(t))),
-    ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+def _common(suppress: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after it (after: no default, so the one
+    given before the command stays)."""
+    p = argparse.ArgumentParser(add_help=False)
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
+    p.add_argument("--json", action="store_true", **default,
+                   help="print the command's data as JSON on stdout (sizes in bytes, times in UTC)")
+    p.add_argument("--progress", action="store_true", **default,
+                   help="always draw progress bars on stderr (default: when stderr is a terminal)")
+    p.add_argument("--warehouse", metavar="ROOT", **default,
+                   help=f"catalog root: PATH may then be a namespace.table identifier (default: ${WAREHOUSE_ENV})")
+    return p
 
 
-def _planned(t: Table) -> PlanStats:
-    """The stats of planning a full scan on a fresh handle (nothing cached)."""
-    scan = open_table(t.path, t.io).scan()
-    scan.plan()
-    return scan.stats
-
-
-def _plan_cost(s: PlanStats) -> str:
-    return (f"{s.seconds * 1000:.1f} ms: {s.manifests_read} of {s.manifests} manifests read "
-            f"({s.manifests - s.manifests_read} skipped), {s.entries} entries, {s.files} files, "
-            f"{s.splits} splits")
-
-
-_TERM = re.compile(r"^\s*(\w+)\s*(=|!=|<>|<=|>=|<|>)\s*(.*?)\s*$")
-_NULL_TERM = re.compile(r"^\s*(\w+)\s+is\s+(not\s+)?null\s*$", re.IGNORECASE)
-
-
-def parse_where(terms: Sequence[str], schema: pa.Schema) -> list[Any] | None:
-    """``["p = 3", "q is null"]`` -> a one-conjunction filter, values cast to the column type.
-
-    Raises InvalidArgumentError naming the term that is malformed or names no column.
-    """
-    out: list[Any] = []
-    for text in terms:
-        m, n = _TERM.match(text), _NULL_TERM.match(text)
-        match = n or m
-        column = match.group(1) if match is not None else None
-        if column is None or column not in schema.names:
-            raise InvalidArgumentError(
-                f"--where {text!r}: expected 'COLUMN OP VALUE' (OP one of = != < <= > >=) or "
-                f"'COLUMN is [not] null' with a column of {schema.names}")
-        if n is not None:
-            out.append((column, "is not null" if n.group(2) else "is null", None))
-            continue
-        assert m is not None
-        raw = m.group(3).strip("'\"")
-        try:
-            value = pa.array([raw]).cast(schema.field(column).type).to_pylist()[0]
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise InvalidArgumentError(
-                f"--where {text!r}: {raw!r} is not a {schema.field(column).type} value") from None
-        out.append((column, "!=" if m.group(2) == "<>" else m.group(2), value))
-    return out or None
-
-
-def cmd_plan(t: Table, args: argparse.Namespace) -> str:
-    scan = open_table(t.path, t.io).scan(filter=parse_where(args.where, t.schema()),
-                                         snapshot_id=args.snapshot, parallelism=args.parallelism)
-    splits = scan.plan()
-    rows = [(str(s.partition), s.bucket, len(s.files), s.row_count, sum(f.fileSize for f in s.files),
-             s.raw_convertible) for s in splits]
-    return format_table(["partition", "bucket", "files", "records", "bytes", "raw"], rows) + \
-        f"\n\nplan: {_plan_cost(scan.stats)}"
-
-
-def cmd_snapshots(t: Table, args: argparse.Namespace) -> str:
-    rows = [(s.id, s.schemaId, s.commitKind, time_text(s.timeMillis), s.commitUser, s.commitIdentifier,
-             s.totalRecordCount, s.deltaRecordCount) for s in t.snapshots()]
-    return format_table(["id", "schema", "kind", "committed", "user", "identifier", "records", "delta"], rows)
-
-
-def cmd_files(t: Table, args: argparse.Namespace) -> str:
-    files = t.system_table("files", args.snapshot)
-    rows = [(f["partition"], f["bucket"], f["level"], f["record_count"], f["file_size_in_bytes"],
-             f["schema_id"], f["file_path"].rsplit("/", 1)[-1]) for f in files.to_pylist()]
-    return format_table(["partition", "bucket", "level", "records", "bytes", "schema", "file"], rows)
-
-
-def cmd_schema(t: Table, args: argparse.Namespace) -> str:
-    schema = t.schema_by_id(args.id) if args.id is not None else t.table_schema
-    rows = [(f.id, f.name, str(data_types.to_arrow(f.type)), data_types.nullable(f.type),
-             "PK" if f.name in schema.primaryKeys else "") for f in schema.fields]
-    text = format_table(["field id", "name", "type", "nullable", "key"], rows)
-    text += f"\n\nschema id {schema.id}; primary keys: {', '.join(schema.primaryKeys) or '-'}; "
-    text += f"partition keys: {', '.join(schema.partitionKeys) or '-'}"
-    if schema.options:
-        text += "\n\n" + format_table(["option", "value"], sorted(schema.options.items()))
-    return text
-
-
-def cmd_system(t: Table, args: argparse.Namespace) -> str:
-    return format_arrow(t.system_table(args.name, args.snapshot))
-
-
-def cmd_compact(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
-    def progress(done: int, total: int) -> None:
-        bar("compacting buckets", done, total)
-
-    snap_id = compact_table(t, "minor" if args.minor else "full", progress=progress, raise_on_conflict=True)
-    bar.close()
-    return f"compacted: snapshot {snap_id}" if snap_id is not None else "nothing to compact"
-
-
-def cmd_rewrite_manifests(t: Table, args: argparse.Namespace) -> str:
-    r = t.rewrite_manifests()
-    if r.snapshot_id is None:
-        return "nothing to rewrite: the table has no snapshot"
-    return (f"rewrote {r.manifests_before} manifests into {r.manifests_after} clustered by partition: "
-            f"snapshot {r.snapshot_id}")
-
-
-def cmd_expire(t: Table, args: argparse.Namespace) -> str:
-    older = parse_time(args.older_than) if args.older_than is not None else None
-    r = t.expire_snapshots(args.retain_max, args.retain_min, older)
-    if not r.snapshots:
-        return "nothing to expire"
-    ids = f"{r.snapshots[0]}..{r.snapshots[-1]}" if len(r.snapshots) > 1 else str(r.snapshots[0])
-    return (f"expired snapshots {ids}: deleted {len(r.data_files)} data files, "
-            f"{len(r.changelog_files)} changelog files, {len(r.manifests)} manifest files")
-
-
-def cmd_orphans(t: Table, args: argparse.Namespace, bar: ProgressBar) -> str:
-    older = parse_time(args.older_than) if args.older_than is not None else None
-    r = t.remove_orphan_files(older, dry_run=args.dry_run, progress=bar)
-    bar.close()
-    verb = "would delete" if r.dry_run else "deleted"
-    lines = [p.removeprefix(t.layout.root + "/") for p in r.files]
-    return "\n".join([*lines, f"{verb} {len(r.files)} orphan files ({size_text(r.bytes)})"])
-
-
-def cmd_rollback(t: Table, args: argparse.Namespace) -> str:
-    r = t.rollback_to(snapshot_id=args.snapshot, tag=args.tag)
-    text = f"rolled back to snapshot {r.snapshot_id}: removed {len(r.snapshots)} snapshots"
-    if r.tags:
-        text += f", tags {', '.join(r.tags)}"
-    return text + f" and {len(r.files)} files"
-
-
-def cmd_tag(t: Table, args: argparse.Namespace) -> str:
-    if args.tag_command == "create":
-        t.create_tag(args.name, args.snapshot)
-        return f"created tag {args.name} on snapshot {t.tags()[args.name]}"
-    if args.tag_command == "delete":
-        t.delete_tag(args.name)
-        return f"deleted tag {args.name}"
-    return format_arrow(t.system_table("tags"))
-
-
-def cmd_delete(t: Table, args: argparse.Namespace) -> str:
-    flt = parse_condition(args.where, t.schema())
-    if args.dry_run:
-        preview = preview_delete(t.context(), flt)
-        rows = [(p or "(table)", n, files) for p, n, files in preview.partitions]
-        files = "files marked (deletion vectors)" if preview.marks else "files rewritten"
-        table = format_table(["partition", "rows", files], rows) + "\n\n" if rows else ""
-        return f"{table}would delete {preview.rows} rows (dry run: nothing changed)"
-    deleted = t.delete(flt)
-    latest = t.latest_snapshot()
-    return f"deleted {deleted} rows" + (f": snapshot {latest.id}" if deleted and latest else "")
-
-
-def cmd_migrate(path: str) -> str:
-    result = migrate(path)
-    if not result.migrated:
-        return f"{result.path} is in Apache Paimon's format already"
-    lines = [f"migrated {result.path}: {result.files_reused} data files reused, "
-             f"{result.rows_rewritten} rows rewritten"]
-    if result.tags_dropped:
-        lines.append(f"tags not carried over: {', '.join(result.tags_dropped)}")
-    return "\n".join(lines)
-
-
-# -- parsing ---------------------------------------------------------------------------------------
+def _snapshot_id(c: argparse.ArgumentParser, help: str, required: Any = None) -> None:
+    target = required if required is not None else c
+    target.add_argument("--snapshot-id", type=int, metavar="N", help=help)
+    target.add_argument("--snapshot", type=int, dest="snapshot_id", metavar="N", action=_Deprecated,
+                        instead="--snapshot-id", help="deprecated spelling of --snapshot-id")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minipaimon", description="Inspect and maintain a minipaimon table.")
-    p.add_argument("--progress", action="store_true", help="always draw progress bars on stderr")
-    p.add_argument("--warehouse", help="catalog root: PATH may then be a namespace.table identifier "
-                   f"(default: ${WAREHOUSE_ENV})")
+    p = argparse.ArgumentParser(prog="minipaimon", parents=[_common(False)],
+                                description="Inspect and maintain minipaimon (Apache Paimon) tables.")
+    p.add_argument("--version", action="version", version=f"minipaimon {version()}",
+                   help="print the version and exit")
+    common = _common(True)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def cmd(name: str, help: str) -> argparse.ArgumentParser:
-        c = sub.add_parser(name, help=help)
-        c.add_argument("path", help="table path, or namespace.table with a warehouse")
+    def cmd(name: str, help: str, path: bool = True, parent: Any = sub) -> argparse.ArgumentParser:
+        c = parent.add_parser(name, help=help, description=help, parents=[common])
+        if path:
+            c.add_argument("path", help="table path, or namespace.table with a warehouse")
         return c
 
-    cmd("info", "summary of a table")
+    cmd("info", "summary of a table: keys, snapshots, rows, files and sizes, what a full plan costs")
     cmd("snapshots", "list retained snapshots")
-    cmd("files", "list data files").add_argument("--snapshot", type=int)
-    cmd("schema", "show the (or one) schema").add_argument("--id", type=int)
+    cmd("history", "retained snapshots, newest first, with the files and records each added and "
+        "removed").add_argument("--limit", type=int, metavar="N", help="show the N newest only")
+    _snapshot_id(cmd("files", "list data files"), "files of snapshot N (default: the latest)")
+    cmd("schema", "show the current schema (or another)").add_argument(
+        "--id", type=int, metavar="N", help="show schema N instead of the current one")
     c = cmd("plan", "plan a scan: its splits and what planning cost")
-    c.add_argument("--where", action="append", default=[], metavar="TERM",
-                   help="'COL OP VALUE' or 'COL is [not] null' (repeat: AND)")
-    c.add_argument("--snapshot", type=int)
-    c.add_argument("--parallelism", type=int, help="size append splits for N readers")
+    c.add_argument("--where", action="append", default=[], metavar="CONDITION",
+                   help="SQL condition, as for delete: \"dt = '2025-01-01' AND id > 3\"")
+    _snapshot_id(c, "plan snapshot N (default: the latest)")
+    c.add_argument("--parallelism", type=int, metavar="N", help="size append splits for N readers")
     c = cmd("system", "print a system table")
-    c.add_argument("name")
-    c.add_argument("--snapshot", type=int)
+    c.add_argument("name", help="snapshots, schemas, options, files, manifests, partitions, buckets, "
+                   "tags, consumers, audit_log, health or history")
+    _snapshot_id(c, "the table at snapshot N where it depends on one (files, manifests, ...)")
+    cmd("health", "small files, sorted runs, deletion vectors, what expiration and orphan cleanup "
+        "would free, each with the command that fixes it")
+    cmd("tables", "list the tables of the warehouse (--warehouse or $" + WAREHOUSE_ENV + ")",
+        path=False).add_argument("namespace", nargs="?", help="only this namespace (default: all)")
     compact = cmd("compact", "compact every bucket into one sorted run (--minor: merge each "
                   "bucket's new level-0 files only)")
     compact.add_argument("--full", action="store_true", help="the default (kept for scripts)")
-    compact.add_argument("--minor", action="store_true")
+    compact.add_argument("--minor", action="store_true",
+                         help="merge each bucket's level-0 (append: small) files only")
     cmd("rewrite-manifests", "rewrite the manifests clustered by partition (filtered plans skip more)")
-    c = cmd("expire", "expire old snapshots")
-    c.add_argument("--retain-max", type=int)
-    c.add_argument("--retain-min", type=int)
-    c.add_argument("--older-than", metavar="TIME")
-    c = cmd("orphans", "remove orphan files")
-    c.add_argument("--older-than", metavar="TIME", help="default: 1 day ago")
-    c.add_argument("--dry-run", action="store_true")
-    c = cmd("rollback", "roll back to a snapshot or tag")
-    target = c.add_mutually_exclusive_group(required=True)
-    target.add_argument("--snapshot", type=int)
-    target.add_argument("--tag")
+    c = cmd("expire", "expire old snapshots and the files only they use")
+    c.add_argument("--retain-max", type=int, metavar="N", help="keep at most N snapshots "
+                   "(default: snapshot.num-retained.max)")
+    c.add_argument("--retain-min", type=int, metavar="N", help="keep at least N snapshots "
+                   "(default: snapshot.num-retained.min)")
+    c.add_argument("--older-than", metavar="TIME", help="expire snapshots committed before TIME "
+                   "(default: now - snapshot.time-retained)")
+    c.add_argument("--dry-run", action="store_true", help="print what would be removed, change nothing")
+    c = cmd("orphans", "remove files no snapshot or tag uses (crashed writers' debris)")
+    c.add_argument("--older-than", metavar="TIME", help="only files last modified before TIME "
+                   "(default: 1d)")
+    c.add_argument("--dry-run", action="store_true", help="list them, delete nothing")
+    for name, what in (("rollback", "make a snapshot or tag the latest again: newer snapshots, their "
+                        "tags and files are deleted (Paimon's rollback)"),
+                       ("restore", "commit a snapshot's or tag's data as a new snapshot, keeping "
+                        "every snapshot and tag (Delta's restore)")):
+        c = cmd(name, what)
+        target = c.add_mutually_exclusive_group(required=True)
+        _snapshot_id(c, "snapshot N", target)
+        target.add_argument("--tag", metavar="NAME", help="the snapshot of tag NAME")
+        c.add_argument("--dry-run", action="store_true", help="print what it would do, change nothing")
     cmd("migrate", "rewrite a table of minipaimon's earlier format into Apache Paimon's, "
         "in place (local disk; its latest rows, not its history)")
     c = cmd("delete", "delete the rows a SQL condition selects, in one commit")
     c.add_argument("--where", required=True, metavar="CONDITION",
                    help="e.g. \"dt < '2025-01-01' AND status = 'void'\" (AND / OR, no parentheses)")
     c.add_argument("--dry-run", action="store_true", help="print what would be deleted, change nothing")
-    tag = sub.add_parser("tag", help="create, delete or list tags")
-    tag_sub = tag.add_subparsers(dest="tag_command", required=True)
-    create = tag_sub.add_parser("create")
-    create.add_argument("path")
-    create.add_argument("name")
-    create.add_argument("--snapshot", type=int)
-    delete = tag_sub.add_parser("delete")
-    delete.add_argument("path")
-    delete.add_argument("name")
-    tag_sub.add_parser("list").add_argument("path")
+    tag = cmd("tag", "create, delete or list tags", path=False)
+    tag_sub = tag.add_subparsers(dest="tag_command", required=True, metavar="ACTION")
+    create = cmd("create", "pin a snapshot under a name", parent=tag_sub)
+    create.add_argument("name", help="the tag's name")
+    _snapshot_id(create, "tag snapshot N (default: the latest)")
+    cmd("delete", "delete a tag", parent=tag_sub).add_argument("name", help="the tag's name")
+    cmd("list", "list the tags", parent=tag_sub)
     return p
 
 
-_SIMPLE = {"info": cmd_info, "snapshots": cmd_snapshots, "files": cmd_files, "schema": cmd_schema,
-           "plan": cmd_plan, "rewrite-manifests": cmd_rewrite_manifests,
-           "system": cmd_system, "expire": cmd_expire, "rollback": cmd_rollback, "tag": cmd_tag,
-           "delete": cmd_delete}
-_LONG = {"compact": cmd_compact, "orphans": cmd_orphans}
+_SIMPLE: dict[str, Callable[[Table, argparse.Namespace], Output]] = {
+    "info": c.cmd_info, "snapshots": c.cmd_snapshots, "history": c.cmd_history, "files": c.cmd_files,
+    "schema": c.cmd_schema, "plan": c.cmd_plan, "rewrite-manifests": c.cmd_rewrite_manifests,
+    "system": c.cmd_system, "health": c.cmd_health, "expire": c.cmd_expire, "rollback": c.cmd_rollback,
+    "restore": c.cmd_restore, "tag": c.cmd_tag, "delete": c.cmd_delete}
+_LONG: dict[str, Callable[[Table, argparse.Namespace, ProgressBar], Output]] = {
+    "compact": c.cmd_compact, "orphans": c.cmd_orphans}
+
+
+def _run(args: argparse.Namespace, bar: ProgressBar) -> Output:
+    if args.command == "tables":
+        warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV)
+        if not warehouse:
+            raise InvalidArgumentError(f"tables needs a warehouse: give --warehouse ROOT or set ${WAREHOUSE_ENV}")
+        return c.cmd_tables(Catalog(warehouse), args.namespace)
+    if args.command == "migrate":  # not opened first: a crashed migration may be mid-swap
+        return c.cmd_migrate(table_location(args.path, args.warehouse))
+    table = open_table(table_location(args.path, args.warehouse))
+    if args.command in _LONG:
+        return _LONG[args.command](table, args, bar)
+    return _SIMPLE[args.command](table, args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
-    args = build_parser().parse_args(argv)
-    bar = ProgressBar(sys.stderr, args.progress or sys.stderr.isatty())
-    try:
-        if args.command == "migrate":  # not opened first: a crashed migration may be mid-swap
-            print(cmd_migrate(table_location(args.path, args.warehouse)))
-            return 0
-        table = open_table(table_location(args.path, args.warehouse))
-        if args.command in _LONG:
-            out = _LONG[args.command](table, args, bar)
-        else:
-            out = _SIMPLE[args.command](table, args)
-    except (MiniPaimonError, OSError) as e:
-        bar.close()
-        message = " ".join(str(e).split()) or type(e).__name__
-        print(f"minipaimon: error: {message}", file=sys.stderr)
-        return 1
-    print(out)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        try:
+            args = build_parser().parse_args(argv)
+            bar = ProgressBar(sys.stderr, args.progress or sys.stderr.isatty())
+            try:
+                out = _run(args, bar)
+            except (MiniPaimonError, OSError) as e:
+                bar.close()
+                message = " ".join(str(e).split()) or type(e).__name__
+                print(f"minipaimon: error: {message}", file=sys.stderr)
+                return 1
+        finally:
+            for w in caught:
+                if issubclass(w.category, DeprecationWarning):
+                    print(f"minipaimon: warning: {w.message}", file=sys.stderr)
+    print(json.dumps(out.data, default=str) if args.json else out.text)
     return 0
+
+
+__all__ = ["build_parser", "format_table", "main", "parse_time", "version"]
 
 
 if __name__ == "__main__":

@@ -153,8 +153,9 @@ class ConsumerManager:
         """The smallest nextSnapshot of all consumers, or None if there are none."""
         return min(self.consumers().values(), default=None)
 
-    def expire(self, older_than_ms: int) -> list[str]:
-        """Delete consumers whose file was last written before ``older_than_ms``; their ids."""
+    def expire(self, older_than_ms: int, dry_run: bool = False) -> list[str]:
+        """Delete consumers whose file was last written before ``older_than_ms``; their ids
+        (``dry_run``: the ids only, nothing deleted)."""
         expired = []
         for cid in self.ids():
             path = self._layout.consumer_path(cid)
@@ -162,13 +163,14 @@ class ConsumerManager:
                 mtime = self._io.modified_time_ms(path)
             except FileNotFoundError:
                 continue
-            if mtime < older_than_ms and self._io.delete(path):
+            if mtime < older_than_ms and (dry_run or self._io.delete(path)):
                 expired.append(cid)
         return expired
 
-    def expire_by_options(self, expiration_ms: int | None, now_ms: int | None = None) -> list[str]:
+    def expire_by_options(self, expiration_ms: int | None, now_ms: int | None = None,
+                          dry_run: bool = False) -> list[str]:
         """Apply ``consumer.expiration-time`` (``expiration_ms``; None: never expire)."""
         if expiration_ms is None:
             return []
         now = int(time.time() * 1000) if now_ms is None else now_ms
-        return self.expire(now - expiration_ms)
+        return self.expire(now - expiration_ms, dry_run)

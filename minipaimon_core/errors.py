@@ -102,6 +102,11 @@ class UnsupportedFeatureError(MiniPaimonError):
 DAMAGED_OR_GONE = (CorruptMetadataError, CorruptDataFileError, SnapshotExpiredError)
 
 
+class InstallationError(MiniPaimonError):
+    """minipaimon cannot run where it is needed: the Python that Spark's workers run cannot
+    import it (the message names the interpreter, PYSPARK_PYTHON and what to install)."""
+
+
 class StorageError(MiniPaimonError, OSError):
     """The storage system failed a request, or cannot give the guarantees the format needs
     (e.g. an object store that ignores conditional creates). The message names the path

@@ -156,7 +156,11 @@ class ManifestIO:
         if legacy.is_binary(data):
             return legacy.decode_manifest_list(data, path)
         types = self.row_types()
-        return manifest_list.decode(data, path, self._partition_keys, types.partition)
+        try:
+            return manifest_list.decode(data, path, self._partition_keys, types.partition)
+        except (KeyError, TypeError) as e:  # a damaged file whose records lack a field
+            raise CorruptMetadataError(f"{path}: not a valid manifest list ({type(e).__name__}: {e}); "
+                                       "restore it or roll the table back") from None
 
     def read_entries(self, name: str) -> list[ManifestEntry]:
         entries = self._entries.get(name)

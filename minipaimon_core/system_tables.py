@@ -13,6 +13,8 @@ buckets        (partition, bucket) of the snapshot, likewise
 tags           tag
 consumers      streaming consumer (its next snapshot)
 audit_log      row of the snapshot, after a leading ``rowkind`` column
+health         check of :mod:`minipaimon_core.health` (value, detail, the action that fixes it)
+history        retained snapshot, newest first (:mod:`minipaimon_core.history`)
 =============  ==================================================================================
 
 ``audit_log``: the rows a batch read returns, each with ``rowkind`` "+I"; with
@@ -252,5 +254,7 @@ _TABLES: dict[str, Callable[[Table, int | None], pa.Table]] = {
     "tags": tags,
     "consumers": consumers,
     "audit_log": audit_log,
+    "health": lambda table, _: table.health().to_arrow(),
+    "history": lambda table, _: table.history(),
 }
 SYSTEM_TABLES: tuple[str, ...] = tuple(_TABLES)

@@ -25,6 +25,7 @@ from .commit import FileStoreCommit
 from .commit_message import CommitMessage
 from .consumer import ConsumerManager
 from .context import TableContext
+from .definition import keys_from_options, time_travel_from_options
 from .deletion_vectors import DeletionVectorIO
 from .errors import (
     CommitOutcomeUnknownError,
@@ -38,9 +39,7 @@ from .fileio_resolve import resolve, split_options
 from .format.manifest_file import DataFileMeta
 from .format.snapshot import Snapshot
 from .layout import TableLayout
-from .maintenance import expire, orphans, rollback
 from .maintenance import manifests as manifest_rewrite
-from .maintenance.files import TableFiles
 from .manifest_io import ManifestIO
 from .merge_into import MergeBuilder
 from .options import Options
@@ -49,6 +48,7 @@ from .scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapsh
 from .schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .sequence import SequenceStart
 from .snapshot_manager import SnapshotManager
+from .table_ops import TableOperations
 from .table_scan import TableScan, planner, read_file_rows, read_split
 from .table_schema_changes import SchemaChanges
 from .table_stream import TableStream
@@ -67,7 +67,8 @@ def create_table(
     """Create a table at ``path`` (local path, ``file:`` URI, ``s3://bucket/...``,
     ``az://container/...`` or ``abfss://container@account.dfs.core.windows.net/...``) and
     return it. Connection options in ``options`` (``s3.*``, ``azure.*``) reach the storage
-    only and are never stored with the table (see :mod:`minipaimon_core.fileio_resolve`).
+    only and are never stored with the table (see :mod:`minipaimon_core.fileio_resolve`);
+    Paimon's ``primary-key`` / ``partition`` options may give the keys (minipaimon_core.definition).
 
     Raises:
         TableAlreadyExistsError: a table exists there.
@@ -76,6 +77,7 @@ def create_table(
         StorageError: the storage failed or cannot guarantee atomic commits.
     """
     connection, table_options = split_options(options)
+    primary_key, partition_by, table_options = keys_from_options(primary_key, partition_by, table_options)
     path, io = resolve(path, connection, io)
     table_schema = build_schema(schema, primary_key, partition_by, table_options)
     SchemaManager(io, TableLayout(path)).create(table_schema)
@@ -92,8 +94,10 @@ def open_table(path: str, io: FileIO | None = None,
     return Table(path, io)
 
 
-class Table(SchemaChanges):
-    """A minipaimon table at a path. Cheap to open; holds no locks."""
+class Table(SchemaChanges, TableOperations):
+    """A minipaimon table at a path. Cheap to open; holds no locks. Schema changes are in
+    :class:`~minipaimon_core.table_schema_changes.SchemaChanges`; counts, history, health,
+    restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`."""
 
     def __init__(self, path: str, io: FileIO | None = None) -> None:
         path, io = resolve(path, None, io)
@@ -241,11 +245,16 @@ class Table(SchemaChanges):
         ``parallelism`` is the number of tasks that will read the splits (Spark's default
         parallelism): append buckets are then cut so the plan has about that many splits or
         more. ``options`` overrides the table's ``source.split.target-size`` /
-        ``source.split.open-file-cost`` for this scan.
+        ``source.split.open-file-cost`` for this scan, and takes Paimon's read options
+        ``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.timestamp-millis`` for the
+        arguments of the same meaning.
 
         Raises InvalidArgumentError (bad filter/columns/parallelism, another option name),
         UnsupportedOptionError (bad option value), SnapshotNotFoundError.
         """
+        travel, options = time_travel_from_options(
+            {"snapshot_id": snapshot_id, "tag": tag, "timestamp_ms": timestamp_ms}, options)
+        snapshot_id, tag, timestamp_ms = travel["snapshot_id"], travel["tag"], travel["timestamp_ms"]
         sizing = SplitSizing.of(self.table_schema.options, options, parallelism)
         if snapshot_id is not None and snapshot_id < 1:
             raise InvalidArgumentError(f"snapshot_id must be a snapshot id >= 1, got {snapshot_id!r}")
@@ -265,6 +274,7 @@ class Table(SchemaChanges):
         return TableScan(self.context(), dnf, cols, snap, incremental, sizing)
 
     def to_arrow(self) -> pa.Table:
+        """The latest snapshot as one Arrow table (``scan(...)`` filters and projects)."""
         return self.scan().to_arrow()
 
     def stream(self, consumer_id: str | None = None,
@@ -342,42 +352,12 @@ class Table(SchemaChanges):
         check_readable(self.table_schema, self.path)
         return self
 
-    def _files(self) -> TableFiles:
-        """The files of the table, for the maintenance that removes some of them."""
-        check_migrated(self.table_schema, self.path)
-        return TableFiles.of(self.context())
-
-    def maybe_expire(self) -> expire.ExpireResult | None:
-        """Automatic snapshot expiration by the table options, for after a commit."""
-        check_migrated(self.table_schema, self.path)
-        return expire.maybe_expire(self.context())
-
-    def expire_snapshots(self, retain_max: int | None = None, retain_min: int | None = None,
-                         older_than_ms: int | None = None) -> expire.ExpireResult:
-        """Expire old snapshots and the files only they use; returns what was removed.
-
-        Arguments override ``snapshot.num-retained.max`` / ``.min`` and
-        ``snapshot.time-retained`` (``older_than_ms`` is an epoch-ms time). Tags and live
-        consumers keep what they use. Raises InvalidArgumentError for bad retention numbers.
-        """
-        return expire.expire_snapshots(self._files(), retain_max, retain_min, older_than_ms)
-
-    def remove_orphan_files(self, older_than_ms: int | None = None, dry_run: bool = False,
-                            progress: orphans.Progress | None = None) -> orphans.OrphanResult:
-        """Delete files no snapshot or tag references, last modified before ``older_than_ms``
-        (default now - 1 day). Raises InvalidArgumentError for a time in the future."""
-        return orphans.remove_orphan_files(self._files(), older_than_ms, dry_run, progress=progress)
-
     def rewrite_manifests(self) -> manifest_rewrite.RewriteResult:
         """Rewrite the latest snapshot's manifests clustered by partition (a new COMPACT
         snapshot with the same files), so filtered plans skip most manifests unread.
         Raises CommitConflictError if other writers keep winning the snapshot race."""
         return manifest_rewrite.rewrite_manifests(self.context())
 
-    def rollback_to(self, snapshot_id: int | None = None, tag: str | None = None) -> rollback.RollbackResult:
-        """Make snapshot ``snapshot_id`` (or tag ``tag``) the latest again; newer snapshots,
-        their tags and files go. Raises InvalidArgumentError, SnapshotNotFoundError."""
-        return rollback.rollback_to(self._files(), snapshot_id, tag)
 
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
         """A system table (snapshots, schemas, options, files, manifests, partitions, buckets,

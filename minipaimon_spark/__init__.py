@@ -2,7 +2,7 @@
 
 ```python
 import minipaimon_spark
-minipaimon_spark.register(spark)       # optional once the package is installed
+minipaimon_spark.register(spark)       # filter pushdown on, SQL procedures, workers checked
 df = spark.read.format("minipaimon").load(path)
 df.write.format("minipaimon").mode("append").option("primary-key", "id").save(path)
 ```
@@ -13,6 +13,8 @@ imports it in every new session through ``pyspark_minipaimon``.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceReader
@@ -31,28 +33,86 @@ def supports_filter_pushdown() -> bool:
 
 
 def register(spark: SparkSession, options: dict[str, str] | None = None) -> None:
-    """Register the ``minipaimon`` source and the SQL procedures (``minipaimon_compact``,
-    ... see :mod:`minipaimon_spark.procedures`) in ``spark``, and turn filter pushdown on.
+    """What installing the package does not do on its own (the ``pyspark_minipaimon`` shim
+    registers the ``minipaimon`` source in every new session, with every read and write
+    option): turn filter pushdown on, register the SQL procedures, and check Spark's Python
+    workers.
 
-    The procedures find tables on object storage with the session's
-    ``spark.minipaimon.s3.*`` and ``spark.minipaimon.azure.*`` settings (and ``namespace.table`` names in
-    ``spark.minipaimon.warehouse``), read now, or with ``options`` (``s3.*``, ``azure.*``,
-    ``warehouse``), which win.
+    1. ``spark.sql.python.filterPushdown.enabled = true`` (Spark 4.1+; off by default), so
+       filters prune partitions and skip files (an installed source cannot set a session
+       option; ``spark-conf/spark-defaults.conf`` or ``.config(...)`` does the same);
+    2. the SQL procedures (``minipaimon_compact``, ... see :mod:`minipaimon_spark.procedures`),
+       which find tables on object storage with the session's ``spark.minipaimon.s3.*``
+       and ``spark.minipaimon.azure.*`` settings (and ``namespace.table`` names in ``spark.minipaimon.warehouse``), read now,
+       or with ``options`` (``s3.*``, ``azure.*``, ``warehouse``), which win;
+    3. the source is registered by hand too (where the shim is not installed), and Spark's
+       Python workers are checked to import minipaimon (on 4.1+ registering the procedures
+       runs one; on 4.0 :func:`check_workers` asks one).
 
-    Pushdown (partition pruning, file skipping) is enabled where the Spark version has it;
-    the source also works when a user turns it off again.
+    Raises:
+        InstallationError: Spark's Python workers cannot import minipaimon (the message
+            names the interpreter and ``PYSPARK_PYTHON``).
     """
     from minipaimon_spark.procedures import register_procedures
-
 
     try:
         spark.dataSource.register(MiniPaimonDataSource)
     except Exception as e:  # 4.0: the auto-registration shim registered it already
         if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
             raise
-    register_procedures(spark, options)
+    try:  # on Spark 4.1+ this runs a Python worker (a SQL function's table functions)
+        register_procedures(spark, options)
+    except Exception as e:
+        missing = installation_error(spark, str(e))
+        if missing is None:
+            raise
+        raise missing from None
     if supports_filter_pushdown():
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
+    else:  # Spark 4.0: registering ran no Python worker, so ask one
+        check_workers(spark)
+
+
+def installation_error(spark: SparkSession, text: str) -> Exception | None:
+    """The InstallationError of a Spark error ``text`` that says a Python worker cannot
+    import minipaimon (``No module named 'minipaimon...'``, or DATA_SOURCE_NOT_FOUND for
+    ours), else None."""
+    from minipaimon_core.errors import InstallationError
+
+    if "No module named 'minipaimon" not in text and "No module named 'pyspark_minipaimon" not in text \
+            and f"DATA_SOURCE_NOT_FOUND] Failed to find the data source: {SHORT_NAME}." not in text:
+        return None
+    python = spark.conf.get("spark.pyspark.python", None) or os.environ.get("PYSPARK_PYTHON") \
+        or "python3 (PYSPARK_PYTHON is not set)"
+    return InstallationError(
+        f"Spark's Python workers cannot import minipaimon: they run {python}, which lacks the "
+        f"package (this driver runs {sys.executable}). Set PYSPARK_PYTHON (or "
+        "spark.pyspark.python) to an interpreter that has minipaimon installed, on every node, "
+        "before the session starts; see the README, 'Installing'")
+
+
+def check_workers(spark: SparkSession) -> None:
+    """Check that the Python Spark's workers run can import minipaimon: load the source
+    with no path, which our own ``schema()`` refuses with its own message, in a Python
+    worker (one planner round trip: about 2 s on a busy 2-core machine, as the failed
+    worker is not reused). Executors on other nodes are checked where they unpickle a
+    reader or writer (minipaimon_spark.worker_guard).
+
+    Raises InstallationError naming the interpreter setting when the worker cannot import
+    the package.
+    """
+    from minipaimon_spark.options import NO_PATH_MESSAGE
+
+    try:
+        _ = spark.read.format(SHORT_NAME).load().schema  # .schema: Spark Connect is lazy
+    except Exception as e:
+        text = str(e)
+        if NO_PATH_MESSAGE[:40] in text:
+            return  # our schema() ran in the worker: it imports minipaimon
+        missing = installation_error(spark, text)
+        if missing is None:
+            raise
+        raise missing from None
 
 
 def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
@@ -110,6 +170,8 @@ __all__ = [
     "FILTER_PUSHDOWN_CONF",
     "SHORT_NAME",
     "MiniPaimonDataSource",
+    "check_workers",
+    "installation_error",
     "compact",
     "merge",
     "register",

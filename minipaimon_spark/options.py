@@ -1,9 +1,10 @@
 """Data source options: parsed once, validated with messages that name the option.
 
 Spark hands options over as a case-insensitive dict whose keys arrive lower-cased. Read
-options go to ``Table.scan``; write options split into the connector's own
-(``primary-key``, ``partition-keys``, ``dynamic-partition-overwrite``) and table options
-passed to ``create_table`` (the core rejects unknown names).
+options go to ``Table.scan``; write options split into the connector's own (``primary-key``
+and ``partition``, Paimon's names for a table's keys, with ``partition-keys`` still taken
+for ``partition``; ``dynamic-partition-overwrite``) and table options passed to
+``create_table`` (the core rejects unknown names).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minipaimon_core.catalog import table_location
+from minipaimon_core.definition import PARTITION as PAIMON_PARTITION
+from minipaimon_core.definition import PRIMARY_KEY as PAIMON_PRIMARY_KEY
 from minipaimon_core.diff import Endpoint
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.fileio_resolve import is_connection_option, normalize_path
@@ -34,8 +37,9 @@ INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
 INCREMENTAL_MODE = "incremental-between-scan-mode"
 # Plan only the splits that need a merge (minipaimon_spark.table reads the others natively).
 MERGE_SPLITS_ONLY = "scan.merge-splits-only"
-PRIMARY_KEY = "primary-key"
-PARTITION_KEYS = "partition-keys"
+PRIMARY_KEY = PAIMON_PRIMARY_KEY  # Paimon's option names for a table's keys
+PARTITION = PAIMON_PARTITION
+PARTITION_KEYS = "partition-keys"  # the connector's earlier name of 'partition', still taken
 DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
 MERGE_SCHEMA = "mergeschema"  # Spark's spelling is mergeSchema; keys arrive lower-cased
 PARALLELISM = "scan.parallelism"  # the tasks a batch read's splits are sized for
@@ -54,7 +58,7 @@ LIMIT_NAMES = ("maxsnapshotspertrigger", "maxfilespertrigger", "maxrowspertrigge
 # Every option a read accepts: the read options, the connector's write options and every
 # table option (a temporary view hands its options to reads and writes alike), Spark's own.
 KNOWN_OPTIONS = frozenset({
-    PATH, COLUMNS, READ_CHANGELOG, PRIMARY_KEY, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE,
+    PATH, COLUMNS, READ_CHANGELOG, PRIMARY_KEY, PARTITION, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE,
     MERGE_SCHEMA, *READ_OPTIONS, *SPARK_OPTIONS, *LIMIT_NAMES,
     *(f"read.stream.{n}" for n in LIMIT_NAMES), *(k.lower() for k in TABLE_OPTIONS),
 })
@@ -166,6 +170,17 @@ def name_list(options: Mapping[str, str], key: str) -> list[str] | None:
     if not names:
         raise InvalidArgumentError(f"option {key!r} must list column names")
     return names
+
+
+def _partition_keys(options: Mapping[str, str]) -> list[str] | None:
+    """``partition`` (Paimon's name) or ``partition-keys`` (the connector's earlier one).
+    Raises InvalidArgumentError when both are given and differ."""
+    paimon, ours = name_list(options, PARTITION), name_list(options, PARTITION_KEYS)
+    if paimon is not None and ours is not None and paimon != ours:
+        raise InvalidArgumentError(
+            f"options {PARTITION!r} ({','.join(paimon)}) and {PARTITION_KEYS!r} ({','.join(ours)}) "
+            "disagree: give the partition keys once, as 'partition'")
+    return paimon if paimon is not None else ours
 
 
 def _int_option(options: Mapping[str, str], key: str) -> int | None:
@@ -313,7 +328,7 @@ class WriteOptions:
     def parse(cls, raw: Mapping[str, Any]) -> WriteOptions:
         """Raises InvalidArgumentError naming the option that is missing or malformed."""
         options = normalized(raw)
-        own = {PATH, PRIMARY_KEY, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE, MERGE_SCHEMA}
+        own = {PATH, PRIMARY_KEY, PARTITION, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE, MERGE_SCHEMA}
         table_options = {
             k: v for k, v in options.items()
             if k not in own and k not in READ_OPTIONS and k not in SPARK_OPTIONS
@@ -322,7 +337,7 @@ class WriteOptions:
         return cls(
             path=table_path(options),
             primary_key=name_list(options, PRIMARY_KEY),
-            partition_by=name_list(options, PARTITION_KEYS),
+            partition_by=_partition_keys(options),
             dynamic_partition_overwrite=_bool_option(options, DYNAMIC_PARTITION_OVERWRITE),
             table_options=table_options,
             merge_schema=bool(_bool_option(options, MERGE_SCHEMA)),

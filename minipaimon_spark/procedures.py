@@ -9,7 +9,7 @@ SELECT * FROM minipaimon_expire_snapshots('/data/orders', 10)
 SELECT * FROM minipaimon_rollback('/data/orders', 5)             -- or a tag name: 'daily'
 SELECT * FROM minipaimon_create_tag('/data/orders', 'daily')     -- or (path, name, snapshot)
 SELECT * FROM minipaimon_delete_tag('/data/orders', 'daily')
-SELECT * FROM minipaimon_remove_orphan_files('/data/orders', 1700000000000)  -- (…, true): dry run
+SELECT * FROM minipaimon_remove_orphan_files('/data/orders', '1d')  -- (…, true): dry run
 SELECT * FROM minipaimon_diff('/data/orders', 3, 'daily')        -- rows changed, with _row_kind
 SELECT * FROM minipaimon_rewrite_manifests('/data/orders')
 SELECT * FROM minipaimon_tables('/data/warehouse')               -- the tables of a catalog
@@ -216,23 +216,24 @@ def procedures(conn: Connection) -> dict[str, Any]:
         from minipaimon_core import InvalidArgumentError
 
         table_arg(a)
-        if a.known(1) and integer("older_than_ms", a.value(1)) > time.time() * 1000:
+        if a.known(1) and older_than(a.value(1)) > time.time() * 1000:
             raise InvalidArgumentError(
-                f"older_than_ms {a.value(1)} is in the future: files still being written would "
+                f"older_than {a.value(1)!r} is in the future: files still being written would "
                 "be deleted; give a time at least as old as the longest write")
         if a.known(2):
             flag("dry_run", a.value(2))
 
     class RemoveOrphanFiles:
-        """``minipaimon_remove_orphan_files(path, older_than_ms [, dry_run])``: one row per
+        """``minipaimon_remove_orphan_files(path, older_than [, dry_run])``: one row per
         file that no snapshot or tag references and that was last modified before
-        ``older_than_ms`` (deleted, or only listed with ``dry_run``)."""
+        ``older_than``, an age (``'1d'``) or a date-time text (deleted, or only listed with
+        ``dry_run``); epoch milliseconds still work (deprecated)."""
 
         analyze = analyzed("path string, dry_run boolean", check_orphans)
 
-        def eval(self, path: str, older_than_ms: int, dry_run: bool = False) -> Iterator[tuple[Any, ...]]:
+        def eval(self, path: str, older_than_time: Any, dry_run: bool = False) -> Iterator[tuple[Any, ...]]:
             result = conn.table(path).remove_orphan_files(
-                older_than_ms=integer("older_than_ms", older_than_ms), dry_run=flag("dry_run", dry_run))
+                older_than_ms=older_than(older_than_time), dry_run=flag("dry_run", dry_run))
             for name in result.files:
                 yield name, result.dry_run
 
@@ -342,6 +343,18 @@ RETURN SELECT r.snapshot_id, r.buckets, r.files_removed, r.files_added FROM (
   FROM (SELECT /*+ REPARTITION({slices}) */ * FROM minipaimon_compaction_units(path, strategy)) AS u,
        LATERAL minipaimon_compact_unit(u.path, u.strategy, u.entries) AS c)
 """
+
+
+def older_than(value: Any) -> int:
+    """The time argument of ``minipaimon_remove_orphan_files`` as epoch milliseconds: an age
+    (``'1d'``, ``'36 h'``) or a date-time text, as everywhere (minipaimon_core.times); an
+    integer (epoch milliseconds) is deprecated and 0 refused. Raises InvalidArgumentError."""
+    from minipaimon_core.times import epoch_ms_deprecated, point_in_time_ms
+
+    if isinstance(value, str):
+        return point_in_time_ms(value, "older_than")
+    return epoch_ms_deprecated(integer("older_than", value), "older_than as epoch milliseconds",
+                               "an age such as '1d'")
 
 
 def _udtf(cls: type) -> Any:

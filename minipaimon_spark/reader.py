@@ -32,9 +32,11 @@ from minipaimon_core.kinds import ROW_KIND_COLUMN, RowKind
 from minipaimon_core.stream import StreamOffset, StreamScanner, check_between
 from minipaimon_spark.filters import Term, column_types, split_filters
 from minipaimon_spark.options import ReadOptions
+from minipaimon_spark.source import one_line_errors
 from minipaimon_spark.stream_support import StreamPartition
 from minipaimon_spark.system import SystemTableReader, split_system_path, system_spark_schema
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema, to_spark_type
+from minipaimon_spark.worker_guard import ShippedToWorkers
 
 PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
 ROW_KIND = ROW_KIND_COLUMN
@@ -128,7 +130,7 @@ def called_by_pushdown_planner(max_depth: int = 16) -> bool:
     return False
 
 
-class DiffPartition(InputPartition):
+class DiffPartition(ShippedToWorkers, InputPartition):
     """The whole row-level diff between two endpoints (snapshot ids, tags or times)."""
 
     def __init__(self, start: Endpoint, end: Endpoint) -> None:
@@ -136,7 +138,7 @@ class DiffPartition(InputPartition):
         self.start, self.end = start, end
 
 
-class SplitPartition(InputPartition):
+class SplitPartition(ShippedToWorkers, InputPartition):
     """One core split; pickled to the task that reads it."""
 
     def __init__(self, split: mp.Split) -> None:
@@ -149,7 +151,7 @@ class SplitPartition(InputPartition):
                 f"files={len(s.files)}, rows={s.row_count})")
 
 
-class MiniPaimonReader(DataSourceReader):
+class MiniPaimonReader(ShippedToWorkers, DataSourceReader):
     """Reads one snapshot (or incremental range) of a table; no filter pushdown."""
 
     def __init__(self, options: ReadOptions, schema: StructType) -> None:
@@ -181,8 +183,11 @@ class MiniPaimonReader(DataSourceReader):
                 )
         return None if names == table_schema.names else names
 
+    @one_line_errors
     def partitions(self) -> list[InputPartition]:
-        """Plan the scan: one partition per split (metadata only)."""
+        """Plan the scan: one partition per split (metadata only). A minipaimon error (a
+        snapshot or tag that does not exist, ...) is raised with no traceback of ours: Spark
+        reports it as one line (see source.py)."""
         table = open_at(self.options)
         if self.options.incremental_between is not None:
             return self._incremental_partitions(table)

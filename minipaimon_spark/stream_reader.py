@@ -77,6 +77,7 @@ from minipaimon_spark.stream_support import (
     expired_hint,
 )
 from minipaimon_spark.types import BatchConformer, to_arrow_schema
+from minipaimon_spark.worker_guard import ShippedToWorkers
 
 CONSUMER_ID = "consumer-id"
 INITIAL = "initial"  # key of the symbolic start offset
@@ -141,7 +142,7 @@ def parse_stream_options(raw_options: Mapping[str, Any]) -> StreamReadOptions:
     return options
 
 
-class MiniPaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+class MiniPaimonStreamReader(ShippedToWorkers, DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Streams a table's snapshots; offsets are :class:`StreamOffset` dicts stamped with the
     table's identity (see :mod:`minipaimon_spark.stream_offsets`): an offset of another
     table, from a checkpoint reused, stops the query with an InvalidArgumentError."""

@@ -19,6 +19,7 @@ from minipaimon_core.errors import MiniPaimonError, SchemaMismatchError, Snapsho
 from minipaimon_core.kinds import ROW_KIND_COLUMN
 from minipaimon_core.stream import StreamSplit
 from minipaimon_spark.types import to_spark_schema
+from minipaimon_spark.worker_guard import ShippedToWorkers
 
 try:  # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -56,7 +57,7 @@ except ImportError:  # pyspark 4.0/4.1: stand-ins that Spark never sees
         """Stand-in for pyspark < 4.2 (Spark wraps the source itself there)."""
 
 
-class StreamPartition(InputPartition):
+class StreamPartition(ShippedToWorkers, InputPartition):
     """One core stream split: a bucket's full-scan rows and/or its changed files."""
 
     def __init__(self, split: StreamSplit) -> None:
@@ -69,7 +70,7 @@ class StreamPartition(InputPartition):
         return f"StreamPartition(snapshot={s.snapshot_id}, {kind}, rows={s.row_count})"
 
 
-class FailedStreamReader(DataSourceStreamReader):
+class FailedStreamReader(ShippedToWorkers, DataSourceStreamReader):
     """A stream whose options were refused: every call raises the error."""
 
     def __init__(self, error: MiniPaimonError) -> None:

@@ -50,6 +50,7 @@ from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.sequence import SequenceStart
 from minipaimon_spark.options import WriteOptions, normalized
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
+from minipaimon_spark.worker_guard import ShippedToWorkers
 from minipaimon_spark.writer import (
     MiniPaimonCommitMessage,
     core_messages,
@@ -132,7 +133,7 @@ def _query_id(checkpoint: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class MiniPaimonStreamWriter(_StreamWriterBase):
+class MiniPaimonStreamWriter(ShippedToWorkers, _StreamWriterBase):
     """Writes a micro-batch in tasks; commits it once, idempotently, on the driver."""
 
     def __init__(self, path: str, commit_user: str, overwrite: bool, schema: StructType,

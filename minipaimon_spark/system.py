@@ -18,6 +18,7 @@ from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
 from minipaimon_core.system_tables import audit_log_between
 from minipaimon_spark.options import split_system_path
 from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema
+from minipaimon_spark.worker_guard import ShippedToWorkers
 
 
 def system_spark_schema(path: str, name: str,
@@ -26,7 +27,7 @@ def system_spark_schema(path: str, name: str,
     return to_spark_schema(mp.open_table(path, options=connection).system_table(name).schema)
 
 
-class SystemTableReader(DataSourceReader):
+class SystemTableReader(ShippedToWorkers, DataSourceReader):
     """Reads one system table; ``audit_log`` honours ``incremental-between``."""
 
     def __init__(self, path: str, name: str, schema: StructType,

@@ -39,6 +39,7 @@ from minipaimon_core.schema import SchemaManager, build_schema
 from minipaimon_core.sequence import SequenceStart, start_of
 from minipaimon_spark.options import WriteOptions
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
+from minipaimon_spark.worker_guard import ShippedToWorkers
 from minipaimon_spark.zones import SparkTimes
 
 # One job = one fresh commit user, so one identifier suffices.
@@ -182,7 +183,7 @@ def _check_definition(table: mp.Table, options: WriteOptions, arrow: pa.Schema) 
         )
     if options.partition_by is not None and options.partition_by != table.partition_keys():
         raise InvalidArgumentError(
-            f"option 'partition-keys' is {options.partition_by}, but {where} is partitioned by "
+            f"option 'partition' is {options.partition_by}, but {where} is partitioned by "
             f"{table.partition_keys()}; it is fixed when the first write creates the table"
         )
     given = _resolve_field_options(options.table_options, arrow.names)
@@ -217,7 +218,7 @@ def _check_fits(table: mp.Table, arrow: pa.Schema) -> None:
             allow_row_kind=bool(keys))
 
 
-class MiniPaimonWriter(DataSourceArrowWriter):
+class MiniPaimonWriter(ShippedToWorkers, DataSourceArrowWriter):
     """Writes Arrow batches in tasks; commits (or aborts) once on the driver."""
 
     def __init__(self, path: str, commit_user: str, overwrite: bool,

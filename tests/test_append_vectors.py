@@ -98,7 +98,7 @@ def test_expiration_and_orphan_cleanup_keep_the_vectors_in_use(tmp_path: Path) -
         t.delete([("v", ">=", low), ("v", "<", low + 5)])
     t.refresh().expire_snapshots()
     assert len(list(t.refresh().snapshots())) == 1
-    t.refresh().remove_orphan_files(older_than_ms=0)
+    t.refresh().remove_orphan_files(older_than="0s")
     assert rows(t) == sorted(r for r in model().values() if r[2] % 10 >= 5 or r[2] >= 30)
     index_files = {p.name for p in (tmp_path / "t" / "index").iterdir()}
     assert len(index_files) == 2  # one per partition: the latest vectors only

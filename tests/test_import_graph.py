@@ -21,7 +21,8 @@ PACKAGE = "minipaimon_core"
 
 # Modules that may import the facade: views over a whole table, and the package entry.
 FACADE_USERS = {
-    "minipaimon_core", "minipaimon_core.catalog", "minipaimon_core.cli", "minipaimon_core.diff",
+    "minipaimon_core", "minipaimon_core.catalog", "minipaimon_core.cli", "minipaimon_core.cli_commands",
+    "minipaimon_core.diff",
     "minipaimon_core.migrate", "minipaimon_core.stream", "minipaimon_core.system_tables",
     "minipaimon_core.table_stream",
 }

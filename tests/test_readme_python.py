@@ -31,26 +31,29 @@ def blocks(section: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", body, flags=re.S)
 
 
-def test_python_and_operations_snippets_run_as_written(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_and_operations_snippets_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("polars")
     monkeypatch.chdir(tmp_path)  # the snippets use a relative "warehouse"
     api, catalog, consumer, _s3, _azure = blocks("Python API")
     scope: dict[str, Any] = {}
     exec(compile(api, "README:Python API", "exec"), scope)
     t: mp.Table = scope["t"]
-    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 3]
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 3] and t.count() == 3
     assert t.latest_snapshot().commitIdentifier == 7  # type: ignore[union-attr]
+    assert "Table('warehouse/users')" in capsys.readouterr().out  # print(t)
     exec(compile(catalog, "README:catalog", "exec"), scope)
     assert mp.catalog("warehouse").list_tables("sales") == []
-    scope["src"] = t
-    scope["dst"] = mp.create_table("copy", t.schema(), primary_key=["id", "dt"])
+    # the consumer block as written: it opens the table above and creates its copy itself
+    assert "src" not in scope and "dst" not in scope
     exec(compile(consumer, "README:consumer", "exec"), scope)
-    assert scope["dst"].to_arrow().sort_by("id").equals(t.to_arrow().sort_by("id"))
+    copy = mp.open_table("warehouse/users_copy")
+    assert copy.to_arrow().sort_by("id").equals(t.to_arrow().sort_by("id"))
+    assert t.consumers() == {"copy": 5}  # every batch committed: next is the one after 4
     (operations,) = blocks("Operations")
     exec(compile(operations, "README:Operations", "exec"), scope)
     t = mp.open_table(t.path)
-    assert t.latest_snapshot().id == 2  # type: ignore[union-attr]  # rolled back, no write since
+    assert t.latest_snapshot().id == 2  # type: ignore[union-attr]  # rolled back (the restore too)
     assert t.schema().names == ["id", "name", "dt"] and t.tags() == {}
     assert t.options()["snapshot.num-retained.min"] == "5"
 
@@ -104,3 +107,37 @@ def test_row_level_changes_snippet_runs_as_written(tmp_path: Path, monkeypatch: 
     assert rows == {2: {"id": 2, "dt": "2025-01-02", "status": "paid", "amount": 20},
                     3: {"id": 3, "dt": "2025-01-02", "status": "void", "amount": 60},
                     4: {"id": 4, "dt": "2025-01-02", "status": "new", "amount": 40}}
+
+
+# Every ```python block of the README, by (section, index in it), and the test that runs it
+# as written. A new block fails test_every_python_block_is_run_by_a_test until a test runs it.
+RUN_BY = {
+    ("", 0): "tests/spark/test_readme.py::test_opening_lines_run_as_written",
+    ("Apache Paimon tables", 0): "tests/interop/test_readme_paimon.py::test_the_readme_reads_and_writes_a_warehouse_paimon_wrote",
+    ("Apache Paimon tables", 1): "tests/interop/test_readme_paimon.py::test_the_readme_reads_and_writes_a_warehouse_paimon_wrote",
+    ("Python API", 0): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
+    ("Python API", 1): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
+    ("Python API", 2): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
+    ("Python API", 3): "tests/test_readme_python.py::test_object_storage_snippets_run_as_written_on_a_real_s3_server",
+    ("Spark", 0): "tests/spark/test_readme.py::test_spark_section_runs_as_written",
+    ("Structured Streaming", 0): "tests/spark/test_readme.py::test_streaming_section_runs_as_written",
+    ("Row-level changes: delete, update, merge", 0):
+        "tests/test_readme_python.py::test_row_level_changes_snippet_runs_as_written",
+    ("Operations", 0): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
+    ("Running on a cluster and object storage", 0):
+        "tests/test_readme_python.py::test_object_storage_snippets_run_as_written_on_a_real_s3_server",
+}
+
+
+def test_every_python_block_is_run_by_a_test() -> None:
+    text = README.read_text(encoding="utf-8")
+    head, *sections = text.split("\n## ")
+    found = {("", i) for i in range(len(re.findall(r"```python\n", head)))}
+    for section in sections:
+        title = section.split("\n", 1)[0]
+        found |= {(title, i) for i in range(len(re.findall(r"```python\n", section)))}
+    assert found == set(RUN_BY)
+    root = README.parent
+    for target in set(RUN_BY.values()):
+        path, name = target.split("::")
+        assert f"def {name}(" in (root / path).read_text(encoding="utf-8"), target

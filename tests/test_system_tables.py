@@ -30,7 +30,7 @@ def table(storage: Storage) -> mp.Table:
 
 def test_every_system_table_has_rows_and_a_fixed_schema(table):
     assert SYSTEM_TABLES == ("snapshots", "schemas", "options", "files", "manifests", "partitions",
-                             "buckets", "tags", "consumers", "audit_log")
+                             "buckets", "tags", "consumers", "audit_log", "health", "history")
     empty = mp.create_table(table.path + "-empty", SCHEMA)
     for name in SYSTEM_TABLES:
         full = table.system_table(name)

@@ -81,6 +81,7 @@ class ExpireResult:
     consumers: list[str] = field(default_factory=list)
     index_files: list[str] = field(default_factory=list)  # index manifests, index files
     changelogs: list[int] = field(default_factory=list)  # long-lived changelogs expired
+    dry_run: bool = False  # nothing was removed: what would be
 
     @property
     def files(self) -> list[str]:
@@ -98,11 +99,14 @@ def expire_snapshots(
     retain_min: int | None = None,
     older_than_ms: int | None = None,
     now_ms: int | None = None,
+    dry_run: bool = False,
 ) -> ExpireResult:
     """Expire snapshots by the retention arguments (each defaults to its table option).
 
     ``older_than_ms`` is an epoch-millisecond time: snapshots committed before it may go.
-    Consumers idle for ``consumer.expiration-time`` are expired first.
+    Consumers idle for ``consumer.expiration-time`` are expired first. ``dry_run``: return
+    what would be removed (the same plan) and change nothing; long-lived changelogs
+    (``changelog.num-retained.*``) are left out of a dry run's figures.
 
     Raises:
         InvalidArgumentError: ``retain_min`` < 1 or ``retain_max`` < ``retain_min``.
@@ -120,12 +124,17 @@ def expire_snapshots(
         raise InvalidArgumentError(f"retain_max ({rmax}) must be >= retain_min ({rmin})")
     older_than = now - opts["snapshot.time-retained"] if older_than_ms is None else older_than_ms
     consumers = ConsumerManager(files.io, files.layout)
-    gone_consumers = consumers.expire_by_options(opts["consumer.expiration-time"], now)
+    gone_consumers = consumers.expire_by_options(opts["consumer.expiration-time"], now, dry_run)
     earliest, latest = files.snapshots.earliest_id(), files.snapshots.latest_id()
     if earliest is None or latest is None:
-        return ExpireResult(consumers=gone_consumers)
-    end = expire_until(files, earliest, latest, rmin, rmax, older_than, consumers.min_next_snapshot())
-    result = expire_range(files, earliest, end, now) if end > earliest else ExpireResult()
+        return ExpireResult(consumers=gone_consumers, dry_run=dry_run)
+    consumer_next = min((n for c, n in consumers.consumers().items() if c not in gone_consumers),
+                        default=None)  # a dry run left the idle consumers in place
+    end = expire_until(files, earliest, latest, rmin, rmax, older_than, consumer_next)
+    result = expire_range(files, earliest, end, now, dry_run) if end > earliest else ExpireResult()
+    if dry_run:
+        return ExpireResult(result.snapshots, result.data_files, result.changelog_files,
+                            result.manifests, gone_consumers, result.index_files, dry_run=True)
     retention = Retention.of(opts)
     changelogs = expire_changelog.expire_changelogs(files, retention, consumers.min_next_snapshot(), now)
     return ExpireResult(result.snapshots, [*result.data_files, *changelogs.data_files],
@@ -147,16 +156,24 @@ def expire_until(files: TableFiles, earliest: int, latest: int, retain_min: int,
     return must_keep_from
 
 
-def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = None) -> ExpireResult:
+def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = None,
+                 dry_run: bool = False) -> ExpireResult:
     """Expire snapshots ``[begin, end)``; snapshot ``end`` must exist. See module docs.
 
-    ``now_ms`` (default: the clock) dates the tombstones old enough to delete."""
+    ``now_ms`` (default: the clock) dates the tombstones old enough to delete. ``dry_run``:
+    step 1's plan only; nothing is written or deleted."""
     opts = Options(files.schema.options)
     keep_changelog = Retention.of(opts).decoupled
     producer = opts["changelog-producer"] != "none"
     plan = _checked_plan(files, begin, end, keep_changelog, producer)
     if plan is None:
         return ExpireResult()
+    if dry_run:
+        groups = (plan[2], plan[3], files.manifest_paths(plan[4]), plan[5])
+        pinned = _pinned(files, plan[1], end)
+        would = [sorted(group - pinned) for group in groups]
+        return ExpireResult([s.id for s in plan[0]], would[0], would[1], would[2],
+                            index_files=would[3], dry_run=True)
     for snap in plan[0]:  # 2. marks
         files.snapshots.mark_expiring(snap)
     pinned_from = ConsumerManager(files.io, files.layout).min_next_snapshot()  # 3. consumers

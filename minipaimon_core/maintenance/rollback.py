@@ -47,10 +47,13 @@ class RollbackResult:
     snapshots: list[int] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    dry_run: bool = False  # nothing was removed: what would be
 
 
-def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | None = None) -> RollbackResult:
+def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | None = None,
+                dry_run: bool = False) -> RollbackResult:
     """Roll the table back to ``snapshot_id`` or to the snapshot of ``tag`` (exactly one).
+    ``dry_run``: return what would be removed (step 1) and change nothing.
 
     Raises:
         InvalidArgumentError: neither or both given, or a tag newer than the latest snapshot.
@@ -117,6 +120,8 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
         else:
             keep.add_changelog(changelog)
     doomed_files = sorted(drop.paths - keep.paths)
+    if dry_run:
+        return RollbackResult(target.id, removing, doomed_tags, doomed_files, dry_run=True)
 
     io, layout = files.io, files.layout
     # 2. restore an expired tag as a snapshot

@@ -83,10 +83,10 @@ def test_remove_orphan_files_from_sql(sql: Any, tmp_path: Path) -> None:
     hour_ago = time.time() - 3600
     os.utime(orphan, (hour_ago, hour_ago))
     cutoff = int(time.time() * 1000) - 60_000  # live files are newer; the orphan is older
-    dry = sql(f"SELECT * FROM minipaimon_remove_orphan_files('{table.path}', {cutoff}, true)")
+    dry = sql(f"SELECT * FROM minipaimon_remove_orphan_files('{table.path}', '1 min', true)")  # an age
     assert [(r.path.endswith(orphan.name), r.dry_run) for r in dry.collect()] == [(True, True)]
     assert orphan.exists()
-    done = sql(f"SELECT * FROM minipaimon_remove_orphan_files('{table.path}', {cutoff})").collect()
+    done = sql(f"SELECT * FROM minipaimon_remove_orphan_files('{table.path}', {cutoff})").collect()  # deprecated
     assert len(done) == 1 and not orphan.exists()
     assert ids_and_values(table) == [(i, "w0") for i in range(10)]
 
@@ -129,6 +129,8 @@ def test_tables_of_a_warehouse_from_sql(sql: Any, tmp_path: Path) -> None:
     ("minipaimon_create_tag('{path}', 'silver', 99)", "SnapshotNotFoundError"),
     ("minipaimon_delete_tag('{path}', 'nope')", "SnapshotNotFoundError"),
     ("minipaimon_remove_orphan_files('{path}', 99999999999999)", "InvalidArgumentError"),
+    ("minipaimon_remove_orphan_files('{path}', 0)", "InvalidArgumentError"),  # 1970: nothing
+    ("minipaimon_remove_orphan_files('{path}', 'soon')", "InvalidArgumentError"),
     ("minipaimon_rewrite_manifests('{missing}')", "TableNotFoundError"),
     ("minipaimon_diff('{path}', 1, 7)", "SnapshotNotFoundError"),
     ("minipaimon_diff('{missing}', 1, 2)", "TableNotFoundError"),

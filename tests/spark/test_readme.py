@@ -93,9 +93,7 @@ def test_streaming_section_runs_as_written(spark: Any, tmp_path: Path) -> None:
 
 def test_sql_procedures_section_runs_as_written(spark: Any, tmp_path: Path) -> None:
     """The Operations section's SQL, with its example paths pointing at a real table and
-    warehouse (and its orphan-cleanup time at now)."""
-    import time
-
+    warehouse."""
     text = README.read_text(encoding="utf-8")
     body = text.split("\n## Operations\n", 1)[1].split("\n## ", 1)[0]
     (sql,) = re.findall(r"```sql\n(.*?)```", body, flags=re.S)
@@ -108,8 +106,7 @@ def test_sql_procedures_section_runs_as_written(spark: Any, tmp_path: Path) -> N
     for line in sql.strip().splitlines():
         statement = line.split("--", 1)[0].strip()
         statement = (statement.replace("'/data/orders'", f"'{orders.path}'")
-                     .replace("'/data/warehouse'", f"'{warehouse}'")
-                     .replace("1763900000000", str(int(time.time() * 1000))))
+                     .replace("'/data/warehouse'", f"'{warehouse}'"))
         spark.sql(statement).collect()
     t = mp.open_table(orders.path)
     assert t.tags() == {} and t.latest_snapshot().commitKind == "COMPACT"  # type: ignore[union-attr]
@@ -130,3 +127,20 @@ def test_row_level_changes_sql_runs_as_written(spark: Any, tmp_path: Path) -> No
         spark.sql(line.replace("'/data/orders'", f"'{orders.path}'")).collect()
     rows = sorted(mp.open_table(orders.path).to_arrow().to_pylist(), key=lambda r: r["id"])
     assert [(r["id"], r["status"], r["amount"]) for r in rows] == [(2, "open", 2), (3, "void", 0), (4, "open", 4)]
+
+
+def test_installing_section_shows_the_error_a_missing_table_gives(spark: Any, tmp_path: Path) -> None:
+    """The ```text block of "Installing" is what load() of a missing table raises (its path,
+    the file's location and line number aside)."""
+    text = README.read_text(encoding="utf-8")
+    body = text.split("\n## Installing\n", 1)[1].split("\n## ", 1)[0]
+    (shown,) = re.findall(r"```text\n(.*?)```", body, flags=re.S)
+    missing = tmp_path / "nope"
+    with pytest.raises(Exception) as info:
+        spark.read.format("minipaimon").load(str(missing))
+
+    def normal(message: str) -> list[str]:
+        message = re.sub(r'File "[^"]*/minipaimon_spark/', 'File ".../minipaimon_spark/', message)
+        return [line.rstrip() for line in re.sub(r"line \d+", "line N", message).strip().splitlines()]
+
+    assert normal(str(info.value).replace(str(missing), "/data/nope")) == normal(shown)
