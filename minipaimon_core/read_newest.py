@@ -50,14 +50,14 @@ def read_newest(runs: list[list[DataFileMeta]], read: ReadFiles, columns: list[s
     """The winning rows (``columns``, ``key`` among them) of the sorted ``runs`` of one
     bucket, newest first, rows unsorted. REQUIRES what ``winners`` requires (one row per
     key in a run)."""
-    later = probe_first(runs)
+    rest = [c for c in columns if c != key]
+    later = probe_first(runs) if rest else set()  # the key alone: one phase reads it all
     probe, whole = [key, VALUE_KIND], [*columns, VALUE_KIND]
     files = [f for run in runs for f in run]
     first = iter(read(files, lambda f: probe if f.fileName in later else whole))
     tables = [[next(first) for _ in run] for run in runs]
     masks = [m for run_masks in winners(tables, key, ignore_delete) for m in run_masks]
     flat = [t for run in tables for t in run]
-    rest = [c for c in columns if c != key]
     again = [i for i, f in enumerate(files) if f.fileName in later and masks[i].any()]
     second = dict(zip(again, read([files[i] for i in again], lambda f: rest)))
     kept = []
