@@ -8,8 +8,8 @@ Python data source, at the same snapshot.
    with deletion vectors; buckets merged by deduplicate or first-row (the core picks the
    winning rows from the key, sequence and kind columns)
      ├► files read as stored, per schema version: one spark.read.parquet(files)
-     └► files with rows to leave out: spark.read.parquet(file), rows dropped by
-        _metadata.row_index (native_rows: position lists or bitsets, in the JVM)
+     └► files with rows to leave out, per schema version: one spark.read.parquet(files),
+        rows dropped by _metadata.file_name / row_index (native_rows: bitsets, in the JVM)
         ─► kept row kinds (+I, +U) ─► columns by field id onto the read schema
            (renamed: old name; added: null), cast
    the other splits (partial-update and aggregation merges, ORC and Avro files)
@@ -47,7 +47,7 @@ from minipaimon_spark.native_plan import (
     python_buckets,
     spark_reads,
 )
-from minipaimon_spark.native_rows import keep_conditions
+from minipaimon_spark.native_rows import keep_condition
 from minipaimon_spark.options import (
     COLUMNS,
     PYTHON_SPLITS_ONLY,
@@ -97,9 +97,12 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     cut = [f for f in files if f.dropped is not None]
     if any(METADATA in t.schema_by_id(f.schema_id).arrow_schema().names for f in cut):
         return python.load(path)  # a column named _metadata hides Spark's row positions
+    if len({f.name for f in cut}) < len(cut):
+        return python.load(path)  # keep_condition tells files apart by name (unique in Paimon)
     parts = [_read_files(spark, t, group) for group in _by_schema([f for f in files if f.dropped is None])]
-    keep = keep_conditions(spark, [f.dropped for f in cut if f.dropped is not None])
-    parts += [_read_files(spark, t, [f], where) for f, where in zip(cut, keep, strict=True)]
+    parts += [_read_files(spark, t, group, keep_condition(spark, {f.name: f.dropped for f in group
+                                                                  if f.dropped is not None}))
+              for group in _by_schema(cut)]
     if len(native) < len(splits):
         whole = {k: v for k, v in raw.items() if k.lower() != COLUMNS}  # projected after the union
         rest = [s for s in splits if not spark_reads(s, t.table_schema)]
@@ -124,8 +127,8 @@ def _by_schema(files: list[NativeFile]) -> list[list[NativeFile]]:
 
 
 def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile], keep: Column | None = None) -> DataFrame:
-    """The rows of ``files`` (one schema version; ``keep``: the rows of a single file that
-    condition keeps) in the read schema of ``t``.
+    """The rows of ``files`` (one schema version) that ``keep`` keeps, in the read schema
+    of ``t``.
 
     Spark's reader is given the files' schema (their columns in the Python source's Spark
     types) rather than inferring one: with ``spark.sql.parquet.inferTimestampNTZ.enabled``
@@ -141,7 +144,7 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile], keep:
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
     df = spark.read.schema(stored).parquet(*[f.path for f in files])
     if keep is not None:
-        df = df.where(keep)  # on the scan itself, where _metadata.row_index is
+        df = df.where(keep)  # on the scan itself, where _metadata is
     if t.primary_keys():
         df = df.where(F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)))
 

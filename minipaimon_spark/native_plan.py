@@ -40,9 +40,10 @@ METADATA = "_metadata"  # Spark's hidden column of file scans (row_index): no ta
 
 @dataclass(frozen=True)
 class NativeFile:
-    """One Parquet file Spark reads: its path as Spark names it, the schema it was written
-    with, and the positions of its stored rows to leave out (None: none)."""
+    """One Parquet file Spark reads: its name, its path as Spark names it, the schema it was
+    written with, and the positions of its stored rows to leave out (None: none)."""
 
+    name: str
     path: str
     schema_id: int
     dropped: np.ndarray | None = None
@@ -75,7 +76,8 @@ def native_files(t: mp.Table, splits: list[Split], to_spark_path: Callable[[str]
     def of(split: Split) -> list[NativeFile]:
         dropped = {} if split.reads_as_stored else t.dropped_rows(split)
         assert dropped is not None, "spark_reads routes only selections here"
-        return [NativeFile(to_spark_path(t.layout.data_file_path(split.partition_path, split.bucket, f.fileName)),
+        return [NativeFile(f.fileName, to_spark_path(t.layout.data_file_path(split.partition_path, split.bucket,
+                                                                             f.fileName)),
                            f.schemaId, dropped.get(f.fileName)) for f in split.files]
 
     costly = [s for s in splits if not s.raw_convertible]  # merges read files: in parallel

@@ -139,10 +139,14 @@ def test_deletion_vectors_are_applied_by_sparks_reader(spark: Any, tmp_path: Pat
                         options={"bucket": "2", "deletion-vectors.enabled": "true"})
     t.write(rows(list(range(600))))
     t.write(rows(list(range(0, 600, 3)), v=5.0))  # marks a third of the first files' rows: bitsets
-    t.write(rows([4, 5, 7], kind="-D"))  # a few marks: position lists
+    t.write(rows([4, 5, 7], kind="-D"))  # a few more marks
     splits = mp.open_table(path).scan().plan()
     assert any(s.deletion_index for s in splits) and all(s.raw_convertible for s in splits)
-    assert all_native(same_as_core(spark, path))
+    df = same_as_core(spark, path)
+    assert all_native(df)
+    marked = sum(len(s.files) for s in splits if s.deletion_index is not None)
+    assert marked > 2  # yet one scan of the marked files, one of the rest: no scan per file
+    assert plan_of(df).count("FileScan parquet") == 2
     same(spark, path, where="v > 20 AND id < 400")
     same_as_core(spark, path, **{"scan.snapshot-id": "2"})  # that snapshot's vectors, not the latest's
     t.rename_column("v", "value")
