@@ -96,15 +96,21 @@ def test_merged_buckets_are_read_natively(spark: Any, tmp_path: Path) -> None:
     same(spark, path, **{"scan.tag-name": "compacted"})
 
 
-def test_merges_that_build_rows_go_through_the_python_source(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("options", [
+    {"merge-engine": "partial-update"},
+    {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"},
+])
+def test_merges_that_build_rows_go_through_the_python_source(spark: Any, tmp_path: Path,
+                                                            options: dict[str, str]) -> None:
     path = str(tmp_path / "t")
-    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "2", "merge-engine": "partial-update"})
+    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "2", **options})
     t.write(rows(list(range(40))))
     t.write(rows(list(range(0, 40, 3)), v=4.0))  # overlapping runs in every bucket
     t.write(pa.table({"id": [4, 7], "dt": [None, "x"], "v": [None, 1.5], "ts": pa.array([None, None], pa.timestamp("us")),
                       "tags": [None, None]}, schema=SCHEMA))
     assert not any(s.raw_convertible for s in mp.open_table(path).scan().plan())
-    for df in (same_as_core(spark, path), same(spark, path, where="v > 20", columns="v,id")):
+    for df in (same_as_core(spark, path), same(spark, path, where="v > 20", columns="v,id"),
+               same_as_core(spark, path, **{"scan.snapshot-id": "2"})):
         plan = plan_of(df)
         assert PYTHON_SCAN in plan and "FileScan parquet" not in plan and "Union" not in plan
 
