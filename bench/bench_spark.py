@@ -36,7 +36,9 @@ scripts' own figures (other session, other minutes) are shown beside it as a cro
 Each run records wall time, CPU of the whole process tree (driver, JVM, Python workers),
 the 1-minute load average and the share of the machine other processes used. Targets
 (issue 4): reads (a)(b) >= 0.9x the ceiling DS, (c) >= 0.6x; append write >= 0.8x the
-discard writer, PK write >= 0.6x.
+discard writer, PK write >= 0.6x. Issue 28, rows "vs native" (throughput ratio to
+``spark.read.parquet`` of the source files, same session): ``minipaimon_spark.table`` of
+(a)(b) >= 0.9x, (c) >= 0.5x, (d) >= 0.8x.
 
 usage: .venv/bin/python bench/bench_spark.py [--reps 3] [--part all|read|write] [--no-40]
 Results: bench/results/spark.json (spark-<tag>.json with MINIPAIMON_BENCH_TAG).
@@ -68,6 +70,9 @@ TABLES = os.path.join(SPARK_DIR, "tables")
 OUT = os.path.join(SPARK_DIR, "out")
 ROWS = 5_000_000
 READ_TARGETS = {"mp append": 0.9, "mp pk compacted": 0.9, "mp pk 3 runs": 0.6}
+# issue 28: minipaimon_spark.table against Spark's own reader of the source Parquet files
+NATIVE_TARGETS = {"mp.table append": 0.9, "mp.table pk compacted": 0.9, "mp.table pk 3 runs": 0.5,
+                  "mp.table pk dv": 0.8}
 WRITE_TARGETS = {"mp append": 0.8, "mp pk": 0.6}
 
 
@@ -488,6 +493,9 @@ def read_rows(ours: dict[str, Any], ref: dict[str, Any] | None) -> list[list[Any
         targets = READ_TARGETS if action == "sum(v)" else {}
         rows += _rows(f"read {action}", ours, f" {action}", "ceiling DS",
                       _ref(ref, f"read pyds-arrow {action}"), names, targets)
+    if "native sum(v)" in ours:  # issue 28's ratios: x native = native s / ours s
+        rows += _rows("read sum(v) vs native", ours, " sum(v)", "native", None,
+                      [n for n in names if n[0] != "native"], NATIVE_TARGETS)
     return rows
 
 
@@ -595,6 +603,7 @@ def main() -> None:
     os.makedirs(SPARK_DIR, exist_ok=True)
     results: dict[str, Any] = {"env": env, "rows": ROWS, "reps": a.reps, "master": "local[2]",
                                "spark_conf_dir": CONF_DIR, "read_targets": READ_TARGETS,
+                               "native_targets": NATIVE_TARGETS,
                                "write_targets": WRITE_TARGETS}
     print("data ...", file=sys.stderr, flush=True)
     results["data"] = ensure_data(sys.executable)

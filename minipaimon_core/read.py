@@ -30,7 +30,9 @@ from .fileio import FileIO
 from .format.manifest_file import DataFileMeta
 from .kinds import SEQUENCE, VALUE_KIND, RowKind
 from .layout import TableLayout
+from .lsm.merge_config import ROW_SELECTING_ENGINES
 from .lsm.merge_engines import MergeConfig, merge
+from .lsm.newest_wins import newest_wins
 from .manifest_io import ManifestIO
 from .options import Options
 from .read_newest import read_newest
@@ -76,6 +78,8 @@ def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMet
 
 
 _SYSTEM_TYPES = {SEQUENCE: pa.int64(), VALUE_KIND: pa.int8()}
+# Columns of a tagged merge input (SplitReader.dropped_rows): each row's file and position.
+_FILE, _ROW = "__minipaimon_file", "__minipaimon_row"
 
 
 def dictionary_candidates(schema: TableSchema) -> frozenset[str]:
@@ -192,8 +196,13 @@ class SplitReader:
         try:
             yield from self._read(split)
         except (CorruptDataFileError, CorruptMetadataError) as e:
-            if SnapshotManager(self._io, self._layout).retained(split.snapshot_id) is not None:
-                raise
+            self._raise_if_expired(split, e)
+            raise
+
+    def _raise_if_expired(self, split: Split, e: Exception) -> None:
+        """SnapshotExpiredError if ``e`` (a file missing or unreadable) came from the split's
+        snapshot being expired or rolled back meanwhile."""
+        if SnapshotManager(self._io, self._layout).retained(split.snapshot_id) is None:
             raise SnapshotExpiredError(
                 f"snapshot {split.snapshot_id} of {self._layout.root} was expired (or rolled "
                 f"back) while it was read ({e}); re-plan the read, or keep snapshots longer with "
@@ -250,17 +259,73 @@ class SplitReader:
         t = t.select(names)
         return t if live.all() else filter_columns(t, pa.array(live))
 
-    def _merged(self, split: Split, needed: list[str]) -> pa.Table:
+    def _merged(self, split: Split, needed: list[str], tagged: bool = False) -> pa.Table:
+        """The merged rows of ``split``: columns ``needed`` and the keys (``tagged``: also
+        each row's file, an index into ``split.files``, and position in it)."""
         assert self._merge is not None
         cols = list(dict.fromkeys([*self._schema.primaryKeys, *needed]))
         m = self._merge
+        read = self._read_tagged if tagged else self.read_files
         if m.engine == "deduplicate" and m.sequence_field is None and len(m.key_columns) == 1:
+            if tagged:  # every column of a winner's file read (the positions come along)
+                runs = sorted_runs_newest_first(split.files)
+                files = iter(read(split, [f for run in runs for f in run], [*cols, VALUE_KIND]))
+                return newest_wins([[next(files) for _ in run] for run in runs], m.key_columns[0],
+                                   m.ignore_delete, filter_columns)
             return read_newest(sorted_runs_newest_first(split.files),
                                lambda files, names_of: self.read_each(split, files, names_of, self._dictionary),
                                cols, m.key_columns[0], m.ignore_delete, filter_columns)
         oldest_first = [f for run in reversed(sorted_runs_newest_first(split.files)) for f in run]
-        tables = self.read_files(split, oldest_first, self._merge_input(cols))  # merge sorts no run again
+        tables = read(split, oldest_first, self._merge_input(cols))  # merge sorts no run again
         return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
+
+    def _read_tagged(self, split: Split, files: list[DataFileMeta], names: list[str]) -> list[pa.Table]:
+        """:meth:`read_files` with each row's file (``_FILE``: index into ``split.files``)
+        and position in it (``_ROW``)."""
+        index = {f.fileName: i for i, f in enumerate(split.files)}
+        return [t.append_column(_FILE, pa.array(np.full(t.num_rows, index[f.fileName], np.int32)))
+                 .append_column(_ROW, pa.array(np.arange(t.num_rows, dtype=np.int64)))
+                for f, t in zip(files, self.read_files(split, files, names))]
+
+    def dropped_rows(self, split: Split) -> dict[str, np.ndarray] | None:
+        """What a read of ``split`` returns, as a selection of its files' stored rows: per
+        file name, the sorted positions (int64) of the rows the read leaves out (a file not
+        named: none); the others are returned as stored, those of kind +I/+U in a
+        primary-key file. None where the read builds rows that are no stored row (the
+        merges of partial-update and aggregation). A split read without a merge costs its
+        deletion vectors (metadata); a merge (deduplicate, first-row) reads the key,
+        sequence and kind columns of its files and merges them as :meth:`read` does.
+
+        Raises CorruptMetadataError (a vector deletes a row past its file's end) and what
+        :meth:`read` raises."""
+        if self._merge is None or split.raw_convertible:
+            if split.deletion_index is None:
+                return {}
+            vectors = self._vectors.vectors(split.deletion_index)
+            out = {}
+            for f in split.files:
+                positions = vectors.get(f.fileName)
+                if positions is not None and len(positions):
+                    live_mask(f.rowCount, positions[-1:], self._layout.data_file_path(
+                        split.partition_path, split.bucket, f.fileName))  # raises past the end
+                    out[f.fileName] = positions.astype(np.int64)
+            return out
+        if self._merge.engine not in ROW_SELECTING_ENGINES:
+            return None
+        try:
+            kept = self._merged(split, [], tagged=True)
+        except (CorruptDataFileError, CorruptMetadataError) as e:
+            self._raise_if_expired(split, e)
+            raise
+        which = kept.column(_FILE).to_numpy()
+        rows = kept.column(_ROW).to_numpy()
+        out = {}
+        for i, f in enumerate(split.files):
+            live = np.zeros(f.rowCount, bool)
+            live[rows[which == i]] = True
+            if not live.all():
+                out[f.fileName] = np.flatnonzero(~live)
+        return out
 
     def _merge_input(self, cols: list[str]) -> list[str]:
         """``cols`` plus what a merge needs: the sequence field(s) of their sequence groups

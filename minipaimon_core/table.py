@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from . import compaction, dml, predicate, system_tables
@@ -49,7 +50,7 @@ from .schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .sequence import SequenceStart
 from .snapshot_manager import SnapshotManager
 from .table_ops import TableOperations
-from .table_scan import TableScan, planner, read_file_rows, read_split
+from .table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
 from .table_schema_changes import SchemaChanges
 from .table_stream import TableStream
 from .table_write import TableWrite, write_and_commit
@@ -298,6 +299,12 @@ class Table(SchemaChanges, TableOperations):
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
         """Arrow batches of one split (projected and filtered as planned)."""
         return read_split(self.context(), split)
+
+    def dropped_rows(self, split: Split) -> dict[str, np.ndarray] | None:
+        """The read of ``split`` as a selection of its files' stored rows: per file name the
+        positions of the rows it leaves out (row kinds aside), or None where the read builds
+        rows (partial-update, aggregation). See ``SplitReader.dropped_rows``."""
+        return dropped_rows(self.context(), split)
 
     def read_file_rows(self, split: Split, file: DataFileMeta, with_kind: bool = False,
                        with_sequence: bool = False) -> pa.Table:

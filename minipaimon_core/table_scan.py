@@ -3,6 +3,8 @@
 ```
 TableScan.plan()    metadata only: snapshot -> manifests -> picklable splits (Planner)
 read_split(split)   one split -> Arrow batches (SplitReader: projection, merge, filter)
+dropped_rows(split) the same read as positions of the files' rows it leaves out (engines
+                    that merge by selecting rows; for Spark's own Parquet reader)
 ```
 """
 
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from . import predicate
@@ -44,6 +47,11 @@ def planner(ctx: TableContext) -> Planner:
 def read_split(ctx: TableContext, split: Split) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one split (projected and filtered as planned)."""
     return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split)
+
+
+def dropped_rows(ctx: TableContext, split: Split) -> dict[str, np.ndarray] | None:
+    """What a read of ``split`` leaves out of its files' stored rows (SplitReader.dropped_rows)."""
+    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).dropped_rows(split)
 
 
 def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kind: bool = False,
@@ -117,4 +125,4 @@ class TableScan:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-__all__ = ["TableScan", "planner", "read_file_rows", "read_split"]
+__all__ = ["TableScan", "dropped_rows", "planner", "read_file_rows", "read_split"]

@@ -1,21 +1,28 @@
-"""``minipaimon_spark.table``: a read that hands Spark's own Parquet reader every file that
-needs no merge, and reads only the rest through the Python data source.
+"""``minipaimon_spark.table``: a read that hands Spark's own Parquet reader every file whose
+rows the read returns as stored or a selection of them, and reads only the rest through the
+Python data source, at the same snapshot.
 
 ```
- plan the snapshot (core, on the driver) ──► splits
-   splits read as stored (append tables; primary-key buckets whose files do not overlap;
-   files of a table with deletion vectors that no vector marks)
-     └► per schema version: spark.read.parquet(files) ─► kept row kinds (+I, +U) ─►
-        columns by field id onto the read schema (renamed: old name; added: null), cast
-   splits that need a merge, and files with deletion vectors (Spark's Parquet reader
-   cannot drop rows by position cheaply: an anti-join on _metadata.row_index with the
-   broadcast marks took 2-3 s for 5M rows with 500k marks, the Python source 1.7 s)
-     └► spark.read.format("minipaimon") with ``scan.merge-splits-only`` at the same snapshot
+ plan the snapshot (core, on the driver) ──► splits, routed by native_plan.spark_reads
+   splits Spark reads: append tables; primary-key buckets whose files do not overlap; files
+   with deletion vectors; buckets merged by deduplicate or first-row (the core picks the
+   winning rows from the key, sequence and kind columns)
+     ├► files read as stored, per schema version: one spark.read.parquet(files)
+     └► files with rows to leave out, per schema version: one spark.read.parquet(files),
+        rows dropped by _metadata.file_name / row_index (native_rows: bitsets, in the JVM)
+        ─► kept row kinds (+I, +U) ─► columns by field id onto the read schema
+           (renamed: old name; added: null), cast
+   the other splits (partial-update and aggregation merges, ORC and Avro files)
+     └► spark.read.format("minipaimon") with ``scan.python-splits-only`` (their buckets)
+        at the same snapshot
  unionByName ──► one DataFrame, same rows and schema as format("minipaimon")
 ```
 
 Snapshot isolation: the native files are those of the planned snapshot, and the Python part
-reads that snapshot (pinned by id, or by the same tag or time). Object stores: Spark reads
+reads that snapshot (pinned by id, or by the same tag or time). Making the DataFrame reads
+the deletion vectors of the files that have them and, for merged buckets, their key,
+sequence and kind columns (on the driver, see native_plan), so errors of those reads (a
+damaged file, an expired snapshot) are raised by this call. Object stores: Spark reads
 ``s3a://`` paths when the Hadoop AWS classes are on its classpath, and a table on an
 ``abfs://`` / ``abfss://`` path when the Hadoop Azure (ABFS) classes are (Spark's pip package
 has neither; the user configures Hadoop's credentials); otherwise (an ``az://`` path too, and
@@ -35,9 +42,17 @@ import pyarrow as pa
 
 from minipaimon_core.fileio_resolve import scheme_of
 from minipaimon_core.kinds import VALUE_KIND, RowKind
+from minipaimon_spark.native_plan import (
+    METADATA,
+    NativeFile,
+    native_files,
+    python_buckets,
+    spark_reads,
+)
+from minipaimon_spark.native_rows import keep_condition
 from minipaimon_spark.options import (
     COLUMNS,
-    MERGE_SPLITS_ONLY,
+    PYTHON_SPLITS_ONLY,
     SNAPSHOT_ID,
     TAG_NAME,
     TIMESTAMP_MILLIS,
@@ -49,10 +64,9 @@ from minipaimon_spark.system import split_system_path
 from minipaimon_spark.types import to_spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     import minipaimon_core as mp
-    from minipaimon_core.scan import Split
 
 S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 ABFS_CLASS = "org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem"
@@ -73,8 +87,8 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     if read_changelog(raw, t) or not _spark_reads_natively(t.schema()):
         return python.load(path)
     splits = t.scan(**read.scan_kwargs()).plan()
-    native = [s for s in splits if s.reads_as_stored]
-    if not native:  # every split needs a merge: the plain Python-source DataFrame, no union
+    native = [s for s in splits if spark_reads(s, t.table_schema)]
+    if not native:  # every split needs the Python source: the plain DataFrame, no union
         return python.load(path)
     to_spark_path = _spark_paths(spark, t.path)
     if to_spark_path is None:
@@ -82,13 +96,24 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     snapshot = t.snapshot_manager.try_get(splits[0].snapshot_id)
     if snapshot is None or snapshot.schemaId != t.table_schema.id:
         return python.load(path)  # the schema changed after the snapshot (or it just expired)
-    parts = [_read_files(spark, t, group, to_spark_path) for group in _by_schema(native)]
+    files = native_files(t, native, to_spark_path)
+    cut = [f for f in files if f.dropped is not None]
+    if any(METADATA in t.schema_by_id(f.schema_id).arrow_schema().names for f in cut):
+        return python.load(path)  # a column named _metadata hides Spark's row positions
+    if len({f.name for f in cut}) < len(cut):
+        return python.load(path)  # keep_condition tells files apart by name (unique in Paimon)
+    parts = [_read_files(spark, t, group) for group in _by_schema([f for f in files if f.dropped is None])]
+    parts += [_read_files(spark, t, group, keep_condition(spark, {f.name: f.dropped for f in group
+                                                                  if f.dropped is not None}))
+              for group in _by_schema(cut)]
     if len(native) < len(splits):
         whole = {k: v for k, v in raw.items() if k.lower() != COLUMNS}  # projected after the union
-        merged = spark.read.format(SHORT_NAME).options(**whole).option(MERGE_SPLITS_ONLY, "true")
+        rest = [s for s in splits if not spark_reads(s, t.table_schema)]
+        python_part = spark.read.format(SHORT_NAME).options(**whole) \
+            .option(PYTHON_SPLITS_ONLY, python_buckets(rest))
         if not {k.lower() for k in raw} & {SNAPSHOT_ID, TAG_NAME, TIMESTAMP_MILLIS}:
-            merged = merged.option(SNAPSHOT_ID, str(snapshot.id))  # later commits must not show
-        parts.append(merged.load(path))
+            python_part = python_part.option(SNAPSHOT_ID, str(snapshot.id))  # later commits must not show
+        parts.append(python_part.load(path))
     out = parts[0]
     for part in parts[1:]:
         out = out.unionByName(part)
@@ -97,17 +122,16 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     return out
 
 
-def _by_schema(splits: list[Split]) -> list[list[tuple[Split, Any]]]:
-    groups: dict[int, list[tuple[Split, Any]]] = {}
-    for s in splits:
-        for f in s.files:
-            groups.setdefault(f.schemaId, []).append((s, f))
+def _by_schema(files: list[NativeFile]) -> list[list[NativeFile]]:
+    groups: dict[int, list[NativeFile]] = {}
+    for f in files:
+        groups.setdefault(f.schema_id, []).append(f)
     return [groups[k] for k in sorted(groups)]
 
 
-def _read_files(spark: SparkSession, t: mp.Table, files: list[tuple[Split, Any]],
-                to_spark_path: Callable[[str], str]) -> DataFrame:
-    """The rows of ``files`` (one schema version) in the read schema of ``t``.
+def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile], keep: Column | None = None) -> DataFrame:
+    """The rows of ``files`` (one schema version) that ``keep`` keeps, in the read schema
+    of ``t``.
 
     Spark's reader is given the files' schema (their columns in the Python source's Spark
     types) rather than inferring one: with ``spark.sql.parquet.inferTimestampNTZ.enabled``
@@ -117,12 +141,13 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[tuple[Split, Any]]
     from pyspark.sql import functions as F
     from pyspark.sql.types import ByteType, StructField, StructType
 
-    file_schema = t.schema_by_id(files[0][1].schemaId)
-    paths = [to_spark_path(t.layout.data_file_path(s.partition_path, s.bucket, f.fileName)) for s, f in files]
+    file_schema = t.schema_by_id(files[0].schema_id)
     stored = StructType([StructField(f.name, to_spark_type(f.type)) for f in file_schema.arrow_schema()])
     if t.primary_keys():
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
-    df = spark.read.schema(stored).parquet(*paths)
+    df = spark.read.schema(stored).parquet(*[f.path for f in files])
+    if keep is not None:
+        df = df.where(keep)  # on the scan itself, where _metadata is
     if t.primary_keys():
         df = df.where(F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)))
 

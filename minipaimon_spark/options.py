@@ -35,8 +35,10 @@ TAG_NAME = "scan.tag-name"
 INCREMENTAL_BETWEEN = "incremental-between"
 INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
 INCREMENTAL_MODE = "incremental-between-scan-mode"
-# Plan only the splits that need a merge (minipaimon_spark.table reads the others natively).
-MERGE_SPLITS_ONLY = "scan.merge-splits-only"
+# Plan only the splits minipaimon_spark.table does not hand to Spark's Parquet reader: the
+# value names their buckets (native_plan.python_buckets), so that a pushed filter that
+# skips files cannot move a bucket from one part to the other.
+PYTHON_SPLITS_ONLY = "scan.python-splits-only"
 PRIMARY_KEY = PAIMON_PRIMARY_KEY  # Paimon's option names for a table's keys
 PARTITION = PAIMON_PARTITION
 PARTITION_KEYS = "partition-keys"  # the connector's earlier name of 'partition', still taken
@@ -46,7 +48,7 @@ PARALLELISM = "scan.parallelism"  # the tasks a batch read's splits are sized fo
 
 # Read-side options: ignored by writes (a temporary view passes its options to both).
 READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN,
-                          INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_MODE, MERGE_SPLITS_ONLY, "scan.mode",
+                          INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_MODE, PYTHON_SPLITS_ONLY, "scan.mode",
                           "consumer-id", PARALLELISM})
 WAREHOUSE = "warehouse"
 # Options Spark itself adds to a write (streaming sinks), and the catalog root: no table option.
@@ -214,7 +216,7 @@ class ReadOptions:
     # ``incremental-between-timestamp``, epoch-millisecond times
     incremental_between: tuple[Endpoint, Endpoint] | None = None
     incremental_mode: str = "auto"
-    merge_splits_only: bool = False
+    python_splits_only: str | None = None  # the buckets, encoded by native_plan
     columns: list[str] | None = None
     connection: dict[str, str] = field(default_factory=dict, repr=False)
     parallelism: int | None = None
@@ -246,7 +248,7 @@ class ReadOptions:
             incremental_between=(_incremental(options.get(INCREMENTAL_BETWEEN))
                                  or _incremental_times(options.get(INCREMENTAL_BETWEEN_TIMESTAMP))),
             incremental_mode=incremental_mode,
-            merge_splits_only=options.get(MERGE_SPLITS_ONLY, "false").strip().lower() == "true",
+            python_splits_only=options.get(PYTHON_SPLITS_ONLY),
             columns=name_list(options, COLUMNS),
             connection=connection_options(options),
             parallelism=_parallelism(options),

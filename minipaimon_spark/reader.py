@@ -31,6 +31,7 @@ from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
 from minipaimon_core.kinds import ROW_KIND_COLUMN, RowKind
 from minipaimon_core.stream import StreamOffset, StreamScanner, check_between
 from minipaimon_spark.filters import Term, column_types, split_filters
+from minipaimon_spark.native_plan import parse_buckets, python_reads
 from minipaimon_spark.options import ReadOptions
 from minipaimon_spark.source import one_line_errors
 from minipaimon_spark.stream_support import StreamPartition
@@ -197,8 +198,9 @@ class MiniPaimonReader(ShippedToWorkers, DataSourceReader):
             **self.options.scan_kwargs(),
         )
         splits = scan.plan()
-        if self.options.merge_splits_only:
-            splits = [s for s in splits if not s.reads_as_stored]
+        if self.options.python_splits_only is not None:  # the rest of minipaimon_spark.table
+            buckets = parse_buckets(self.options.python_splits_only)
+            splits = [s for s in splits if python_reads(s, table.table_schema, buckets)]
         return [SplitPartition(split) for split in splits]
 
     def _incremental_partitions(self, table: mp.Table) -> list[InputPartition]:

@@ -18,6 +18,9 @@ from ..kinds import SEQUENCE, VALUE_KIND, RowKind
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = RowKind  # short names of the merge code
 ENGINES = option_values.MERGE_ENGINES
 AGGREGATE_FUNCTIONS = frozenset(option_values.AGGREGATE_FUNCTIONS)
+#: Engines whose merge of a key returns one of its stored rows as it is (the last or the
+#: first); the others build a row from several.
+ROW_SELECTING_ENGINES = frozenset({"deduplicate", "first-row"})
 _IGNORE_DELETE_KEYS = ("ignore-delete", "partial-update.ignore-delete",
                        "first-row.ignore-delete", "deduplicate.ignore-delete")
 

@@ -1,7 +1,9 @@
-"""Issue 13 item 3: ``minipaimon_spark.table`` reads the files that need no merge with Spark's
-own Parquet reader and the rest through the Python source, and returns exactly what
-``format("minipaimon")`` returns: append tables, compacted and uncompacted primary-key
-buckets, deletes, evolved schemas, filters, projections and time travel."""
+"""Issue 13 item 3, issue 28 items 1, 2 and 4: ``minipaimon_spark.table`` reads with Spark's own
+Parquet reader the files whose read is a selection of their stored rows (no merge; deletion
+vectors; the merges of deduplicate and first-row, whose winners the core picks) and the
+rest through the Python source, and returns exactly what ``format("minipaimon")`` and the
+core's own read return: append tables, compacted and uncompacted primary-key buckets,
+deletes, deletion vectors, evolved schemas, filters, projections and time travel."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from chispa import assert_df_equality  # noqa: E402
 
 import minipaimon_core as mp  # noqa: E402
 import minipaimon_spark  # noqa: E402
+from minipaimon_spark.options import ReadOptions  # noqa: E402
+from minipaimon_spark.reader import open_at  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("dt", pa.string()),
                     ("v", pa.float64()), ("ts", pa.timestamp("us")), ("tags", pa.list_(pa.string()))])
@@ -46,6 +50,23 @@ def same(spark: Any, path: str, where: str | None = None, **options: str) -> Any
     return ours
 
 
+def same_as_core(spark: Any, path: str, **options: str) -> Any:
+    """:func:`same`, and the native read equals the core's read of the same snapshot (in
+    that snapshot's schema, as the Python source reads it)."""
+    ours = same(spark, path, **options)
+    read = ReadOptions.parse({"path": path, **options})
+    core = open_at(read).scan(**read.scan_kwargs()).to_arrow()
+    expected = spark.createDataFrame(core, schema=ours.schema) if core.num_rows else \
+        spark.createDataFrame([], ours.schema)
+    assert_df_equality(ours, expected, ignore_row_order=True, ignore_nullable=True)
+    return ours
+
+
+def all_native(df: Any) -> bool:
+    plan = plan_of(df)
+    return "FileScan parquet" in plan and PYTHON_SCAN not in plan
+
+
 def test_append_table_is_read_by_sparks_parquet_reader(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     t = mp.create_table(path, SCHEMA, partition_by=["dt"])
@@ -58,7 +79,7 @@ def test_append_table_is_read_by_sparks_parquet_reader(spark: Any, tmp_path: Pat
     same(spark, path, **{"scan.snapshot-id": "1"})
 
 
-def test_primary_key_buckets_merged_where_needed(spark: Any, tmp_path: Path) -> None:
+def test_merged_buckets_are_read_natively(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "4"})
     t.write(rows(list(range(40))))
@@ -66,26 +87,47 @@ def test_primary_key_buckets_merged_where_needed(spark: Any, tmp_path: Path) -> 
     t.write(rows([4, 5], kind="-D"))
     t.compact(full=True)
     t.create_tag("compacted")
-    df = same(spark, path)  # every bucket one sorted run: all native
-    assert PYTHON_SCAN not in plan_of(df)
+    assert all_native(same(spark, path))  # every bucket one sorted run
     t.write(rows([6, 7, 100], v=9.0))  # overlaps in some buckets now
     t.write(rows([8], kind="-D"))
-    df = same(spark, path)
-    assert "FileScan parquet" in plan_of(df) and PYTHON_SCAN in plan_of(df)
+    assert any(not s.raw_convertible for s in mp.open_table(path).scan().plan())
+    assert all_native(same_as_core(spark, path))  # the merged buckets' winners, natively
     same(spark, path, where="id < 10")
     same(spark, path, **{"scan.tag-name": "compacted"})
 
 
-def test_no_native_split_gives_the_plain_python_source(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("options", [
+    {"merge-engine": "partial-update"},
+    {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"},
+])
+def test_merges_that_build_rows_go_through_the_python_source(spark: Any, tmp_path: Path,
+                                                            options: dict[str, str]) -> None:
     path = str(tmp_path / "t")
-    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "2"})
+    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "2", **options})
     t.write(rows(list(range(40))))
     t.write(rows(list(range(0, 40, 3)), v=4.0))  # overlapping runs in every bucket
-    t.write(rows([4, 7], kind="-D"))
+    t.write(pa.table({"id": [4, 7], "dt": [None, "x"], "v": [None, 1.5], "ts": pa.array([None, None], pa.timestamp("us")),
+                      "tags": [None, None]}, schema=SCHEMA))
     assert not any(s.raw_convertible for s in mp.open_table(path).scan().plan())
-    for df in (same(spark, path), same(spark, path, where="v > 20", columns="v,id")):
+    for df in (same_as_core(spark, path), same(spark, path, where="v > 20", columns="v,id"),
+               same_as_core(spark, path, **{"scan.snapshot-id": "2"})):
         plan = plan_of(df)
         assert PYTHON_SCAN in plan and "FileScan parquet" not in plan and "Union" not in plan
+
+
+def test_a_filter_that_skips_files_keeps_the_python_buckets(spark: Any, tmp_path: Path) -> None:
+    """A pushed key filter skips a bucket's older file, so the Python source's own plan
+    reads the bucket without a merge: it still reads it, as the native plan routed it there."""
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["dt", "id"], partition_by=["dt"],
+                        options={"bucket": "1", "merge-engine": "partial-update"})
+    t.write(rows(list(range(10))))  # d0 and d1
+    t.write(rows(list(range(6, 16, 2)), v=2.0))  # d0 only: its bucket merges
+    plan = {s.partition_path: s.raw_convertible for s in mp.open_table(path).scan().plan()}
+    assert plan == {"dt=d0": False, "dt=d1": True}
+    assert mp.open_table(path).scan(filter=[("id", ">=", 12)]).plan()[0].raw_convertible
+    got = same(spark, path, where="id >= 12")
+    assert sorted(r.id for r in got.collect()) == [12, 14]
 
 
 def test_a_delete_in_a_bucket_of_one_file_is_dropped_natively(spark: Any, tmp_path: Path) -> None:
@@ -97,22 +139,70 @@ def test_a_delete_in_a_bucket_of_one_file_is_dropped_natively(spark: Any, tmp_pa
 
 
 @pytest.mark.smoke
-def test_deletion_vector_tables_read_unmarked_files_natively(spark: Any, tmp_path: Path) -> None:
+def test_deletion_vectors_are_applied_by_sparks_reader(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     t = mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"],
                         options={"bucket": "2", "deletion-vectors.enabled": "true"})
-    t.write(rows(list(range(60))))
-    t.write(rows(list(range(0, 60, 3)), v=5.0))  # marks a third of the first files' rows
-    t.write(rows([4, 5, 7], kind="-D"))
-    assert any(s.deletion_index for s in mp.open_table(path).scan().plan())
-    df = same(spark, path)  # files with marked rows through the Python source, the rest native
-    assert "FileScan parquet" in plan_of(df) and PYTHON_SCAN in plan_of(df)
-    same(spark, path, where="v > 20 AND id < 40")
-    same(spark, path, **{"scan.snapshot-id": "2"})  # that snapshot's vectors, not the latest's
+    t.write(rows(list(range(600))))
+    t.write(rows(list(range(0, 600, 3)), v=5.0))  # marks a third of the first files' rows: bitsets
+    t.write(rows([4, 5, 7], kind="-D"))  # a few more marks
+    splits = mp.open_table(path).scan().plan()
+    assert any(s.deletion_index for s in splits) and all(s.raw_convertible for s in splits)
+    df = same_as_core(spark, path)
+    assert all_native(df)
+    marked = sum(len(s.files) for s in splits if s.deletion_index is not None)
+    assert marked > 2  # yet one scan of the marked files, one of the rest: no scan per file
+    assert plan_of(df).count("FileScan parquet") == 2
+    same(spark, path, where="v > 20 AND id < 400")
+    same_as_core(spark, path, **{"scan.snapshot-id": "2"})  # that snapshot's vectors, not the latest's
     t.rename_column("v", "value")
     t.write(pa.table({"id": [1, 2], "dt": ["d1", "d0"], "value": [-1.0, -2.0],
                       "ts": pa.array([None, None], pa.timestamp("us")), "tags": [None, None]}))
-    same(spark, path)
+    assert all_native(same_as_core(spark, path))
+
+
+def test_append_table_vectors_are_applied_by_sparks_reader(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, options={"deletion-vectors.enabled": "true"})
+    t.write(rows(list(range(300))))
+    t.delete([("id", "<", 100)])
+    t.update([("id", ">", 250)], set={"v": -1.0})
+    assert any(s.deletion_index for s in mp.open_table(path).scan().plan())
+    assert all_native(same_as_core(spark, path))
+
+
+@pytest.mark.parametrize("options", [
+    {"merge-engine": "deduplicate"},
+    {"merge-engine": "deduplicate", "sequence.field": "ts"},
+    {"merge-engine": "deduplicate", "ignore-delete": "true"},
+    {"merge-engine": "first-row", "ignore-delete": "true"},
+])
+def test_row_selecting_engines_merge_natively(spark: Any, tmp_path: Path, options: dict[str, str]) -> None:
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["dt", "id"], partition_by=["dt"],
+                        options={"bucket": "2", "write-only": "true", **options})
+    t.write(rows(list(range(200))))
+    t.write(rows(list(range(0, 200, 3)), v=2.0))
+    t.write(rows([5, 8, 9], kind="-D"))
+    t.write(rows(list(range(0, 200, 4)), v=3.0).set_column(3, "ts", pa.array([None] * 50, pa.timestamp("us"))))
+    t.rename_column("v", "value")
+    t.write(pa.table({"id": [9, 10, 400], "dt": ["d1", "d0", "d0"], "value": [1.5, None, 2.5],
+                      "ts": pa.array([10**9] * 3, pa.timestamp("us")), "tags": [None, ["x"], None]}))
+    for snapshot in (None, "3"):
+        extra = {"scan.snapshot-id": snapshot} if snapshot else {}
+        df = same_as_core(spark, path, **extra)
+        assert all_native(df)
+    same(spark, path, where="value > 100 AND dt = 'd0'")
+    same(spark, path, columns="value,id")
+
+
+def test_a_column_named_metadata_reads_through_python(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("_metadata", pa.string())])
+    t = mp.create_table(path, schema, primary_key=["id"], options={"bucket": "1", "write-only": "true"})
+    t.write(pa.table({"id": [1, 2, 3], "_metadata": ["a", "b", "c"]}, schema=schema))
+    t.write(pa.table({"id": [2], "_metadata": ["B"]}, schema=schema))
+    assert PYTHON_SCAN in plan_of(same(spark, path))
 
 
 def test_evolved_schema_maps_columns_by_field_id(spark: Any, tmp_path: Path) -> None:
