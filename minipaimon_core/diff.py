@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError
-from .kinds import ROW_KIND_COLUMN, RowKind
-from .read import SplitReader
-from .scan import Split
-from .schema import SchemaCache, SchemaManager
+from .format.kinds import ROW_KIND_COLUMN, RowKind
+from .read.read import SplitReader
+from .read.scan import Split
+from .schema.schema import SchemaCache, SchemaManager
 
 if TYPE_CHECKING:
     from .table import Table

@@ -32,15 +32,15 @@ import msgspec
 import pyarrow as pa
 
 from . import file_format
-from .consumer import ConsumerManager
 from .errors import InvalidArgumentError
+from .format.kinds import RowKind
 from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
 from .format.snapshot import Snapshot
-from .kinds import RowKind
-from .manifest_io import live_files
-from .partition import PartitionSpec
-from .schema import SchemaManager
-from .stream import ROW_KIND, changes_between
+from .metadata.consumer import ConsumerManager
+from .metadata.manifest_io import live_files
+from .schema.partition import PartitionSpec
+from .schema.schema import SchemaManager
+from .stream.stream import ROW_KIND, changes_between
 
 if TYPE_CHECKING:
     from .table import Table
@@ -233,7 +233,7 @@ def audit_log(table: Table, snapshot_id: int | None = None) -> pa.Table:
 def audit_log_between(table: Table, start: int, end: int) -> pa.Table:
     """``audit_log`` of the changes in snapshots ``(start, end]`` (``incremental-between``):
     each change with its kind (+I, -U, +U, -D), from changelog files where a producer writes
-    them, else from the new files' row kinds (see minipaimon_core.stream.changes_between).
+    them, else from the new files' row kinds (see minipaimon_core.stream.stream.changes_between).
     """
     data = changes_between(table, start, end, read_changelog=True)
     kinds = data.column(ROW_KIND)

@@ -19,41 +19,43 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import compaction, dml, predicate, system_tables
 from . import diff as diff_rows
-from .commit import FileStoreCommit
-from .commit_message import CommitMessage
-from .consumer import ConsumerManager
-from .context import TableContext
-from .deletion_vectors import DeletionVectorIO
+from . import system_tables
+from .commit.commit import FileStoreCommit
+from .commit.table_write import TableWrite, write_and_commit
+from .dml import dml
+from .dml.merge_into import MergeBuilder
 from .errors import (
     CommitOutcomeUnknownError,
     InvalidArgumentError,
     SnapshotNotFoundError,
     TableNotFoundError,
 )
-from .features import check_migrated, check_readable
-from .fileio import FileIO
-from .fileio_resolve import resolve, split_options
+from .expressions import predicate
+from .format.layout import TableLayout
 from .format.manifest_file import DataFileMeta
+from .format.options import Options
 from .format.snapshot import Snapshot
-from .layout import TableLayout
-from .maintenance import expire, orphans, rollback
+from .io.fileio import FileIO
+from .io.fileio_resolve import resolve, split_options
+from .maintenance import compaction, expire, orphans, rollback
 from .maintenance import manifests as manifest_rewrite
 from .maintenance.files import TableFiles
-from .manifest_io import ManifestIO
-from .merge_into import MergeBuilder
-from .options import Options
-from .post_commit import AfterCommitResult, after_commit
-from .scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
-from .schema import SchemaCache, SchemaManager, TableSchema, build_schema
-from .sequence import SequenceStart
-from .snapshot_manager import SnapshotManager
-from .table_scan import TableScan, planner, read_file_rows, read_split
-from .table_schema_changes import SchemaChanges
-from .table_stream import TableStream
-from .table_write import TableWrite, write_and_commit
-from .tags import TagManager
+from .maintenance.post_commit import AfterCommitResult, after_commit
+from .metadata.commit_message import CommitMessage
+from .metadata.consumer import ConsumerManager
+from .metadata.context import TableContext
+from .metadata.deletion_vectors import DeletionVectorIO
+from .metadata.manifest_io import ManifestIO
+from .metadata.sequence import SequenceStart
+from .metadata.snapshot_manager import SnapshotManager
+from .metadata.tags import TagManager
+from .read.scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
+from .read.table_scan import TableScan, planner, read_file_rows, read_split
+from .schema.features import check_migrated, check_readable
+from .schema.schema import SchemaCache, SchemaManager, TableSchema, build_schema
+from .schema.table_schema_changes import SchemaChanges
+from .stream.table_stream import TableStream
 
 
 def create_table(

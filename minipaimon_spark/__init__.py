@@ -80,7 +80,7 @@ def compact(spark: SparkSession, path: str, full: bool | None = None,
         CommitConflictError: a concurrent compaction replaced the same files first.
     """
     # Imported here, not at the top: this package must stay cheap to import (see above).
-    from minipaimon_core.compaction import explicit_strategy
+    from minipaimon_core.maintenance.compaction import explicit_strategy
     from minipaimon_spark.compaction import compact_on_executors
 
     return compact_on_executors(spark, path, explicit_strategy(strategy, full), parallelism, options)

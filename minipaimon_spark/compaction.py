@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 import minipaimon_core as mp
-from minipaimon_core.compaction import bucket_units, commit_compaction, compact_bucket
+from minipaimon_core.maintenance.compaction import bucket_units, commit_compaction, compact_bucket
 
 
 def compact_units(path: str, strategy: str, connection: dict[str, str] | None = None

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from minipaimon_core.fileio_resolve import scheme_of
-from minipaimon_core.kinds import VALUE_KIND, RowKind
+from minipaimon_core.format.kinds import VALUE_KIND, RowKind
+from minipaimon_core.io.fileio_resolve import scheme_of
 from minipaimon_spark.options import (
     COLUMNS,
     MERGE_SPLITS_ONLY,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     import minipaimon_core as mp
-    from minipaimon_core.scan import Split
+    from minipaimon_core.read.scan import Split
 
 S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 ABFS_CLASS = "org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem"

@@ -31,12 +31,12 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
-from minipaimon_core.conform import conform
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
-from minipaimon_core.kinds import ROW_KIND_COLUMN
-from minipaimon_core.options import Options, validate
-from minipaimon_core.schema import SchemaManager, build_schema
-from minipaimon_core.sequence import SequenceStart, start_of
+from minipaimon_core.format.kinds import ROW_KIND_COLUMN
+from minipaimon_core.format.options import Options, validate
+from minipaimon_core.metadata.sequence import SequenceStart, start_of
+from minipaimon_core.schema.schema import SchemaManager, build_schema
+from minipaimon_core.write.conform import conform
 from minipaimon_spark.options import WriteOptions
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 from minipaimon_spark.zones import SparkTimes

@@ -3,8 +3,8 @@
 Rules (issue 14): the core never imports pyspark; its runtime imports have no cycle; and the
 only modules that import the ``table`` facade are the ones that are views over a whole table
 (catalog, cli, diff, streams, system tables) - compaction, the post-commit path, maintenance,
-scanning and writing take a narrow :class:`~minipaimon_core.context.TableContext` instead, so
-no circle through ``table.py`` starts from them.
+scanning and writing take a narrow
+:class:`~minipaimon_core.metadata.context.TableContext` instead, so no circle through ``table.py`` starts from them.
 
 Edges are explicit imports only (``import a.b``, ``from a import b``, relative ones resolved);
 the implicit import of a parent package's ``__init__`` is not an edge (Python finds the
@@ -21,9 +21,9 @@ PACKAGE = "minipaimon_core"
 
 # Modules that may import the facade: views over a whole table, and the package entry.
 FACADE_USERS = {
-    "minipaimon_core", "minipaimon_core.catalog", "minipaimon_core.cli", "minipaimon_core.diff",
-    "minipaimon_core.migrate", "minipaimon_core.stream", "minipaimon_core.system_tables",
-    "minipaimon_core.table_stream",
+    "minipaimon_core", "minipaimon_core.catalog", "minipaimon_core.cli.cli", "minipaimon_core.diff",
+    "minipaimon_core.migrate", "minipaimon_core.stream.stream", "minipaimon_core.system_tables",
+    "minipaimon_core.stream.table_stream",
 }
 
 
@@ -126,9 +126,10 @@ def test_only_whole_table_views_import_the_facade() -> None:
     assert users <= FACADE_USERS, users - FACADE_USERS
     # and nothing else reaches the facade through them
     narrow = {f"{PACKAGE}.{m}" for m in (
-        "compaction", "post_commit", "context", "table_scan", "table_write", "tags",
-        "maintenance", "maintenance.expire", "maintenance.files", "maintenance.manifests",
-        "maintenance.orphans", "maintenance.rollback", "commit")}
+        "maintenance.compaction", "maintenance.post_commit", "metadata.context",
+        "read.table_scan", "commit.table_write", "metadata.tags", "maintenance",
+        "maintenance.expire", "maintenance.files", "maintenance.manifests",
+        "maintenance.orphans", "maintenance.rollback", "commit.commit")}
     for start in narrow:
         seen, todo = set(), [start]
         while todo:
@@ -146,7 +147,7 @@ def test_the_graph_reader_sees_relative_and_typing_imports() -> None:
     full, runtime = _graph(typing_too=True), _graph(typing_too=False)
     assert f"{PACKAGE}.table" in full[f"{PACKAGE}.diff"]
     assert f"{PACKAGE}.table" not in runtime[f"{PACKAGE}.diff"]
-    assert f"{PACKAGE}.format.snapshot" in runtime[f"{PACKAGE}.tags"]
+    assert f"{PACKAGE}.format.snapshot" in runtime[f"{PACKAGE}.metadata.tags"]
 
 
 def test_no_source_module_is_over_400_lines() -> None:

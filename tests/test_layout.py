@@ -14,8 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minipaimon_core as mp
-from minipaimon_core.layout import ParsedName, TableLayout, is_temp_name, keys_of, parse, temp_name
-from minipaimon_core.partition import PartitionSpec
+from minipaimon_core.format.layout import (
+    ParsedName,
+    TableLayout,
+    is_temp_name,
+    keys_of,
+    parse,
+    temp_name,
+)
+from minipaimon_core.schema.partition import PartitionSpec
 
 
 @given(st.text())
