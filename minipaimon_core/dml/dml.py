@@ -25,7 +25,6 @@ concurrent writer deleted and never loses a concurrent insert.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
@@ -41,7 +40,6 @@ from ..errors import (
 )
 from ..expressions import predicate
 from ..format.manifest_file import DataFileMeta
-from ..format.snapshot import Snapshot
 from ..io import pools
 from ..metadata.commit_message import CommitMessage
 from ..metadata.context import TableContext
@@ -52,44 +50,12 @@ from ..schema.features import check_writable
 from .dml_sequence import settle
 from .dml_values import mask_of, set_expressions, updated_rows
 from .dml_write import Change, commit_change, new_user, write_change
+from .target import AppendFileRows, Target
 
 T = TypeVar("T")
 
 
 # -- what a change reads -------------------------------------------------------------------
-
-@dataclass
-class Target:
-    """The rows a change reads from snapshot ``snapshot``: ``rows`` in the table's schema.
-    Append tables: the live rows of the files that may hold a selected row, file
-    ``files[i]`` holding rows ``offsets[i]:offsets[i + 1]``; with deletion vectors,
-    ``positions[i]`` are those rows' positions in the file (None: every row, in order) and
-    ``vectors[i]`` the fingerprint of its vector (append_vectors.fingerprint). Primary-key
-    tables: merged rows."""
-
-    snapshot: Snapshot | None
-    rows: pa.Table
-    files: list[tuple[Split, DataFileMeta]] = field(default_factory=list)
-    offsets: list[int] = field(default_factory=lambda: [0])
-    positions: list[np.ndarray | None] = field(default_factory=list)
-    vectors: list[int] = field(default_factory=list)
-
-    def add_file(self, split: Split, f: DataFileMeta, part: AppendFileRows) -> None:
-        self.files.append((split, f))
-        self.offsets.append(self.offsets[-1] + part.rows.num_rows)
-        self.positions.append(part.positions)
-        self.vectors.append(part.vector)
-
-
-@dataclass(frozen=True)
-class AppendFileRows:
-    """The live rows of one append file, their positions in it (None: all rows) and the
-    fingerprint of its deletion vector (0: none)."""
-
-    rows: pa.Table
-    positions: np.ndarray | None
-    vector: int
-
 
 def read_append_file(ctx: TableContext, split: Split, f: DataFileMeta) -> AppendFileRows:
     """The live rows of append file ``f`` of ``split`` (its deletion vector applied)."""

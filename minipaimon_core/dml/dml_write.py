@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -32,9 +32,7 @@ from ..read.read import read_file_as
 from ..schema.bucket import bucket_keys, num_buckets
 from ..schema.schema import ROW_KIND_COLUMN
 from ..write.append_writer import AppendWriter
-
-if TYPE_CHECKING:
-    from .dml import Target
+from .target import Target
 
 
 @dataclass

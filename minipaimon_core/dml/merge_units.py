@@ -44,10 +44,11 @@ from ..metadata.context import TableContext
 from ..metadata.sequence import SequenceStart, start_of
 from ..read.scan import Split
 from ..read.table_scan import TableScan, read_split
-from .dml import Target, read_append_file
+from .dml import read_append_file
 from .dml_sequence import settle, shadowed
 from .dml_write import Change, commit_change, new_user, write_change
 from .merge_into import Bounds, MergeResult, decide_matched, insert_rows, prune_filter
+from .target import Target
 
 UNIT, ROW = "__minipaimon_unit", "__minipaimon_row"
 
