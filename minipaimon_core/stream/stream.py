@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -42,10 +42,8 @@ from ..format.options import Options
 from ..format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 from ..metadata.changelog_manager import ChangelogManager
 from ..read.scan import Split
+from ..read.table_view import TableView
 from ..schema.partition import PartitionSpec
-
-if TYPE_CHECKING:
-    from ..table import Table
 
 ROW_KIND = ROW_KIND_COLUMN
 SCAN_MODES = options.SCAN_MODES
@@ -96,7 +94,7 @@ class StreamSplit:
 class StreamScanner:
     """Plans and reads a stream of one table. Options use the names of the issue/Paimon."""
 
-    def __init__(self, table: Table, options: Mapping[str, str] | None = None, changes: str = "auto") -> None:
+    def __init__(self, table: TableView, options: Mapping[str, str] | None = None, changes: str = "auto") -> None:
         """``changes`` picks what a snapshot contributes (``incremental-between-scan-mode``):
         ``auto`` as in the module docs; ``delta`` the new data files of APPEND snapshots
         with their row kinds, whatever the producer; ``changelog`` only changelog files
@@ -336,7 +334,7 @@ class StreamScanner:
         return [(e, e.file) for e in entries if e.kind == ADD]
 
 
-def changes_between(table: Table, start: int, end: int, read_changelog: bool = True) -> pa.Table:
+def changes_between(table: TableView, start: int, end: int, read_changelog: bool = True) -> pa.Table:
     """The changes of snapshots ``(start, end]`` as one Arrow table, as a stream reads them:
     changelog files where a changelog producer writes them, else the new files' rows with
     their kinds; with ``read_changelog`` an ``_row_kind`` column (+I, -U, +U, -D), without it

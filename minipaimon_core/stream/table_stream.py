@@ -35,18 +35,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError, SnapshotExpiredError
 from ..metadata.consumer import ConsumerManager
+from ..read.table_view import TableView
 from ..schema.schema import SchemaManager
 from .stream import StreamOffset, StreamScanner
-
-if TYPE_CHECKING:
-    from ..table import Table
-
 
 PIN_ATTEMPTS = 5  # a latest / latest-full start chosen again after an expiration took it
 
@@ -69,7 +65,7 @@ class StreamBatch:
 class TableStream:
     """Iterates the batches available now; iterate again later for newer snapshots."""
 
-    def __init__(self, table: Table, consumer_id: str | None = None,
+    def __init__(self, table: TableView, consumer_id: str | None = None,
                  options: Mapping[str, str] | None = None) -> None:
         self._table = table
         self._schemas = SchemaManager(table.io, table.layout)
