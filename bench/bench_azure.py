@@ -37,7 +37,7 @@ from bench_append import SCHEMA, make_data, same_rows  # noqa: E402
 from bench_s3 import TARGET, commit_latencies  # noqa: E402
 
 import minipaimon_core as mp  # noqa: E402
-from minipaimon_core.fileio_azure import AzureSettings  # noqa: E402
+from minipaimon_core.io.fileio_azure import AzureSettings  # noqa: E402
 from tests.azurite import AzuriteServer, start_azurite  # noqa: E402
 
 

@@ -19,7 +19,7 @@ bytes read:
 - ``point``: one partition, ``p = partitions // 2``;
 - ``range``: the lowest tenth of the partitions, ``p < partitions // 10``;
 - ``value``: one commit's files, ``v = commits // 2``: no manifest or partition can be
-  skipped, every file is kept or dropped by its value stats (:mod:`minipaimon_core.stats_filter`).
+  skipped, every file is kept or dropped by its value stats (:mod:`minipaimon_core.expressions.stats_filter`).
 
 Ratios are filtered / full of the same phase in the same run. Targets (issue 11, 100k
 files): full plan <= 1 s; one-partition plan <= 0.1 s and <= 2 % of the full plan's manifest
@@ -43,9 +43,9 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 import minipaimon_core as mp  # noqa: E402
-from minipaimon_core import predicate  # noqa: E402
-from minipaimon_core.fileio import LocalFileIO  # noqa: E402
-from minipaimon_core.table_scan import planner  # noqa: E402
+from minipaimon_core.expressions import predicate  # noqa: E402
+from minipaimon_core.io.fileio import LocalFileIO  # noqa: E402
+from minipaimon_core.read.table_scan import planner  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("p", pa.int32()), pa.field("v", pa.int64())])
 TARGETS = {"full_s": 1.0, "point_s": 0.1, "point_bytes_ratio": 0.02, "commit_ratio": 1.2}

@@ -1,7 +1,8 @@
 """minipaimon_core: a lakehouse table format in pure Python, modelled on Apache Paimon."""
 
 from .catalog import Catalog, catalog
-from .commit_message import CommitMessage
+from .commit.table_write import TableWrite
+from .dml.merge_into import MergeBuilder, MergeResult
 from .errors import (
     CommitConflictError,
     CommitOutcomeUnknownError,
@@ -20,14 +21,13 @@ from .errors import (
     UnsupportedFeatureError,
     UnsupportedOptionError,
 )
-from .fileio import FileIO, LocalFileIO
 from .format.snapshot import Snapshot
-from .merge_into import MergeBuilder, MergeResult
-from .post_commit import AfterCommitResult, after_commit
-from .scan import Split
+from .io.fileio import FileIO, LocalFileIO
+from .maintenance.post_commit import AfterCommitResult, after_commit
+from .metadata.commit_message import CommitMessage
+from .read.scan import Split
+from .read.table_scan import TableScan
 from .table import Table, create_table, open_table
-from .table_scan import TableScan
-from .table_write import TableWrite
 
 __all__ = [
     "AfterCommitResult",

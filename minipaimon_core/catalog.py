@@ -29,10 +29,10 @@ from typing import Any
 import pyarrow as pa
 
 from .errors import InvalidArgumentError, StorageError, TableAlreadyExistsError, TableNotFoundError
-from .fileio import LocalFileIO
-from .fileio_resolve import resolve, split_options
-from .layout import TableLayout
-from .schema import SchemaManager
+from .format.layout import TableLayout
+from .io.fileio import LocalFileIO
+from .io.fileio_resolve import resolve, split_options
+from .schema.schema import SchemaManager
 from .table import Table, create_table, open_table
 
 NAMESPACE_MARKER = "NAMESPACE"

@@ -18,27 +18,25 @@ from __future__ import annotations
 import datetime
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError
-from .kinds import ROW_KIND_COLUMN, RowKind
-from .read import SplitReader
-from .scan import Split
-from .schema import SchemaCache, SchemaManager
-
-if TYPE_CHECKING:
-    from .table import Table
+from .format.kinds import ROW_KIND_COLUMN, RowKind
+from .read.read import SplitReader
+from .read.scan import Split
+from .read.table_view import TableView
+from .schema.schema import SchemaCache, SchemaManager
 
 ROW_KIND = ROW_KIND_COLUMN
 Endpoint = int | str | datetime.datetime
 """A snapshot id, a tag name, or a time (the latest snapshot at or before it)."""
 
 
-def diff(table: Table, start: Endpoint, end: Endpoint) -> pa.Table:
+def diff(table: TableView, start: Endpoint, end: Endpoint) -> pa.Table:
     """Rows that differ between snapshot ``start`` and snapshot ``end`` of ``table``.
 
     Raises:
@@ -118,7 +116,7 @@ def row_diff(old: pa.Table, new: pa.Table, keys: list[str]) -> pa.Table:
         [(k, "ascending") for k in keys] + [("__rank", "ascending")]).drop_columns(["__rank"])
 
 
-def endpoint_snapshot_id(table: Table, value: Endpoint) -> int:
+def endpoint_snapshot_id(table: TableView, value: Endpoint) -> int:
     """The snapshot id ``value`` names: itself, a tag's snapshot, or the latest snapshot at
     or before a time (0 before the first one).
 
@@ -163,7 +161,7 @@ def _vector_files(splits: list[Split]) -> dict[str, str]:
             for f in s.files}
 
 
-def _read(table: Table, splits: list[Split], schema: pa.Schema) -> pa.Table:
+def _read(table: TableView, splits: list[Split], schema: pa.Schema) -> pa.Table:
     batches = [b for s in splits for b in table.read_split(s)]
     return pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
 

@@ -31,14 +31,14 @@ from typing import Any
 import msgspec
 import pyarrow.parquet as pq
 
-from .commit import FileStoreCommit
-from .commit_message import CommitMessage
+from .commit.commit import FileStoreCommit
 from .errors import UnsupportedFeatureError
-from .fileio import FileIO, LocalFileIO
-from .fileio_resolve import resolve
 from .format.table_schema import VERSION, TableSchema
-from .manifest_io import live_files
-from .schema import SchemaManager
+from .io.fileio import FileIO, LocalFileIO
+from .io.fileio_resolve import resolve
+from .metadata.commit_message import CommitMessage
+from .metadata.manifest_io import live_files
+from .schema.schema import SchemaManager
 from .table import Table, open_table
 
 STAGING, BACKUP = ".migrating", ".legacy"
@@ -112,7 +112,7 @@ def new_schema(schema: TableSchema) -> TableSchema:
 def _copy_into(old: Table, target: str, io: FileIO, link: bool) -> tuple[int, int]:
     """Create the Paimon-format table at ``target`` from ``old``'s latest snapshot; the
     number of files reused and of rows rewritten."""
-    from .layout import TableLayout
+    from .format.layout import TableLayout
 
     schema = new_schema(old.table_schema)
     SchemaManager(io, TableLayout(target)).create(schema)

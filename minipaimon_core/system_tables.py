@@ -13,8 +13,8 @@ buckets        (partition, bucket) of the snapshot, likewise
 tags           tag
 consumers      streaming consumer (its next snapshot)
 audit_log      row of the snapshot, after a leading ``rowkind`` column
-health         check of :mod:`minipaimon_core.health` (value, detail, the action that fixes it)
-history        retained snapshot, newest first (:mod:`minipaimon_core.history`)
+health         check of :mod:`minipaimon_core.maintenance.health` (value, detail, the action that fixes it)
+history        retained snapshot, newest first (:mod:`minipaimon_core.maintenance.history`)
 =============  ==================================================================================
 
 ``audit_log``: the rows a batch read returns, each with ``rowkind`` "+I"; with
@@ -28,24 +28,24 @@ appear; a streaming read with ``_row_kind`` shows the changes themselves. Record
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 import pyarrow as pa
 
 from . import file_format
-from .consumer import ConsumerManager
 from .errors import InvalidArgumentError
+from .format.kinds import RowKind
 from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
 from .format.snapshot import Snapshot
-from .kinds import RowKind
-from .manifest_io import live_files
-from .partition import PartitionSpec
-from .schema import SchemaManager
-from .stream import ROW_KIND, changes_between
-
-if TYPE_CHECKING:
-    from .table import Table
+from .maintenance import health as table_health
+from .maintenance import history as table_history
+from .metadata.consumer import ConsumerManager
+from .metadata.manifest_io import live_files
+from .read.table_view import TableView
+from .schema.partition import PartitionSpec
+from .schema.schema import SchemaManager
+from .stream.stream import ROW_KIND, changes_between
 
 _MS = pa.timestamp("ms")
 
@@ -88,7 +88,7 @@ TAGS_SCHEMA = pa.schema([
 CONSUMERS_SCHEMA = pa.schema([("consumer_id", pa.string()), ("next_snapshot_id", pa.int64())])
 
 
-def system_table(table: Table, name: str, snapshot_id: int | None = None) -> pa.Table:
+def system_table(table: TableView, name: str, snapshot_id: int | None = None) -> pa.Table:
     """The system table ``name`` of ``table`` (see module docs).
 
     Raises:
@@ -101,7 +101,7 @@ def system_table(table: Table, name: str, snapshot_id: int | None = None) -> pa.
     return build(table, snapshot_id)
 
 
-def _snapshot(table: Table, snapshot_id: int | None) -> Snapshot | None:
+def _snapshot(table: TableView, snapshot_id: int | None) -> Snapshot | None:
     return table.snapshot(snapshot_id) if snapshot_id is not None else table.latest_snapshot()
 
 
@@ -113,7 +113,7 @@ def _json(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
 
-def snapshots(table: Table, _: int | None = None) -> pa.Table:
+def snapshots(table: TableView, _: int | None = None) -> pa.Table:
     return _rows(SNAPSHOTS_SCHEMA, [{
         "snapshot_id": s.id, "schema_id": s.schemaId, "commit_user": s.commitUser,
         "commit_identifier": s.commitIdentifier, "commit_kind": s.commitKind,
@@ -126,7 +126,7 @@ def snapshots(table: Table, _: int | None = None) -> pa.Table:
     } for s in table.snapshots()])
 
 
-def schemas(table: Table, _: int | None = None) -> pa.Table:
+def schemas(table: TableView, _: int | None = None) -> pa.Table:
     rows = []
     for sid in SchemaManager(table.io, table.layout).schema_ids():
         s = table.schema_by_id(sid)
@@ -138,21 +138,21 @@ def schemas(table: Table, _: int | None = None) -> pa.Table:
     return _rows(SCHEMAS_SCHEMA, rows)
 
 
-def options(table: Table, _: int | None = None) -> pa.Table:
+def options(table: TableView, _: int | None = None) -> pa.Table:
     return _rows(OPTIONS_SCHEMA, [{"key": k, "value": v} for k, v in sorted(table.options().items())])
 
 
-def _entries(table: Table, snapshot_id: int | None) -> list[ManifestEntry]:
+def _entries(table: TableView, snapshot_id: int | None) -> list[ManifestEntry]:
     entries = live_files(table.manifests, _snapshot(table, snapshot_id))
     return sorted(entries, key=lambda e: (repr(e.partition), e.bucket, e.file.level, e.file.fileName))
 
 
-def _partition_namer(table: Table) -> Callable[[Sequence[Any]], str]:
+def _partition_namer(table: TableView) -> Callable[[Sequence[Any]], str]:
     spec = PartitionSpec.of(table.table_schema)
     return lambda values: spec.path(values)
 
 
-def files(table: Table, snapshot_id: int | None = None) -> pa.Table:
+def files(table: TableView, snapshot_id: int | None = None) -> pa.Table:
     name_of = _partition_namer(table)
     rows = []
     for e in _entries(table, snapshot_id):
@@ -177,7 +177,7 @@ def files(table: Table, snapshot_id: int | None = None) -> pa.Table:
     return _rows(FILES_SCHEMA, rows)
 
 
-def manifests(table: Table, snapshot_id: int | None = None) -> pa.Table:
+def manifests(table: TableView, snapshot_id: int | None = None) -> pa.Table:
     snap = _snapshot(table, snapshot_id)
     metas = table.manifests.data_manifests(snap) if snap is not None else []
     return _rows(MANIFESTS_SCHEMA, [{
@@ -188,7 +188,7 @@ def manifests(table: Table, snapshot_id: int | None = None) -> pa.Table:
     } for m in metas])
 
 
-def _grouped(table: Table, snapshot_id: int | None, by_bucket: bool) -> list[dict[str, Any]]:
+def _grouped(table: TableView, snapshot_id: int | None, by_bucket: bool) -> list[dict[str, Any]]:
     name_of = _partition_namer(table)
     groups: dict[tuple[str, int], dict[str, Any]] = {}
     for e in _entries(table, snapshot_id):
@@ -204,15 +204,15 @@ def _grouped(table: Table, snapshot_id: int | None, by_bucket: bool) -> list[dic
     return [groups[k] for k in sorted(groups)]
 
 
-def partitions(table: Table, snapshot_id: int | None = None) -> pa.Table:
+def partitions(table: TableView, snapshot_id: int | None = None) -> pa.Table:
     return _rows(PARTITIONS_SCHEMA, _grouped(table, snapshot_id, by_bucket=False))
 
 
-def buckets(table: Table, snapshot_id: int | None = None) -> pa.Table:
+def buckets(table: TableView, snapshot_id: int | None = None) -> pa.Table:
     return _rows(BUCKETS_SCHEMA, _grouped(table, snapshot_id, by_bucket=True))
 
 
-def tags(table: Table, _: int | None = None) -> pa.Table:
+def tags(table: TableView, _: int | None = None) -> pa.Table:
     rows = []
     for name in table.tags():
         s = table.tag_snapshot(name)
@@ -221,21 +221,21 @@ def tags(table: Table, _: int | None = None) -> pa.Table:
     return _rows(TAGS_SCHEMA, rows)
 
 
-def consumers(table: Table, _: int | None = None) -> pa.Table:
+def consumers(table: TableView, _: int | None = None) -> pa.Table:
     found = ConsumerManager(table.io, table.layout).consumers()
     return _rows(CONSUMERS_SCHEMA, [{"consumer_id": c, "next_snapshot_id": n} for c, n in found.items()])
 
 
-def audit_log(table: Table, snapshot_id: int | None = None) -> pa.Table:
+def audit_log(table: TableView, snapshot_id: int | None = None) -> pa.Table:
     data = table.scan(snapshot_id=snapshot_id).to_arrow()
     kinds = pa.repeat(pa.scalar(RowKind.INSERT.short, pa.string()), data.num_rows)
     return data.add_column(0, pa.field("rowkind", pa.string(), nullable=False), kinds)
 
 
-def audit_log_between(table: Table, start: int, end: int) -> pa.Table:
+def audit_log_between(table: TableView, start: int, end: int) -> pa.Table:
     """``audit_log`` of the changes in snapshots ``(start, end]`` (``incremental-between``):
     each change with its kind (+I, -U, +U, -D), from changelog files where a producer writes
-    them, else from the new files' row kinds (see minipaimon_core.stream.changes_between).
+    them, else from the new files' row kinds (see minipaimon_core.stream.stream.changes_between).
     """
     data = changes_between(table, start, end, read_changelog=True)
     kinds = data.column(ROW_KIND)
@@ -243,7 +243,7 @@ def audit_log_between(table: Table, start: int, end: int) -> pa.Table:
     return data.add_column(0, pa.field("rowkind", pa.string(), nullable=False), kinds)
 
 
-_TABLES: dict[str, Callable[[Table, int | None], pa.Table]] = {
+_TABLES: dict[str, Callable[[TableView, int | None], pa.Table]] = {
     "snapshots": snapshots,
     "schemas": schemas,
     "options": options,
@@ -254,7 +254,7 @@ _TABLES: dict[str, Callable[[Table, int | None], pa.Table]] = {
     "tags": tags,
     "consumers": consumers,
     "audit_log": audit_log,
-    "health": lambda table, _: table.health().to_arrow(),
-    "history": lambda table, _: table.history(),
+    "health": lambda table, _: table_health.health(table.context()).to_arrow(),
+    "history": lambda table, _: table_history.history(table.context(), None),
 }
 SYSTEM_TABLES: tuple[str, ...] = tuple(_TABLES)

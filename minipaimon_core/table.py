@@ -20,41 +20,44 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from . import compaction, dml, predicate, system_tables
 from . import diff as diff_rows
-from .commit import FileStoreCommit
-from .commit_message import CommitMessage
-from .consumer import ConsumerManager
-from .context import TableContext
-from .definition import keys_from_options, time_travel_from_options
-from .deletion_vectors import DeletionVectorIO
+from . import system_tables
+from .commit.commit import FileStoreCommit
+from .commit.table_write import TableWrite, write_and_commit
+from .dml import dml
+from .dml.merge_into import MergeBuilder
 from .errors import (
     CommitOutcomeUnknownError,
     InvalidArgumentError,
     SnapshotNotFoundError,
     TableNotFoundError,
 )
-from .features import check_migrated, check_readable
-from .fileio import FileIO
-from .fileio_resolve import resolve, split_options
+from .expressions import predicate
+from .format.layout import TableLayout
 from .format.manifest_file import DataFileMeta
+from .format.options import Options
 from .format.snapshot import Snapshot
-from .layout import TableLayout
+from .io.fileio import FileIO
+from .io.fileio_resolve import resolve, split_options
+from .maintenance import compaction
 from .maintenance import manifests as manifest_rewrite
-from .manifest_io import ManifestIO
-from .merge_into import MergeBuilder
-from .options import Options
-from .post_commit import AfterCommitResult, after_commit
-from .scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
-from .schema import SchemaCache, SchemaManager, TableSchema, build_schema
-from .sequence import SequenceStart
-from .snapshot_manager import SnapshotManager
+from .maintenance.post_commit import AfterCommitResult, after_commit
+from .metadata.commit_message import CommitMessage
+from .metadata.consumer import ConsumerManager
+from .metadata.context import TableContext
+from .metadata.deletion_vectors import DeletionVectorIO
+from .metadata.manifest_io import ManifestIO
+from .metadata.sequence import SequenceStart
+from .metadata.snapshot_manager import SnapshotManager
+from .metadata.tags import TagManager
+from .read.scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
+from .read.table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
+from .schema.definition import keys_from_options, time_travel_from_options
+from .schema.features import check_migrated, check_readable
+from .schema.schema import SchemaCache, SchemaManager, TableSchema, build_schema
+from .schema.table_schema_changes import SchemaChanges
+from .stream.table_stream import TableStream
 from .table_ops import TableOperations
-from .table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
-from .table_schema_changes import SchemaChanges
-from .table_stream import TableStream
-from .table_write import TableWrite, write_and_commit
-from .tags import TagManager
 
 
 def create_table(
@@ -68,8 +71,8 @@ def create_table(
     """Create a table at ``path`` (local path, ``file:`` URI, ``s3://bucket/...``,
     ``az://container/...`` or ``abfss://container@account.dfs.core.windows.net/...``) and
     return it. Connection options in ``options`` (``s3.*``, ``azure.*``) reach the storage
-    only and are never stored with the table (see :mod:`minipaimon_core.fileio_resolve`);
-    Paimon's ``primary-key`` / ``partition`` options may give the keys (minipaimon_core.definition).
+    only and are never stored with the table (see :mod:`minipaimon_core.io.fileio_resolve`);
+    Paimon's ``primary-key`` / ``partition`` options may give the keys (minipaimon_core.schema.definition).
 
     Raises:
         TableAlreadyExistsError: a table exists there.
@@ -97,7 +100,7 @@ def open_table(path: str, io: FileIO | None = None,
 
 class Table(SchemaChanges, TableOperations):
     """A minipaimon table at a path. Cheap to open; holds no locks. Schema changes are in
-    :class:`~minipaimon_core.table_schema_changes.SchemaChanges`; counts, history, health,
+    :class:`~minipaimon_core.schema.table_schema_changes.SchemaChanges`; counts, history, health,
     restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`."""
 
     def __init__(self, path: str, io: FileIO | None = None) -> None:
@@ -147,7 +150,7 @@ class Table(SchemaChanges, TableOperations):
     def new_write(self, commit_user: str | None = None, sequence: SequenceStart | None = None,
                   overwrite: bool = False) -> TableWrite:
         """A writer whose messages ``new_commit(commit_user)`` commits (``overwrite``: see
-        TableWrite); ``sequence``: where its rows' numbers start (minipaimon_core.sequence)."""
+        TableWrite); ``sequence``: where its rows' numbers start (minipaimon_core.metadata.sequence)."""
         return TableWrite(self.context(), commit_user or str(uuid.uuid4()), sequence, overwrite)
 
     def new_commit(self, commit_user: str | None = None, fresh_user: bool = False) -> FileStoreCommit:
@@ -202,20 +205,20 @@ class Table(SchemaChanges, TableOperations):
 
     def merge(self, source: Any, on: list[str] | str) -> MergeBuilder:
         """A merge of ``source`` (anything :meth:`write` takes) joined on ``on``: add
-        ``when_*`` clauses, then ``execute()`` (minipaimon_core.merge_into)."""
+        ``when_*`` clauses, then ``execute()`` (minipaimon_core.dml.merge_into)."""
         return MergeBuilder(lambda: self.refresh().context(), source, on)
 
     def after_commit(self, messages: Sequence[CommitMessage] | None = None) -> AfterCommitResult:
         """The follow-ups of a landed commit of ``messages`` (all buckets if None):
         automatic compaction, then snapshot expiration. Never raises for a failed follow-up:
         the commit stands, the failure is logged and in the result's ``errors``
-        (minipaimon_core.post_commit). Every writer (Python, Spark batch and streaming
+        (minipaimon_core.maintenance.post_commit). Every writer (Python, Spark batch and streaming
         sinks) calls this after its commit."""
         return after_commit(self.context(), messages)
 
     def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:
         """Automatic compaction after a commit of ``messages`` (all buckets if None): the
-        buckets written where the picker finds work (minipaimon_core.compaction)."""
+        buckets written where the picker finds work (minipaimon_core.maintenance.compaction)."""
         return compaction.maybe_compact(self.context(), messages)
 
     def compact(self, full: bool | None = None, strategy: str | None = None) -> int | None:
@@ -283,7 +286,7 @@ class Table(SchemaChanges, TableOperations):
         """A streaming consumer in plain Python: iterate it for the batches available now
         (one snapshot each; ``batch.identifier`` is a stable downstream commit identifier),
         ``commit(batch)`` records progress under ``consumer_id``. ``options`` as the Spark
-        source's (``scan.mode``, ``read.changelog``, ...). See minipaimon_core.table_stream.
+        source's (``scan.mode``, ``read.changelog``, ...). See minipaimon_core.stream.table_stream.
         """
         return TableStream(self, consumer_id, options)
 
@@ -372,7 +375,7 @@ class Table(SchemaChanges, TableOperations):
         return system_tables.system_table(self, name, snapshot_id)
 
     def consumers(self) -> dict[str, int]:
-        """Streaming consumer id -> the next snapshot it reads (see minipaimon_core.consumer)."""
+        """Streaming consumer id -> the next snapshot it reads (see minipaimon_core.metadata.consumer)."""
         return ConsumerManager(self.io, self.layout).consumers()
 
 

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from . import health as table_health
-from . import history as table_history
-from . import restore as table_restore
-from .context import TableContext
-from .features import check_migrated
+from .expressions.times import PointInTime, resolve_older_than
 from .maintenance import expire, orphans, rollback
+from .maintenance import health as table_health
+from .maintenance import history as table_history
+from .maintenance import restore as table_restore
 from .maintenance.files import TableFiles
-from .row_count import count_rows
-from .times import PointInTime, resolve_older_than
+from .metadata.context import TableContext
+from .read.row_count import count_rows
+from .schema.features import check_migrated
 
 
 class TableOperations:
@@ -58,20 +58,20 @@ class TableOperations:
         included, and for primary-key buckets that read without a merge and hold no -U/-D
         rows (one sorted run, e.g. after a full compaction; deletion-vector tables); other
         primary-key buckets are merged reading their key columns only
-        (minipaimon_core.row_count)."""
+        (minipaimon_core.read.row_count)."""
         ctx = self.context()
         return count_rows(ctx, ctx.snapshots.latest())
 
     def history(self, limit: int | None = None) -> pa.Table:
         """One row per retained snapshot, newest first (at most ``limit``): id, commit
         time, kind, user, identifier, schema, files and records added and removed, the
-        total records, and the snapshot a restore brought back (minipaimon_core.history)."""
+        total records, and the snapshot a restore brought back (minipaimon_core.maintenance.history)."""
         return table_history.history(self.context(), limit)
 
     def health(self) -> table_health.Health:
         """Small files, sorted runs and level-0 files, deletion-vector ratio, what
         expiration would free and orphan files, each with the action that fixes it
-        (minipaimon_core.health). Reads metadata and lists the table's files."""
+        (minipaimon_core.maintenance.health). Reads metadata and lists the table's files."""
         return table_health.health(self.context())
 
     # -- restore and removal -------------------------------------------------------------
@@ -80,7 +80,7 @@ class TableOperations:
         """A new OVERWRITE commit whose data is that of ``target`` (a snapshot id, a tag
         name, or an aware datetime: the snapshot current then), as Delta's RESTORE: every
         snapshot and tag stays, and another restore undoes it. Files the latest snapshot no
-        longer has are copied back under new names (minipaimon_core.restore).
+        longer has are copied back under new names (minipaimon_core.maintenance.restore).
 
         Raises SnapshotNotFoundError / SnapshotExpiredError, InvalidArgumentError,
         UnsupportedFeatureError, CommitConflictError."""

@@ -140,7 +140,7 @@ def compact(spark: SparkSession, path: str, full: bool | None = None,
         CommitConflictError: a concurrent compaction replaced the same files first.
     """
     # Imported here, not at the top: this package must stay cheap to import (see above).
-    from minipaimon_core.compaction import explicit_strategy
+    from minipaimon_core.maintenance.compaction import explicit_strategy
     from minipaimon_spark.compaction import compact_on_executors
 
     return compact_on_executors(spark, path, explicit_strategy(strategy, full), parallelism, options)
@@ -151,7 +151,7 @@ def merge(spark: SparkSession, target: str, source: DataFrame, on: list[str] | s
     """A merge of the DataFrame ``source`` into the table at ``target`` (a path, or
     ``namespace.table`` in the session's ``spark.minipaimon.warehouse``), joined on ``on``:
     the builder of ``Table.merge`` (``when_matched_update(...)``, ..., ``execute()``), with
-    the same clauses, values and conditions (minipaimon_core.merge_into).
+    the same clauses, values and conditions (minipaimon_core.dml.merge_into).
 
     The join runs in Spark and each piece of the target (an append file, a primary-key
     bucket) is changed and written by an executor; the driver commits once (see

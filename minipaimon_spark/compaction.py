@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 import minipaimon_core as mp
-from minipaimon_core.compaction import bucket_units, commit_compaction, compact_bucket
+from minipaimon_core.maintenance.compaction import bucket_units, commit_compaction, compact_bucket
 
 
 def compact_units(path: str, strategy: str, connection: dict[str, str] | None = None
@@ -45,7 +45,7 @@ def compact_on_executors(spark: Any, path: str, strategy: str = "full",
                          parallelism: int | None = None,
                          connection: dict[str, str] | None = None) -> int | None:
     """Compact the table at ``path`` with Spark tasks (``strategy`` as
-    :func:`minipaimon_core.compaction.compact_table`); returns the COMPACT snapshot id.
+    :func:`minipaimon_core.maintenance.compaction.compact_table`); returns the COMPACT snapshot id.
 
     None when there is nothing to compact. Raises CommitConflictError when a concurrent
     compaction replaced the same files first (this run's files are deleted). ``connection``:

@@ -1,5 +1,5 @@
 """``minipaimon_spark.merge``: a merge of a DataFrame into a table, the join in Spark, files
-written on the executors, one commit on the driver (minipaimon_core.merge_units).
+written on the executors, one commit on the driver (minipaimon_core.dml.merge_units).
 
 ```
 driver     source bounds on the join columns (one aggregate) -> plan: target units
@@ -21,10 +21,8 @@ from typing import Any
 import pyarrow as pa
 
 import minipaimon_core as mp
-from minipaimon_core import dml, dml_values
-from minipaimon_core.context import TableContext
-from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_core.merge_into import (
+from minipaimon_core.dml import dml, dml_values
+from minipaimon_core.dml.merge_into import (
     SOURCE,
     TARGET,
     Bounds,
@@ -32,7 +30,7 @@ from minipaimon_core.merge_into import (
     MergeResult,
     update_expressions,
 )
-from minipaimon_core.merge_units import (
+from minipaimon_core.dml.merge_units import (
     ROW,
     UNIT,
     MergePlan,
@@ -44,6 +42,8 @@ from minipaimon_core.merge_units import (
     plan_merge,
     unit_keys,
 )
+from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.metadata.context import TableContext
 from minipaimon_spark.compaction import default_parallelism
 from minipaimon_spark.types import to_arrow_schema, to_spark_type
 from minipaimon_spark.zones import align_source

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from minipaimon_core.fileio_resolve import scheme_of
-from minipaimon_core.kinds import VALUE_KIND, RowKind
+from minipaimon_core.format.kinds import VALUE_KIND, RowKind
+from minipaimon_core.io.fileio_resolve import scheme_of
 from minipaimon_spark.native_plan import (
     METADATA,
     NativeFile,

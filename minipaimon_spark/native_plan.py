@@ -29,11 +29,11 @@ import numpy as np
 from minipaimon_core import file_format
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.lsm.merge_config import ROW_SELECTING_ENGINES, MergeConfig
-from minipaimon_core.schema import TableSchema
+from minipaimon_core.schema.schema import TableSchema
 
 if TYPE_CHECKING:
     import minipaimon_core as mp
-    from minipaimon_core.scan import Split
+    from minipaimon_core.read.scan import Split
 
 METADATA = "_metadata"  # Spark's hidden column of file scans (row_index): no table column
 

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minipaimon_core.catalog import table_location
-from minipaimon_core.definition import PARTITION as PAIMON_PARTITION
-from minipaimon_core.definition import PRIMARY_KEY as PAIMON_PRIMARY_KEY
 from minipaimon_core.diff import Endpoint
 from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_core.fileio_resolve import is_connection_option, normalize_path
-from minipaimon_core.options import INCREMENTAL_SCAN_MODES, field_option, unknown_option
-from minipaimon_core.options import KNOWN as TABLE_OPTIONS
-from minipaimon_core.scan import SPLIT_OPTIONS
-from minipaimon_core.stream import SCAN_MODES
+from minipaimon_core.format.options import INCREMENTAL_SCAN_MODES, field_option, unknown_option
+from minipaimon_core.format.options import KNOWN as TABLE_OPTIONS
+from minipaimon_core.io.fileio_resolve import is_connection_option, normalize_path
+from minipaimon_core.read.scan import SPLIT_OPTIONS
+from minipaimon_core.schema.definition import PARTITION as PAIMON_PARTITION
+from minipaimon_core.schema.definition import PRIMARY_KEY as PAIMON_PRIMARY_KEY
+from minipaimon_core.stream.stream import SCAN_MODES
 from minipaimon_core.system_tables import SYSTEM_TABLES
 
 PATH = "path"

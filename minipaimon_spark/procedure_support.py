@@ -30,7 +30,7 @@ class Connection:
     @staticmethod
     def of_session(spark: SparkSession, options: Mapping[str, str] | None = None) -> Connection:
         """The session's ``spark.minipaimon.*`` settings, overridden by ``options``."""
-        from minipaimon_core.fileio_resolve import CONNECTION_OPTIONS
+        from minipaimon_core.io.fileio_resolve import CONNECTION_OPTIONS
 
         found = {name: spark.conf.get(CONF_PREFIX + name, None) for name in CONNECTION_OPTIONS}
         given = {k.lower(): str(v) for k, v in (options or {}).items()}

@@ -18,7 +18,7 @@ SELECT * FROM minipaimon_update('/data/orders', "status = 'void'", "amount < 0")
 ```
 
 ``minipaimon_delete`` / ``minipaimon_update`` take a condition in the grammar of
-minipaimon_core.condition (``col op literal`` terms, AND / OR, ``IN``, ``IS [NOT] NULL``) and
+minipaimon_core.expressions.condition (``col op literal`` terms, AND / OR, ``IN``, ``IS [NOT] NULL``) and
 ``minipaimon_update`` a SET list of literals (``a = 'x', b = 0, c = NULL``): the core
 evaluates them exactly as ``Table.delete`` / ``Table.update`` do, in one commit.
 
@@ -77,7 +77,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
         return conn.table(a.value(0)) if a.known(0) else None
 
     def check_compact(a: Args) -> None:
-        from minipaimon_core.compaction import explicit_strategy
+        from minipaimon_core.maintenance.compaction import explicit_strategy
 
         table_arg(a)
         if a.known(1):
@@ -93,7 +93,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
         analyze = analyzed(COMPACT_RETURNS, check_compact)
 
         def eval(self, path: str, strategy: str = "full") -> Iterator[tuple[Any, ...]]:
-            from minipaimon_core.compaction import (
+            from minipaimon_core.maintenance.compaction import (
                 bucket_units,
                 compact_bucket,
                 explicit_strategy,
@@ -111,7 +111,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
         analyze = analyzed("unit int, path string, strategy string, entries binary", check_compact)
 
         def eval(self, path: str, strategy: str) -> Iterator[tuple[Any, ...]]:
-            from minipaimon_core.compaction import bucket_units, explicit_strategy
+            from minipaimon_core.maintenance.compaction import bucket_units, explicit_strategy
 
             how = explicit_strategy(strategy)
             for i, unit in enumerate(bucket_units(conn.table(path))):
@@ -124,7 +124,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
         analyze = analyzed("message binary", lambda a: None)
 
         def eval(self, path: str, strategy: str, entries: bytes) -> Iterator[tuple[Any, ...]]:
-            from minipaimon_core.compaction import compact_bucket, explicit_strategy
+            from minipaimon_core.maintenance.compaction import compact_bucket, explicit_strategy
 
             message = compact_bucket(conn.table(path), pickle.loads(entries), explicit_strategy(strategy))
             if message is not None:
@@ -167,7 +167,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
 
     def check_create_tag(a: Args) -> None:
         from minipaimon_core import InvalidArgumentError
-        from minipaimon_core.layout import check_name
+        from minipaimon_core.format.layout import check_name
 
         table = table_arg(a)
         if a.known(1):
@@ -277,7 +277,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
             from pyspark.sql.types import StringType, StructField
             from pyspark.sql.udtf import AnalyzeResult
 
-            from minipaimon_core.kinds import ROW_KIND_COLUMN
+            from minipaimon_core.format.kinds import ROW_KIND_COLUMN
             from minipaimon_spark.types import to_spark_schema
 
             def check() -> Any:
@@ -313,7 +313,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
 
 def _compact_row(table: Any, messages: list[Any]) -> tuple[Any, ...]:
     """Commit compaction ``messages`` as one COMPACT snapshot; the procedure's result row."""
-    from minipaimon_core.compaction import commit_compaction
+    from minipaimon_core.maintenance.compaction import commit_compaction
 
     snapshot_id = commit_compaction(table, messages, raise_on_conflict=True) if messages else None
     return (snapshot_id, len(messages), sum(len(m.compactBefore) for m in messages),
@@ -347,9 +347,9 @@ RETURN SELECT r.snapshot_id, r.buckets, r.files_removed, r.files_added FROM (
 
 def older_than(value: Any) -> int:
     """The time argument of ``minipaimon_remove_orphan_files`` as epoch milliseconds: an age
-    (``'1d'``, ``'36 h'``) or a date-time text, as everywhere (minipaimon_core.times); an
+    (``'1d'``, ``'36 h'``) or a date-time text, as everywhere (minipaimon_core.expressions.times); an
     integer (epoch milliseconds) is deprecated and 0 refused. Raises InvalidArgumentError."""
-    from minipaimon_core.times import epoch_ms_deprecated, point_in_time_ms
+    from minipaimon_core.expressions.times import epoch_ms_deprecated, point_in_time_ms
 
     if isinstance(value, str):
         return point_in_time_ms(value, "older_than")

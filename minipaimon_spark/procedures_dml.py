@@ -14,8 +14,9 @@ def row_change_procedures(conn: Connection, table_arg: Callable[[Args], Any]) ->
     table of a call's constant first argument (None if it is not a constant)."""
 
     def check_row_change(a: Args, condition_at: int, set_at: int | None) -> None:
-        from minipaimon_core import dml, predicate
-        from minipaimon_core.condition import parse_assignments, parse_condition
+        from minipaimon_core.dml import dml
+        from minipaimon_core.expressions import predicate
+        from minipaimon_core.expressions.condition import parse_assignments, parse_condition
 
         table = table_arg(a)
         if table is None:
@@ -35,7 +36,7 @@ def row_change_procedures(conn: Connection, table_arg: Callable[[Args], Any]) ->
         analyze = analyzed("rows_deleted bigint, snapshot_id bigint", lambda a: check_row_change(a, 1, None))
 
         def eval(self, path: str, condition: str | None) -> Iterator[tuple[Any, ...]]:
-            from minipaimon_core.condition import parse_condition
+            from minipaimon_core.expressions.condition import parse_condition
 
             table = conn.table(path)
             flt = parse_condition(condition, table.schema()) if condition is not None else None
@@ -52,7 +53,7 @@ def row_change_procedures(conn: Connection, table_arg: Callable[[Args], Any]) ->
         analyze = analyzed("rows_updated bigint, snapshot_id bigint", lambda a: check_row_change(a, 2, 1))
 
         def eval(self, path: str, assignments: str, condition: str | None = None) -> Iterator[tuple[Any, ...]]:
-            from minipaimon_core.condition import parse_assignments, parse_condition
+            from minipaimon_core.expressions.condition import parse_assignments, parse_condition
 
             table = conn.table(path)
             flt = parse_condition(condition, table.schema()) if condition is not None else None
@@ -75,7 +76,8 @@ def check_values(ctx: Any, assignments: dict[str, Any]) -> None:
     """
     import pyarrow as pa
 
-    from minipaimon_core import conform, dml_values
+    from minipaimon_core.dml import dml_values
+    from minipaimon_core.write import conform
 
     what = "minipaimon_update"
     exprs = dml_values.set_expressions(ctx, assignments, what)

@@ -28,8 +28,8 @@ from pyspark.sql.types import StructType
 import minipaimon_core as mp
 from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
-from minipaimon_core.kinds import ROW_KIND_COLUMN, RowKind
-from minipaimon_core.stream import StreamOffset, StreamScanner, check_between
+from minipaimon_core.format.kinds import ROW_KIND_COLUMN, RowKind
+from minipaimon_core.stream.stream import StreamOffset, StreamScanner, check_between
 from minipaimon_spark.filters import Term, column_types, split_filters
 from minipaimon_spark.native_plan import parse_buckets, python_reads
 from minipaimon_spark.options import ReadOptions

@@ -18,7 +18,7 @@ from typing import Any
 
 import minipaimon_core as mp
 from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_core.schema import SchemaManager
+from minipaimon_core.schema.schema import SchemaManager
 
 TABLE_ID = "tableId"
 TABLE_PATH = "tablePath"

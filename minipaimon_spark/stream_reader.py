@@ -49,13 +49,13 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
-from minipaimon_core.consumer import ConsumerManager
 from minipaimon_core.errors import (
     MiniPaimonError,
     SnapshotExpiredError,
     UnsupportedOptionError,
 )
-from minipaimon_core.stream import StreamOffset, StreamScanner
+from minipaimon_core.metadata.consumer import ConsumerManager
+from minipaimon_core.stream.stream import StreamOffset, StreamScanner
 from minipaimon_spark.options import (
     check_known,
     connection_options,

@@ -16,8 +16,8 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.errors import MiniPaimonError, SchemaMismatchError, SnapshotExpiredError
-from minipaimon_core.kinds import ROW_KIND_COLUMN
-from minipaimon_core.stream import StreamSplit
+from minipaimon_core.format.kinds import ROW_KIND_COLUMN
+from minipaimon_core.stream.stream import StreamSplit
 from minipaimon_spark.types import to_spark_schema
 from minipaimon_spark.worker_guard import ShippedToWorkers
 

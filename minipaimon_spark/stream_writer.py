@@ -47,7 +47,7 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_core.sequence import SequenceStart
+from minipaimon_core.metadata.sequence import SequenceStart
 from minipaimon_spark.options import WriteOptions, normalized
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 from minipaimon_spark.worker_guard import ShippedToWorkers

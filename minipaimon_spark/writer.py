@@ -31,12 +31,12 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
-from minipaimon_core.conform import conform
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
-from minipaimon_core.kinds import ROW_KIND_COLUMN
-from minipaimon_core.options import Options, validate
-from minipaimon_core.schema import SchemaManager, build_schema
-from minipaimon_core.sequence import SequenceStart, start_of
+from minipaimon_core.format.kinds import ROW_KIND_COLUMN
+from minipaimon_core.format.options import Options, validate
+from minipaimon_core.metadata.sequence import SequenceStart, start_of
+from minipaimon_core.schema.schema import SchemaManager, build_schema
+from minipaimon_core.write.conform import conform
 from minipaimon_spark.options import WriteOptions
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 from minipaimon_spark.worker_guard import ShippedToWorkers
@@ -79,7 +79,7 @@ def make_writer(raw_options: Mapping[str, Any], schema: StructType,
 
 def sequence_start(table: mp.Table) -> SequenceStart:
     """Where the sequence numbers of a job's tasks start (each task interleaves its own,
-    see minipaimon_core.sequence): the table's next number now, on the driver."""
+    see minipaimon_core.metadata.sequence): the table's next number now, on the driver."""
     return start_of(table.manifests, table.latest_snapshot())
 
 

@@ -50,8 +50,8 @@ def check_hash_index(t: object) -> None:
     from collections import Counter
 
     import minipaimon_core as mp
-    from minipaimon_core.bucket import key_hashes
     from minipaimon_core.dynamic.hash_index import HashIndexIO
+    from minipaimon_core.schema.bucket import key_hashes
 
     assert isinstance(t, mp.Table)
     ctx = t.context()

@@ -147,7 +147,7 @@ def expiration_standing_at(path: str, gate: Callable[[str, str], bool]) -> tuple
     stands at the first FileIO call matching ``gate``; returns the thread, its gates
     (:meth:`Gates.release` lets it run on) and a list that receives its ExpireResult."""
     import minipaimon_core as mp
-    from minipaimon_core.fileio import LocalFileIO
+    from minipaimon_core.io.fileio import LocalFileIO
     from minipaimon_core.maintenance.expire import expire_snapshots
     from minipaimon_core.maintenance.files import TableFiles
 

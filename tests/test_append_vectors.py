@@ -1,6 +1,6 @@
 """Deletion vectors of append tables (``deletion-vectors.enabled``): row-level changes mark
 rows instead of rewriting files; reads, time travel, diff, compaction, overwrite, expiration
-and concurrent changes all see the marks right (minipaimon_core.append_vectors)."""
+and concurrent changes all see the marks right (minipaimon_core.commit.append_vectors)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import dml, predicate
-from minipaimon_core.compaction import bucket_units, commit_compaction, compact_bucket
-from minipaimon_core.dml_write import Change, commit_change, new_user, write_change
+from minipaimon_core.dml import dml
+from minipaimon_core.dml.dml_write import Change, commit_change, new_user, write_change
+from minipaimon_core.expressions import predicate
+from minipaimon_core.maintenance.compaction import bucket_units, commit_compaction, compact_bucket
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("p", pa.string(), nullable=False),
                     ("v", pa.int64())])

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.bucket import bucket_ids, bucket_keys, num_buckets
 from minipaimon_core.format import bucket_hash
+from minipaimon_core.schema.bucket import bucket_ids, bucket_keys, num_buckets
 
 
 def _schema(tmp_path, primary_key=None, partition_by=None, **options: str):

@@ -96,7 +96,7 @@ def test_partitioned_table_in_a_catalog_reads_back(storage: Storage) -> None:
 
 def test_cli_takes_identifiers_with_a_warehouse(tmp_path: object, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from minipaimon_core.cli import main
+    from minipaimon_core.cli.cli import main
 
     warehouse = str(tmp_path)
     mp.catalog(warehouse).create_table("db.t", SCHEMA).write(rows(0, 4))

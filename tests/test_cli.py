@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.cli import format_table, parse_time
+from minipaimon_core.cli.cli import format_table, parse_time
 from tests.helpers import SCHEMA, rows, sorted_ids
 
 SCRIPT = Path(sys.executable).parent / "minipaimon"

@@ -11,11 +11,11 @@ from minipaimon_core.format import avro, index_manifest, manifest_file, manifest
 from minipaimon_core.format import snapshot as snapshot_codec
 from minipaimon_core.format import table_schema as schema_codec
 from minipaimon_core.format.index_manifest import IndexFileEntry, VectorRange
+from minipaimon_core.format.kinds import CommitKind, EntryKind, RowKind
 from minipaimon_core.format.manifest_file import DataFileMeta, ManifestEntry, RowTypes, SimpleStats
 from minipaimon_core.format.manifest_list import ManifestFileMeta
 from minipaimon_core.format.snapshot import Digests, Snapshot
-from minipaimon_core.kinds import CommitKind, EntryKind, RowKind
-from minipaimon_core.schema import build_schema
+from minipaimon_core.schema.schema import build_schema
 
 FIELDS = (["k", "s", "f", "b"], ["BIGINT NOT NULL", "STRING", "DOUBLE", "BYTES"])
 TYPES = RowTypes(["DATE", "INT", "STRING"], ["BIGINT NOT NULL"], [0], lambda _: FIELDS)

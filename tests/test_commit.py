@@ -52,8 +52,8 @@ def test_compaction_deleting_a_vanished_file_is_a_conflict(storage):
     t = mp.create_table(storage.path("t"), SCHEMA, options={"compaction.min.file-num": "2"})
     t.write(rows(0, 3))
     t.write(rows(3, 3))
-    from minipaimon_core.compaction import compact_bucket
-    from minipaimon_core.manifest_io import live_files
+    from minipaimon_core.maintenance.compaction import compact_bucket
+    from minipaimon_core.metadata.manifest_io import live_files
 
     entries = live_files(t.manifests, t.latest_snapshot())
     first = compact_bucket(t, entries, "auto")
@@ -118,7 +118,7 @@ def test_a_commit_that_keeps_losing_retries_sooner_than_newcomers():
     losing the race for longer than AGED_MS waits at most AGED_WAIT_MS, so it keeps
     retrying while the young ones back off for up to seconds (one commit of 8 writers
     used to lose 37 times in 80 s)."""
-    from minipaimon_core.commit_point import AGED_MS, AGED_WAIT_MS, retry_wait
+    from minipaimon_core.commit.commit_point import AGED_MS, AGED_WAIT_MS, retry_wait
 
     young = [max(retry_wait(k, 5, 2000) for _ in range(200)) for k in range(1, 12)]
     assert all(5 <= c <= 2000 for c in young)

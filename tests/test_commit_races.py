@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.io.fileio import LocalFileIO
 from minipaimon_core.maintenance.expire import expire_snapshots
 from minipaimon_core.maintenance.files import TableFiles
 from tests.helpers import SCHEMA, rows, sorted_ids
@@ -199,7 +199,7 @@ def test_interleaved_writers_with_expiration(tmp_path, seed):
     """Three writers of single-row commits with expiration down to the latest snapshot,
     interleaved at every FileIO call by a seeded scheduler: every write lands once and the
     table stays readable."""
-    from minipaimon_core.fileio import LocalFileIO
+    from minipaimon_core.io.fileio import LocalFileIO
     from tests.interleavings import Scheduler
 
     path = str(tmp_path / "t")

@@ -1,4 +1,4 @@
-"""SQL conditions as the core's filters (minipaimon_core.condition): what the command line
+"""SQL conditions as the core's filters (minipaimon_core.expressions.condition): what the command line
 and the SQL procedures take."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from minipaimon_core.condition import parse_assignments, parse_condition
 from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.expressions.condition import parse_assignments, parse_condition
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("d", pa.date32()),
                     ("ts", pa.timestamp("us")), ("x", pa.decimal128(10, 2)), ("f", pa.float64()),

@@ -11,12 +11,12 @@ import pickle
 
 import pytest
 
-from minipaimon_core.commit_message import CommitMessage, entries_for
-from minipaimon_core.conflicts import check_compaction, files_still_live, levels_disjoint
+from minipaimon_core.commit.conflicts import check_compaction, files_still_live, levels_disjoint
 from minipaimon_core.errors import CommitConflictError, ConflictReason
+from minipaimon_core.format.kinds import CommitKind, EntryKind
 from minipaimon_core.format.manifest_file import DataFileMeta, ManifestEntry, SimpleStats
-from minipaimon_core.key_range import find_overlap, key_order, overlaps
-from minipaimon_core.kinds import CommitKind, EntryKind
+from minipaimon_core.lsm.key_range import find_overlap, key_order, overlaps
+from minipaimon_core.metadata.commit_message import CommitMessage, entries_for
 
 PART = ("p",)
 

@@ -15,8 +15,8 @@ import threading
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.consumer import ConsumerManager
-from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.io.fileio import LocalFileIO
+from minipaimon_core.metadata.consumer import ConsumerManager
 from tests.helpers import SCHEMA, rows, sorted_ids
 from tests.interleavings import Gates, Scheduler, expiration_standing_at
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.fileio import FileIO, LocalFileIO
+from minipaimon_core.io.fileio import FileIO, LocalFileIO
 from minipaimon_core.maintenance import TableFiles
 from minipaimon_core.maintenance.orphans import remove_orphan_files
 from tests.helpers import SCHEMA, rows, sorted_ids
@@ -311,7 +311,7 @@ def test_a_write_whose_outcome_stays_unknown_says_so_and_how_to_check(storage, m
     """The store never answers within the commit's time: a CommitOutcomeUnknownError (not
     a plain StorageError a caller would retry), nothing deleted, and once the store is
     back ``commit_landed`` tells that the write is in the table."""
-    from minipaimon_core import commit_point
+    from minipaimon_core.commit import commit_point
     monkeypatch.setattr(commit_point, "OUTCOME_LOOK_SECONDS", 0)
     path = storage.path("t")
     t = mp.create_table(path, SCHEMA, options={"commit.timeout": "0 s"})

@@ -12,9 +12,9 @@ import logging
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.fileio_object import ObjectStoreFileIO
-from minipaimon_core.fileio_resolve import resolve
-from minipaimon_core.fileio_s3 import S3Settings
+from minipaimon_core.io.fileio_object import ObjectStoreFileIO
+from minipaimon_core.io.fileio_resolve import resolve
+from minipaimon_core.io.fileio_s3 import S3Settings
 from tests.helpers import SCHEMA, rows
 from tests.s3_servers import free_port
 

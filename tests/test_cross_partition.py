@@ -11,7 +11,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.errors import ConflictReason
-from minipaimon_core.sequence import start_of
+from minipaimon_core.metadata.sequence import start_of
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64()),
                     pa.field("dt", pa.string(), nullable=False)])

@@ -18,14 +18,14 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import compaction
 from minipaimon_core.errors import (
     CorruptMetadataError,
     InvalidArgumentError,
     UnsupportedOptionError,
 )
-from minipaimon_core.stream import StreamOffset, StreamScanner
-from minipaimon_core.table_scan import TableScan
+from minipaimon_core.maintenance import compaction
+from minipaimon_core.read.table_scan import TableScan
+from minipaimon_core.stream.stream import StreamOffset, StreamScanner
 from tests.conftest import Storage
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
@@ -265,7 +265,7 @@ def test_a_commit_whose_base_is_compacted_and_expired_meanwhile_retries(tmp_path
     columns, another process writes, compacts and expires every older snapshot (deleting
     the files the commit was about to read): the commit retries from the new latest (a
     compaction gives way to the other one), never raises."""
-    from minipaimon_core import dv_maintainer
+    from minipaimon_core.commit import dv_maintainer
 
     t = make(str(tmp_path / "t"), bucket="1")
     t.write(batch([1, 2, 3], 0))

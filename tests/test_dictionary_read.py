@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import read as read_module
 from minipaimon_core.file_format.parquet import dictionary_encoded
+from minipaimon_core.read import read as read_module
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", pa.string()), ("b", pa.binary()),
                     ("u", pa.string())])

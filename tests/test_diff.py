@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.io.fileio import LocalFileIO
 
 SCHEMA = pa.schema([
     pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),

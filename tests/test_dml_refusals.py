@@ -15,10 +15,10 @@ import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import dml
-from minipaimon_core.data_file import write_data_file
-from minipaimon_core.dml_preview import preview_delete
+from minipaimon_core.dml import dml
+from minipaimon_core.dml.dml_preview import preview_delete
 from minipaimon_core.errors import InvalidArgumentError, MiniPaimonError, SchemaMismatchError
+from minipaimon_core.file_format.data_file import write_data_file
 
 KV = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 

@@ -17,7 +17,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.errors import CorruptMetadataError
-from minipaimon_core.kinds import VALUE_KIND
+from minipaimon_core.format.kinds import VALUE_KIND
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("g", pa.string(), nullable=False),
                     ("v", pa.float64()), ("q", pa.int32())])

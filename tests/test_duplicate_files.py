@@ -7,8 +7,8 @@ import msgspec
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.commit_message import CommitMessage
 from minipaimon_core.errors import CorruptMetadataError, InvalidArgumentError
+from minipaimon_core.metadata.commit_message import CommitMessage
 from tests import hostile
 from tests.conftest import Storage
 from tests.helpers import SCHEMA, rows, sorted_ids

@@ -8,8 +8,8 @@ import pytest
 
 from minipaimon_core.dynamic.assigner import MAX_BUCKETS, PartitionIndex, fill, lanes_of
 from minipaimon_core.dynamic.hash_index import union
-from minipaimon_core.dynamic.sets import distinct, first_arrivals, search
 from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.expressions.sets import distinct, first_arrivals, search
 
 FILL_CASES = [
     # (counts before, lanes of the new keys, number of lanes, target) -> buckets, counts after

@@ -13,11 +13,11 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.bucket import key_hashes
 from minipaimon_core.dynamic.hash_index import HashIndexIO
 from minipaimon_core.errors import ConflictReason
-from minipaimon_core.schema import build_schema
-from minipaimon_core.sequence import start_of
+from minipaimon_core.metadata.sequence import start_of
+from minipaimon_core.schema.bucket import key_hashes
+from minipaimon_core.schema.schema import build_schema
 from tests.helpers import check_hash_index, key_places
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()),

@@ -31,7 +31,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.errors import ConflictReason
-from minipaimon_core.sequence import SPARK_STRIDE, start_of
+from minipaimon_core.metadata.sequence import SPARK_STRIDE, start_of
 from tests.helpers import check_hash_index
 from tests.test_pk_model import Config as EngineConfig
 from tests.test_pk_model import expected, paimon_state

@@ -78,7 +78,7 @@ def test_a_failure_at_any_write_of_a_dynamic_commit_leaves_before_or_after(tmp_p
     a dynamic-bucket table, failed at its k-th write for every k: the table is as before
     or after it, the HASH index right, orphan cleanup removes only debris, the retry commits
     once."""
-    from minipaimon_core.sequence import start_of
+    from minipaimon_core.metadata.sequence import start_of
     from tests.test_crash import FailingFileIO, InjectedFault, _clean_orphans, _live_files
 
     def rows(ids: list[int], tag: str) -> pa.Table:

@@ -16,10 +16,10 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import consumer as consumer_codec
-from minipaimon_core.consumer import Consumer, ConsumerManager
-from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.io.fileio import LocalFileIO
 from minipaimon_core.maintenance import TableFiles
+from minipaimon_core.metadata import consumer as consumer_codec
+from minipaimon_core.metadata.consumer import Consumer, ConsumerManager
 from tests.helpers import SCHEMA, rows, sorted_ids
 
 KV = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64()),

@@ -20,7 +20,7 @@ from minipaimon_core.errors import (
     InvalidArgumentError,
     UnsupportedFeatureError,
 )
-from minipaimon_core.stream import changes_between
+from minipaimon_core.stream.stream import changes_between
 from tests.interop.data import types_rows, types_schema
 from tests.interop.test_file_formats import orc_safe
 

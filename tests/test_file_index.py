@@ -15,8 +15,8 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import file_index
 from minipaimon_core.errors import CorruptMetadataError, UnsupportedFeatureError
+from minipaimon_core.file_format import file_index
 from minipaimon_core.format import file_index as codec
 
 TYPES = pa.schema([pa.field("id", pa.int64(), nullable=False), ("i8", pa.int8()), ("i16", pa.int16()),

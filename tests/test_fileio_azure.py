@@ -13,9 +13,9 @@ import logging
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.fileio_azure import AzureSettings, parse_authority
-from minipaimon_core.fileio_object import ObjectStoreFileIO
-from minipaimon_core.fileio_resolve import normalize_path, resolve, split_options
+from minipaimon_core.io.fileio_azure import AzureSettings, parse_authority
+from minipaimon_core.io.fileio_object import ObjectStoreFileIO
+from minipaimon_core.io.fileio_resolve import normalize_path, resolve, split_options
 from tests.azurite import AzuriteServer
 from tests.helpers import SCHEMA, rows, sorted_ids
 from tests.s3_servers import free_port

@@ -10,10 +10,10 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.fileio import LocalFileIO
-from minipaimon_core.fileio_object import ObjectStoreFileIO
-from minipaimon_core.fileio_resolve import normalize_path, resolve, split_options
-from minipaimon_core.fileio_s3 import S3Settings
+from minipaimon_core.io.fileio import LocalFileIO
+from minipaimon_core.io.fileio_object import ObjectStoreFileIO
+from minipaimon_core.io.fileio_resolve import normalize_path, resolve, split_options
+from minipaimon_core.io.fileio_s3 import S3Settings
 from tests.helpers import SCHEMA, rows, sorted_ids
 
 # -- path resolution ------------------------------------------------------------------------

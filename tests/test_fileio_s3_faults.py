@@ -13,10 +13,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import fileio_object
-from minipaimon_core.fileio_azure import AzureSettings
-from minipaimon_core.fileio_object import ObjectStoreFileIO
-from minipaimon_core.fileio_s3 import S3Settings
+from minipaimon_core.io import fileio_object
+from minipaimon_core.io.fileio_azure import AzureSettings
+from minipaimon_core.io.fileio_object import ObjectStoreFileIO
+from minipaimon_core.io.fileio_s3 import S3Settings
 from tests.helpers import SCHEMA
 
 
@@ -148,9 +148,9 @@ def test_a_commit_whose_response_is_lost_is_decided_by_reading_back(proxied, pro
 FORKED_WHILE_READING = """
 import os, sys, threading, time
 import minipaimon_core as mp
-from minipaimon_core.fileio_azure import AzureSettings
-from minipaimon_core.fileio_object import ObjectStoreFileIO
-from minipaimon_core.fileio_s3 import S3Settings
+from minipaimon_core.io.fileio_azure import AzureSettings
+from minipaimon_core.io.fileio_object import ObjectStoreFileIO
+from minipaimon_core.io.fileio_s3 import S3Settings
 from tests.helpers import SCHEMA, rows
 from tests.test_fileio_s3_faults import FaultyProxy
 

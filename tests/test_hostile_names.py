@@ -21,7 +21,7 @@ import pytest
 import minipaimon_core as mp
 from minipaimon_core.errors import CorruptMetadataError, InvalidArgumentError
 from minipaimon_core.format import snapshot as snapshot_codec
-from minipaimon_core.layout import TableLayout
+from minipaimon_core.format.layout import TableLayout
 from minipaimon_core.migrate import copy_table, migrate
 from tests import hostile
 from tests.conftest import Storage

@@ -10,10 +10,10 @@ import msgspec
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.consumer import ConsumerManager
 from minipaimon_core.errors import CorruptMetadataError, UnsupportedFeatureError
 from minipaimon_core.format import index_manifest
 from minipaimon_core.format.data_file_meta import MAX_SEQUENCE
+from minipaimon_core.metadata.consumer import ConsumerManager
 from tests import hostile
 from tests.helpers import SCHEMA, rows, sorted_ids
 

@@ -1,10 +1,16 @@
 """The import graph of the core, read from the source (``TYPE_CHECKING`` imports included).
 
-Rules (issue 14): the core never imports pyspark; its runtime imports have no cycle; and the
-only modules that import the ``table`` facade are the ones that are views over a whole table
-(catalog, cli, diff, streams, system tables) - compaction, the post-commit path, maintenance,
-scanning and writing take a narrow :class:`~minipaimon_core.context.TableContext` instead, so
-no circle through ``table.py`` starts from them.
+Rules (issue 14, issue 29; written down in docs/format.md, "Code layout"): the core never
+imports pyspark; its packages are layers in the order :data:`LAYERS`, and a module imports
+only its own layer and the layers below it (``errors``, ``format/`` and ``io/`` at the
+bottom, ``format/`` importing nothing but ``errors``); there is no import circle anywhere,
+``TYPE_CHECKING`` imports included; and the only modules that import the ``table`` facade
+are the package entry, the catalog, the command line and the migration - the readers of a
+whole table (diff, system tables, streams) are typed by
+:class:`~minipaimon_core.read.table_view.TableView` and compaction, the post-commit path,
+maintenance, scanning and writing take a narrow
+:class:`~minipaimon_core.metadata.context.TableContext`, so no circle through ``table.py``
+starts from them.
 
 Edges are explicit imports only (``import a.b``, ``from a import b``, relative ones resolved);
 the implicit import of a parent package's ``__init__`` is not an edge (Python finds the
@@ -19,13 +25,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "minipaimon_core"
 
-# Modules that may import the facade: views over a whole table, and the package entry.
+# Modules that may import the facade: the package entry, and what opens tables by path.
 FACADE_USERS = {
-    "minipaimon_core", "minipaimon_core.catalog", "minipaimon_core.cli", "minipaimon_core.cli_commands",
-    "minipaimon_core.diff",
-    "minipaimon_core.migrate", "minipaimon_core.stream", "minipaimon_core.system_tables",
-    "minipaimon_core.table_stream",
+    "minipaimon_core", "minipaimon_core.catalog", "minipaimon_core.cli.cli", "minipaimon_core.cli.cli_commands",
+    "minipaimon_core.migrate",
 }
+
+# The layers of minipaimon_core, bottom first: a package of the core, or "errors" (the one
+# error hierarchy) and "top" (the other modules at the top: the table facade, the catalog,
+# diff, system tables, migration). A module may import its own layer and the layers before.
+LAYERS = (
+    "errors", "format", "io", "expressions", "file_format", "lsm", "schema", "metadata",
+    "read", "dynamic", "write", "commit", "maintenance", "dml", "stream", "top", "cli",
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -107,6 +119,30 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _layer(name: str, path: Path) -> str | None:
+    """The layer of module ``name`` (None for the package entry, which imports everything)."""
+    parts = name.split(".")
+    if len(parts) == 1:
+        return None
+    if path.parent == ROOT / PACKAGE and path.name != "__init__.py":
+        return "errors" if parts[1] == "errors" else "top"
+    return parts[1]
+
+
+def _upward_imports(graph: dict[str, set[str]], modules: dict[str, Path]) -> list[str]:
+    """The edges of ``graph`` from a layer to a layer above it, as "a (layer) -> b (layer)"."""
+    out = []
+    for name, targets in sorted(graph.items()):
+        mine = _layer(name, modules[name])
+        if mine is None:
+            continue
+        for target in sorted(targets):
+            theirs = _layer(target, modules[target])
+            if theirs is not None and LAYERS.index(theirs) > LAYERS.index(mine):
+                out.append(f"{name} ({mine}) -> {target} ({theirs})")
+    return out
+
+
 def test_the_core_never_imports_pyspark() -> None:
     modules = _modules()
     offenders = {name for name, path in modules.items()
@@ -121,15 +157,56 @@ def test_runtime_imports_have_no_cycle() -> None:
     assert _cycle(graph) is None
 
 
+def test_no_import_circle_even_for_types() -> None:
+    """Not even a ``TYPE_CHECKING`` import closes a circle (issue 29: ``table`` <-> diff /
+    system tables / streams, ``dml`` <-> ``dml_write`` were the last)."""
+    assert _cycle(_graph(typing_too=True)) is None
+
+
+def test_every_package_is_a_layer_with_its_rules_written_down() -> None:
+    """Each package of the core is in :data:`LAYERS`, and its ``__init__`` docstring says
+    what it owns and what it may import."""
+    for init in sorted((ROOT / PACKAGE).glob("*/__init__.py")):
+        package = init.parent.name
+        assert package in LAYERS, f"{package}/ is no layer: add it to LAYERS and docs/format.md"
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        assert "May import" in doc, f"{package}/__init__.py: say what it owns and may import"
+
+
+def test_no_layer_imports_a_layer_above_it() -> None:
+    modules = _modules()
+    assert _upward_imports(_graph(typing_too=True), modules) == []
+
+
+def test_format_and_io_import_nothing_above_them() -> None:
+    modules = _modules()
+    graph = _graph(typing_too=True)
+    allowed = {"format": {"errors", "format"}, "io": {"errors", "format", "io"}}
+    for name, targets in graph.items():
+        mine = _layer(name, modules[name])
+        if mine in allowed:
+            assert {_layer(t, modules[t]) for t in targets} <= allowed[mine], name
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    """The checker itself: an import of the facade from a lower layer is reported."""
+    modules = _modules()
+    graph = {f"{PACKAGE}.read.scan": {f"{PACKAGE}.table", f"{PACKAGE}.format.snapshot"},
+             f"{PACKAGE}.table": {f"{PACKAGE}.read.scan"}}
+    assert _upward_imports(graph, modules) == [
+        f"{PACKAGE}.read.scan (read) -> {PACKAGE}.table (top)"]
+
+
 def test_only_whole_table_views_import_the_facade() -> None:
     graph = _graph(typing_too=True)
     users = {name for name, targets in graph.items() if f"{PACKAGE}.table" in targets}
     assert users <= FACADE_USERS, users - FACADE_USERS
     # and nothing else reaches the facade through them
     narrow = {f"{PACKAGE}.{m}" for m in (
-        "compaction", "post_commit", "context", "table_scan", "table_write", "tags",
-        "maintenance", "maintenance.expire", "maintenance.files", "maintenance.manifests",
-        "maintenance.orphans", "maintenance.rollback", "commit")}
+        "maintenance.compaction", "maintenance.post_commit", "metadata.context",
+        "read.table_scan", "commit.table_write", "metadata.tags", "maintenance",
+        "maintenance.expire", "maintenance.files", "maintenance.manifests",
+        "maintenance.orphans", "maintenance.rollback", "commit.commit")}
     for start in narrow:
         seen, todo = set(), [start]
         while todo:
@@ -142,12 +219,13 @@ def test_only_whole_table_views_import_the_facade() -> None:
 
 
 def test_the_graph_reader_sees_relative_and_typing_imports() -> None:
-    """The reader itself: a TYPE_CHECKING import of the facade is an edge of the full graph
-    only, and ``from . import x`` resolves to the submodule."""
+    """The reader itself: a TYPE_CHECKING import is an edge of the full graph only, and
+    ``from . import x`` resolves to the submodule."""
     full, runtime = _graph(typing_too=True), _graph(typing_too=False)
-    assert f"{PACKAGE}.table" in full[f"{PACKAGE}.diff"]
-    assert f"{PACKAGE}.table" not in runtime[f"{PACKAGE}.diff"]
-    assert f"{PACKAGE}.format.snapshot" in runtime[f"{PACKAGE}.tags"]
+    changes = f"{PACKAGE}.schema.table_schema_changes"
+    assert f"{PACKAGE}.io.fileio" in full[changes]
+    assert f"{PACKAGE}.io.fileio" not in runtime[changes]
+    assert f"{PACKAGE}.format.snapshot" in runtime[f"{PACKAGE}.metadata.tags"]
 
 
 def test_no_source_module_is_over_400_lines() -> None:

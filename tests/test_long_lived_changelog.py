@@ -15,9 +15,9 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.changelog_manager import ChangelogManager
 from minipaimon_core.errors import SnapshotExpiredError
-from minipaimon_core.stream import StreamOffset, StreamScanner, changes_between
+from minipaimon_core.metadata.changelog_manager import ChangelogManager
+from minipaimon_core.stream.stream import StreamOffset, StreamScanner, changes_between
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 RETAIN = {"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2",

@@ -20,7 +20,7 @@ from minipaimon_core.format.manifest_file import SimpleStats
 from minipaimon_core.format.manifest_list import ManifestFileMeta
 from minipaimon_core.maintenance import TableFiles
 from minipaimon_core.maintenance.orphans import remove_orphan_files
-from minipaimon_core.manifest_merge import (
+from minipaimon_core.metadata.manifest_merge import (
     MergeLimits,
     column_ranges,
     may_overlap,
@@ -28,7 +28,7 @@ from minipaimon_core.manifest_merge import (
     union_ranges,
 )
 from minipaimon_core.migrate import migrate
-from minipaimon_core.scan import Planner
+from minipaimon_core.read.scan import Planner
 from tests.test_commit_races import StallingFileIO
 from tests.test_crash import FailingFileIO, InjectedFault
 from tests.test_planning import CountingIO, random_term

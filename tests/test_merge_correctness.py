@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.stream import StreamOffset, StreamScanner
+from minipaimon_core.stream.stream import StreamOffset, StreamScanner
 
 KV = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64()), ("ts", pa.int64())])
 

@@ -1,4 +1,4 @@
-"""A merge cut into units (minipaimon_core.merge_units, what Spark's executors run) gives the
+"""A merge cut into units (minipaimon_core.dml.merge_units, what Spark's executors run) gives the
 same table as the same merge run whole (``Table.merge``), and its commit makes the same
 conflict checks. The "engine" here is a plain Arrow join standing in for Spark's."""
 
@@ -15,8 +15,8 @@ import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.merge_into import MergeClauses
-from minipaimon_core.merge_units import (
+from minipaimon_core.dml.merge_into import MergeClauses
+from minipaimon_core.dml.merge_units import (
     ROW,
     UNIT,
     change_unit,

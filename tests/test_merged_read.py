@@ -19,10 +19,10 @@ import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import pools
-from minipaimon_core import read as read_module
+from minipaimon_core.io import pools
 from minipaimon_core.lsm.merge_engines import SEQUENCE, VALUE_KIND, MergeConfig, merge
 from minipaimon_core.lsm.newest_wins import newest_wins
+from minipaimon_core.read import read as read_module
 
 KEY_TYPES = {
     "int64": (pa.int64(), lambda i: i),

@@ -19,7 +19,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core import migrate as migrate_module
-from minipaimon_core.cli import main as cli
+from minipaimon_core.cli.cli import main as cli
 from minipaimon_core.errors import TableAlreadyExistsError, UnsupportedFeatureError
 from minipaimon_core.migrate import copy_table, migrate
 from tests.conftest import Storage

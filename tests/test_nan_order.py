@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import predicate
+from minipaimon_core.expressions import predicate
+from minipaimon_core.expressions.stats_filter import may_match
 from minipaimon_core.format.manifest_file import DataFileMeta, SimpleStats
-from minipaimon_core.stats_filter import may_match
 
 NAN, INF = math.nan, math.inf
 VALUES = [1.0, 6.0, INF, -INF, NAN, None, 5.0, -0.0]

@@ -31,7 +31,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.lsm.merge_config import skips_level0
-from minipaimon_core.stream import StreamOffset, StreamScanner
+from minipaimon_core.stream.stream import StreamOffset, StreamScanner
 
 OPS = int(os.environ.get("MP_MODEL_OPS", "1120"))
 SEEDS = int(os.environ.get("MP_MODEL_SEEDS", "1"))
@@ -93,7 +93,7 @@ CONFIGS = {
         "bucket": "2", "deletion-vectors.enabled": "true", "ignore-delete": "true",
         "write-only": "true"}, ("-D",)),
     # first-row without a changelog producer: writes committed above level 0, new rows of
-    # keys already there dropped at commit (minipaimon_core.first_row)
+    # keys already there dropped at commit (minipaimon_core.commit.first_row)
     "first-row-placed": Config("first-row", {"bucket": "2", "ignore-delete": "true",
                                              "num-sorted-run.compaction-trigger": "3"}, ("-D",)),
 }

@@ -170,10 +170,10 @@ def test_write_only_still_bounds_sorted_runs_at_the_stop_trigger(tmp_path):
 
 
 def test_two_compactions_with_overlapping_outputs_in_one_level_conflict(tmp_path):
-    from minipaimon_core.commit_message import CommitMessage
-    from minipaimon_core.kv_writer import write_sorted_run
-    from minipaimon_core.manifest_io import live_files
-    from minipaimon_core.read import SplitReader
+    from minipaimon_core.metadata.commit_message import CommitMessage
+    from minipaimon_core.metadata.manifest_io import live_files
+    from minipaimon_core.read.read import SplitReader
+    from minipaimon_core.write.kv_writer import write_sorted_run
 
     t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"write-only": "true"})
     t.write(kv([1, 5], [1.0, 5.0]))
@@ -197,7 +197,7 @@ def test_two_compactions_with_overlapping_outputs_in_one_level_conflict(tmp_path
 
 
 def _runs_per_bucket(t: mp.Table) -> dict[int, int]:
-    from minipaimon_core.read import sorted_runs_newest_first
+    from minipaimon_core.read.read import sorted_runs_newest_first
 
     files = {s.bucket: s.files for s in t.scan().plan()}
     return {b: len(sorted_runs_newest_first(list(fs))) for b, fs in files.items()}
@@ -232,7 +232,7 @@ def test_a_compaction_strategy_that_does_not_exist_is_refused(tmp_path):
                                      {"changelog-producer": "input"}], ids=["plain", "dv", "input"])
 def test_a_writer_that_started_first_but_commits_last_wins(tmp_path, options):
     """Both writers number from the same next sequence number; the committer moves the
-    numbers of the later commit above the earlier one's (minipaimon_core.resequence)."""
+    numbers of the later commit above the earlier one's (minipaimon_core.metadata.resequence)."""
     t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"], options={"bucket": "1", **options})
     t.write(kv([1, 2, 3], [0.0, 0.0, 0.0]))
     slow, fast = t.new_write("slow"), t.new_write("fast")
@@ -245,7 +245,7 @@ def test_a_writer_that_started_first_but_commits_last_wins(tmp_path, options):
     t.compact()  # the numbers in the files decide compaction too
     assert as_dict(mp.open_table(t.path)) == got
     if "changelog-producer" in options:  # a stream hands fast's row of key 1 over before slow's
-        from minipaimon_core.stream import changes_between
+        from minipaimon_core.stream.stream import changes_between
 
         changes = changes_between(mp.open_table(t.path), 1, 3)
         assert changes.filter(pa.compute.equal(changes["id"], 1))["v"].to_pylist() == [2.0, 1.0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from minipaimon_core.lsm.placement import place
+from minipaimon_core.commit.placement import place
 
 MAX = 5
 

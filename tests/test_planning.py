@@ -11,10 +11,10 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.fileio import LocalFileIO
+from minipaimon_core.expressions.stats import values_stats
 from minipaimon_core.format.manifest_file import DataFileMeta
-from minipaimon_core.scan import Planner, SplitSizing
-from minipaimon_core.stats import values_stats
+from minipaimon_core.io.fileio import LocalFileIO
+from minipaimon_core.read.scan import Planner, SplitSizing
 
 SCHEMA = pa.schema([pa.field("p", pa.int32()), pa.field("q", pa.string()), pa.field("v", pa.int64())])
 PARTITIONS = 200

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.restore import RESTORED_FROM
+from minipaimon_core.maintenance.restore import RESTORED_FROM
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.int64()),
                     pa.field("dt", pa.string(), nullable=False)])

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import schema_evolution as se
-from minipaimon_core.schema import SchemaManager, TableSchema, build_schema
+from minipaimon_core.schema import schema_evolution as se
+from minipaimon_core.schema.schema import SchemaManager, TableSchema, build_schema
 from tests.conftest import Storage
 
 BASE = pa.schema([

@@ -61,7 +61,7 @@ def write(path: str, engine: str, data: list[pa.Table], buffer: str, spillable: 
 def level0_files_by_bucket(table: mp.Table) -> dict[Any, list[Any]]:
     """The files the write left in each bucket (every level: a first-row table's writes are
     placed above level 0, and level 0 is not read)."""
-    from minipaimon_core.manifest_io import live_files
+    from minipaimon_core.metadata.manifest_io import live_files
 
     out: dict[Any, list[Any]] = {}
     for e in live_files(table.manifests, table.refresh().latest_snapshot()):
@@ -124,7 +124,7 @@ def test_temp_files_are_removed_on_abort_and_failure(tmp_path: Path, spill_root:
 
 
 def test_stats_of_a_file_written_in_parts_equal_stats_of_the_whole() -> None:
-    from minipaimon_core.stats import merge_stats, table_stats
+    from minipaimon_core.expressions.stats import merge_stats, table_stats
 
     rng = random.Random(5)
     whole = pa.table({

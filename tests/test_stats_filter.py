@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from minipaimon_core import predicate
+from minipaimon_core.expressions import predicate
+from minipaimon_core.expressions.stats_filter import may_match
 from minipaimon_core.format.manifest_file import DataFileMeta, SimpleStats
-from minipaimon_core.stats_filter import may_match
 
 # f mixes int and float stats (an int column evolved to double); s is missing from the files
 # of schema 0; d holds decimals past 64 bits (unscaled integers).

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core import fileio_object
-from minipaimon_core.fileio import LocalFileIO
-from minipaimon_core.fileio_object import ObjectStoreFileIO
-from minipaimon_core.fileio_s3 import S3Settings
-from minipaimon_core.layout import TableLayout
+from minipaimon_core.format.layout import TableLayout
+from minipaimon_core.io import fileio_object
+from minipaimon_core.io.fileio import LocalFileIO
+from minipaimon_core.io.fileio_object import ObjectStoreFileIO
+from minipaimon_core.io.fileio_s3 import S3Settings
 from minipaimon_core.maintenance import TableFiles, expire
 from minipaimon_core.maintenance.orphans import remove_orphan_files
 from tests.conftest import Storage

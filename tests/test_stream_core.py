@@ -6,8 +6,8 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.sequence import start_of
-from minipaimon_core.stream import StreamOffset, StreamScanner
+from minipaimon_core.metadata.sequence import start_of
+from minipaimon_core.stream.stream import StreamOffset, StreamScanner
 from tests.helpers import SCHEMA, rows
 
 KV = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
@@ -186,7 +186,7 @@ def test_latest_offset_without_limits_reads_no_manifest(tmp_path, monkeypatch):
 @pytest.mark.parametrize("producer", ["input", "lookup"])
 def test_a_key_written_by_two_tasks_of_one_commit_streams_in_sequence_order(tmp_path, producer):
     """Two tasks of one Spark write share a sequence start and interleave their numbers
-    (minipaimon_core.sequence): a stream hands a key's rows of that commit over in the
+    (minipaimon_core.metadata.sequence): a stream hands a key's rows of that commit over in the
     order the table merges them, so a mirror fed by it ends equal to the table."""
     t = mp.create_table(str(tmp_path / "t"), KV, primary_key=["id"],
                         options={"bucket": "1", "changelog-producer": producer})

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.consumer import ConsumerManager
+from minipaimon_core.metadata.consumer import ConsumerManager
 from minipaimon_core.system_tables import SYSTEM_TABLES
 from tests.conftest import Storage
 from tests.helpers import SCHEMA, rows

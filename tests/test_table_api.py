@@ -14,7 +14,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.format.manifest_file import ADD
-from minipaimon_core.manifest_io import live_files
+from minipaimon_core.metadata.manifest_io import live_files
 from tests.helpers import SCHEMA, rows, sorted_ids
 
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.options import Options, parse
+from minipaimon_core.format.options import Options, parse
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("g", pa.int64()),
                     ("v", pa.int64()), ("s", pa.string()), ("f", pa.float64()),
@@ -125,7 +125,7 @@ def test_read_options_are_parsed_by_the_same_layer(tmp_path):
                        ({"read.changelog": "maybe"}, "read.changelog")):
         with pytest.raises(mp.UnsupportedOptionError, match=name):
             t.stream_scanner(opts) if hasattr(t, "stream_scanner") else \
-                __import__("minipaimon_core.stream", fromlist=["StreamScanner"]).StreamScanner(t, opts)
+                __import__("minipaimon_core.stream.stream", fromlist=["StreamScanner"]).StreamScanner(t, opts)
     with pytest.raises(mp.UnsupportedOptionError, match="target-file-size"):
         parse("target-file-size", "0")
     with pytest.raises(mp.UnsupportedOptionError, match="nope"):

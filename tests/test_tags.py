@@ -1,4 +1,4 @@
-"""Tag files (``tag/tag-<name>``, minipaimon_core.tags): create, read, list, delete, and the
+"""Tag files (``tag/tag-<name>``, minipaimon_core.metadata.tags): create, read, list, delete, and the
 round trip: a tag is byte for byte its snapshot's file, and re-encoding it gives the same
 bytes."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.fileio import LocalFileIO
 from minipaimon_core.format import snapshot as snapshot_codec
-from minipaimon_core.layout import TableLayout
-from minipaimon_core.tags import TagManager
+from minipaimon_core.format.layout import TableLayout
+from minipaimon_core.io.fileio import LocalFileIO
+from minipaimon_core.metadata.tags import TagManager
 from tests.helpers import SCHEMA, rows
 
 

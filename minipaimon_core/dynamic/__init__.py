@@ -16,5 +16,9 @@ committer keeps one key in one bucket whatever writers did (:mod:`.commit_step`)
 of one commit (Spark tasks) that put a key in two buckets of a partition are reconciled by
 moving its rows (:mod:`.reconcile`); a commit whose keys another commit since its writer
 started put elsewhere fails with ``CommitConflictError`` (``BUCKET_ASSIGNMENT``). Hash sets
-are handled by sorting (:mod:`.sets`). The rules, in prose: docs/format.md, "Bucketing".
+are handled by sorting (:mod:`minipaimon_core.expressions.sets`). The rules, in prose:
+docs/format.md, "Bucketing".
+
+May import: every layer below it, up to ``read/`` (layer order: docs/format.md, "Code
+layout").
 """

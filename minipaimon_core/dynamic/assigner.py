@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .sets import first_arrivals, sort_with_positions
+from ..expressions.sets import first_arrivals, sort_with_positions
 
 MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
 

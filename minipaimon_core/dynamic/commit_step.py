@@ -1,6 +1,6 @@
 """The committer's step for dynamic-bucket tables: one key, one bucket, and the HASH index.
 
-Run by :class:`~minipaimon_core.commit.FileStoreCommit` on the messages of an APPEND or
+Run by :class:`~minipaimon_core.commit.commit.FileStoreCommit` on the messages of an APPEND or
 OVERWRITE snapshot (compactions move no key), each attempt against the snapshot it builds on:
 
 ```
@@ -31,27 +31,27 @@ from typing import Any
 
 import numpy as np
 
-from ..bucket import CROSS_PARTITION, HASH_DYNAMIC, bucket_mode, key_hashes64
-from ..commit_message import CommitMessage
-from ..deletion_vectors import BucketKey, DeletionVectorIO
 from ..errors import CommitConflictError, ConflictReason, UnsupportedFeatureError
-from ..fileio import FileIO
+from ..expressions.sets import distinct
 from ..format.index_manifest import IndexFileEntry
+from ..format.kinds import VALUE_KIND, RowKind
+from ..format.layout import TableLayout
 from ..format.manifest_file import ADD
+from ..format.options import Options
 from ..format.snapshot import COMPACT, Snapshot
-from ..kinds import VALUE_KIND, RowKind
-from ..layout import TableLayout
-from ..manifest_io import ManifestIO
-from ..options import Options
-from ..partition import PartitionSpec
-from ..read import read_file_as
-from ..resequence import rewritten_paths
-from ..schema import SchemaCache, SchemaManager, TableSchema
-from ..snapshot_manager import SnapshotManager
+from ..io.fileio import FileIO
+from ..metadata.commit_message import CommitMessage
+from ..metadata.deletion_vectors import BucketKey, DeletionVectorIO
+from ..metadata.manifest_io import ManifestIO
+from ..metadata.resequence import rewritten_paths
+from ..metadata.snapshot_manager import SnapshotManager
+from ..read.read import read_file_as
+from ..schema.bucket import CROSS_PARTITION, HASH_DYNAMIC, bucket_mode, key_hashes64
+from ..schema.partition import PartitionSpec
+from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .assigner import PartitionIndex
 from .hash_index import HashIndexIO, union
 from .reconcile import Moves, Reconciler, hash_dtype, moves
-from .sets import distinct
 
 
 class DynamicBucketCommit:

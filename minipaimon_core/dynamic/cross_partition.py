@@ -37,14 +37,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..bucket import key_hashes64
-from ..kinds import VALUE_KIND, RowKind
-from ..partition import PartitionSpec, group_indices
-from ..schema import TableSchema
-from ..stats import to_stat
+from ..expressions.sets import distinct
+from ..expressions.stats import to_stat
+from ..format.kinds import VALUE_KIND, RowKind
+from ..schema.bucket import key_hashes64
+from ..schema.partition import PartitionSpec, group_indices
+from ..schema.schema import TableSchema
 from .assigner import fill, lanes_of
 from .key_map import KeyLocations
-from .sets import distinct
 
 _ROW = "__mp_row"
 
@@ -196,7 +196,7 @@ def _group_starts(sorted_keys: pa.Table) -> np.ndarray:
 
 
 def _arrow_values(values: list[Any], t: pa.DataType) -> pa.Array:
-    """Stats-domain partition values (:func:`minipaimon_core.stats.to_stat`) as an Arrow
+    """Stats-domain partition values (:func:`minipaimon_core.expressions.stats.to_stat`) as an Arrow
     array of the column's type."""
     if pa.types.is_date(t):
         return pa.array(values, pa.int32()).cast(t)

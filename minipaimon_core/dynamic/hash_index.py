@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from ..deletion_vectors import BucketKey, DeletionVectorIO
 from ..errors import CorruptMetadataError, SnapshotExpiredError
-from ..fileio import FileIO
 from ..format import hash_index_file
 from ..format.index_manifest import HASH, IndexFileEntry
+from ..format.kinds import EntryKind
+from ..format.layout import TableLayout
 from ..format.snapshot import Snapshot
-from ..kinds import EntryKind
-from ..layout import TableLayout
+from ..io.fileio import FileIO
+from ..metadata.deletion_vectors import BucketKey, DeletionVectorIO
 
 _CACHE_BYTES = 256 << 20
 

@@ -4,7 +4,7 @@ Paimon keeps no such index on disk for ``CROSS_PARTITION`` tables; its writers b
 from the table when they start (``IndexBootstrap``: a read of the latest snapshot's keys,
 bucket by bucket), and so does minipaimon (:func:`build`). The map holds, per key:
 
-* a 64-bit hash of the key (:func:`minipaimon_core.bucket.key_hashes64`), sorted, found
+* a 64-bit hash of the key (:func:`minipaimon_core.schema.bucket.key_hashes64`), sorted, found
   with ``searchsorted``;
 * the key's columns themselves, in the same order: a hash that matches is confirmed by
   comparing the key values, so two keys with one hash are never taken for one;
@@ -29,12 +29,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..bucket import key_hashes64
-from ..context import TableContext
 from ..format.snapshot import Snapshot
-from ..scan import Split
-from ..schema import TableSchema
-from ..table_scan import planner, read_split
+from ..metadata.context import TableContext
+from ..read.scan import Split
+from ..read.table_scan import planner, read_split
+from ..schema.bucket import key_hashes64
+from ..schema.schema import TableSchema
 
 
 @dataclass

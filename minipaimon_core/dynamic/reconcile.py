@@ -23,15 +23,15 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 
-from ..bucket import HASH_DYNAMIC, key_hashes, key_hashes64
-from ..commit_message import CommitMessage, placed_bytes
-from ..data_file import KEY_PREFIX, read_data_file, write_data_file
 from ..errors import CommitConflictError, ConflictReason
-from ..fileio import FileIO
+from ..expressions.sets import distinct
+from ..file_format.data_file import KEY_PREFIX, read_data_file, write_data_file
+from ..format.layout import TableLayout
 from ..format.manifest_file import DataFileMeta
-from ..layout import TableLayout
-from ..schema import SchemaCache
-from .sets import distinct
+from ..io.fileio import FileIO
+from ..metadata.commit_message import CommitMessage, placed_bytes
+from ..schema.bucket import HASH_DYNAMIC, key_hashes, key_hashes64
+from ..schema.schema import SchemaCache
 
 Moves = dict[int, np.ndarray]
 """Target bucket -> the hashes a message's rows must take there."""

@@ -1,5 +1,5 @@
 """Which (partition, bucket) each written row goes to, for every bucket mode: the one step
-between numbering a primary-key writer's rows and buffering them (:mod:`minipaimon_core.kv_writer`).
+between numbering a primary-key writer's rows and buffering them (:mod:`minipaimon_core.write.kv_writer`).
 
 * ``HASH_FIXED``: Paimon's hash of the bucket key modulo ``bucket``;
 * ``HASH_DYNAMIC``: the bucket the partition's HASH index gives the key, new keys assigned
@@ -22,16 +22,16 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..bucket import CROSS_PARTITION, HASH_DYNAMIC, bucket_ids, bucket_mode, key_hashes
-from ..context import TableContext
+from ..expressions.sets import distinct
 from ..format.snapshot import Snapshot
-from ..partition import PartitionSpec, split_by_bucket
-from ..schema import TableSchema
+from ..metadata.context import TableContext
+from ..schema.bucket import CROSS_PARTITION, HASH_DYNAMIC, bucket_ids, bucket_mode, key_hashes
+from ..schema.partition import PartitionSpec, split_by_bucket
+from ..schema.schema import TableSchema
 from . import key_map
 from .assigner import HashAssigner
 from .cross_partition import CrossPartitionRouter, Routed
 from .hash_index import HashIndexIO
-from .sets import distinct
 
 Router = Callable[[pa.Table], list[Routed]]
 

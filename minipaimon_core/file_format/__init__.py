@@ -5,12 +5,16 @@ since Paimon 0.9, ``orc`` in schemas before version 3, ``avro``), and a table wh
 was changed holds files of several formats: each file is read by its own format, named by
 its extension (``data-<uuid>-<k>.parquet`` / ``.orc`` / ``.avro``), never by the table's
 current option. One module per format; each turns Arrow tables of a data file's layout
-(:func:`minipaimon_core.data_file.file_schema`) into its bytes and back:
+(:func:`minipaimon_core.file_format.data_file.file_schema`) into its bytes and back:
 
 * :meth:`FileFormat.open_writer` writes consecutive tables of one Arrow schema;
 * :meth:`FileFormat.read` reads named columns into the Arrow types the file's schema
   declares (a format that stores a type otherwise, ORC's nanosecond timestamps or Avro's
   longs, converts back), with the file name the writer embedded, if any.
+
+Also owned here: data files (:mod:`.data_file`: writing and reading one, its stats) and
+their file indexes (:mod:`.file_index`). May import: ``errors``, ``format/``, ``io/``,
+``expressions/`` (layer order: docs/format.md, "Code layout").
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from typing import Annotated, Any
 
 import msgspec
 
-from ..kinds import EntryKind
 from .file_names import FILE_NAME_PATTERN
+from .kinds import EntryKind
 
 ADD, DELETE = EntryKind.ADD, EntryKind.DELETE  # the kinds of ManifestEntry.kind
 FILE_SOURCE_APPEND = 0

@@ -19,12 +19,12 @@ from typing import Any
 import msgspec
 
 from ..errors import CorruptMetadataError
-from ..kinds import EntryKind
-from ..layout import check_file_name
 from . import avro, binary_row, typed_decode
 from .avro import optional, required
 from .data_file_meta import Kind, NonNegative
 from .file_names import check_data_file_names
+from .kinds import EntryKind
+from .layout import check_file_name
 
 VERSION = 1
 DELETION_VECTORS = "DELETION_VECTORS"

@@ -215,7 +215,7 @@ def escape_segment(value: str) -> str:
 
 def partition_path(keys: list[str], texts: list[str | None]) -> str:
     """``k1=v1/k2=v2`` as this format named partition directories (``texts``: the values as
-    :func:`minipaimon_core.stats.stat_to_string` renders them, None for null)."""
+    :func:`minipaimon_core.expressions.stats.stat_to_string` renders them, None for null)."""
     return "/".join(f"{escape_segment(k)}={NULL_PARTITION if v is None else escape_segment(v)}"
                     for k, v in zip(keys, texts))
 

@@ -7,7 +7,7 @@ pypaimon and paimon-rust all read). Partition, min/max key and stats values are
 ``BinaryRow`` bytes (:mod:`.binary_row`) typed by :class:`RowTypes`.
 
 The engine works on the structs of :mod:`.data_file_meta`, whose row values are decoded
-into the *stats domain* (:mod:`minipaimon_core.stats`). Decoding Avro records and their rows in Python
+into the *stats domain* (:mod:`minipaimon_core.expressions.stats`). Decoding Avro records and their rows in Python
 costs ~20 us an entry, so a file minipaimon writes also carries its entries as a compact
 msgpack payload in the container's header (``minipaimon.entries``, base64 text: every Avro
 reader keeps header metadata, Paimon's ignore it); minipaimon reads that payload (~1.5 us an

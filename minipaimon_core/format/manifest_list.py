@@ -6,7 +6,7 @@ the bucket / level ranges Paimon 1.x added). minipaimon adds two optional fields
 Paimon's readers skip (they resolve fields by name): ``_MINIPAIMON_DIGEST``, the xxhash64 of
 the whole manifest file, checked when it is read (another valid manifest under this name is
 refused), and ``_MINIPAIMON_CLUSTERED``, set by a full manifest rewrite
-(:mod:`minipaimon_core.manifest_merge`).
+(:mod:`minipaimon_core.metadata.manifest_merge`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 
 from ..errors import CorruptMetadataError
-from ..layout import check_file_name
 from . import avro
 from .avro import optional, required
 from .data_file_meta import NonNegative
+from .layout import check_file_name
 from .manifest_file import SimpleStats, decode_stats, encode_stats
 
 VERSION = 2

@@ -11,7 +11,7 @@ writes them. minipaimon adds members Paimon's readers ignore (see docs/format.md
 * ``minipaimonDigests``: xxhash64 (hex) of the manifest lists and the index manifest, each
   checked when read (another valid file under the name is refused);
 * ``minipaimonReplayable``: true when the commit user may replay its identifiers (a fixed
-  user): expiration records its last identifier (:mod:`minipaimon_core.commit_dedupe`);
+  user): expiration records its last identifier (:mod:`minipaimon_core.commit.commit_dedupe`);
 * ``checksum``: of the file itself (:mod:`.json_file`).
 
 A decoded snapshot (or tag) is checked (:func:`checked`): Paimon's versions and commit kinds,
@@ -25,10 +25,10 @@ from __future__ import annotations
 import msgspec
 
 from ..errors import CorruptMetadataError, UnsupportedFeatureError
-from ..kinds import CommitKind
-from ..layout import check_file_name
 from . import json_file
 from .data_file_meta import MAX_SEQUENCE
+from .kinds import CommitKind
+from .layout import check_file_name
 
 VERSION = 3
 APPEND, COMPACT, OVERWRITE = CommitKind  # the values of Snapshot.commitKind

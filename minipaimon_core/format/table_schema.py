@@ -55,7 +55,7 @@ class TableSchema(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True)
     # minipaimon's own member: the identity of the table (see the module docs)
     minipaimonTableId: str | None = None
     # Set by the reader of minipaimon's earlier format (never written): such a table is
-    # read, not written (minipaimon_core.features).
+    # read, not written (minipaimon_core.schema.features).
     legacyFormat: bool = False
 
     def arrow_schema(self) -> pa.Schema:

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
-from minipaimon_core.options import Options
+from minipaimon_core.format.options import Options
 
 __all__ = [
     "AppendFile", "CompactUnit", "PickerOptions", "SortedRun", "pick", "pick_append", "pick_for",

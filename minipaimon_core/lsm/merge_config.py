@@ -11,9 +11,9 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
-from .. import options as option_values
+from ..format import options as option_values
+from ..format.kinds import SEQUENCE, VALUE_KIND, RowKind
 from ..format.table_schema import TableSchema
-from ..kinds import SEQUENCE, VALUE_KIND, RowKind
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = RowKind  # short names of the merge code
 ENGINES = option_values.MERGE_ENGINES

@@ -1,8 +1,12 @@
-"""Table maintenance: snapshot expiration, orphan file cleanup, rollback.
+"""Table maintenance: compaction, the post-commit path, snapshot expiration, orphan file
+cleanup, rollback, manifest rewrites.
 
 Each operation works on a :class:`~.files.TableFiles` (file IO, layout, snapshot and
 manifest readers, schema) and documents the order of its deletions, which is what keeps a
 crash or a concurrent reader or writer safe.
+
+May import: every layer below it, up to ``commit/`` (layer order: docs/format.md, "Code
+layout"); never the ``table`` facade.
 """
 
 from .expire import ExpireResult, expire_snapshots, maybe_expire

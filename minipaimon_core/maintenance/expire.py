@@ -32,7 +32,7 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
 ```
 
 A table whose changelog outlives its snapshots (``changelog.*`` retention above the
-``snapshot.*`` one, :class:`~minipaimon_core.changelog_manager.Retention`) keeps, as Paimon
+``snapshot.*`` one, :class:`~minipaimon_core.metadata.changelog_manager.Retention`) keeps, as Paimon
 0.9's ``ExpireSnapshotsImpl``: each expiring snapshot's file as ``changelog/changelog-<id>``
 (written before the snapshot is deleted), its changelog files and changelog manifest list;
 without a changelog producer also its base and delta manifest lists and the APPEND data
@@ -52,10 +52,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..changelog_manager import ChangelogManager, Retention
-from ..commit_dedupe import CommitRecords
-from ..consumer import ConsumerManager
-from ..context import HasContext
+from ..commit.commit_dedupe import CommitRecords
 from ..errors import (
     CorruptMetadataError,
     InvalidArgumentError,
@@ -63,9 +60,12 @@ from ..errors import (
     SnapshotNotFoundError,
 )
 from ..format.manifest_file import ADD, FILE_SOURCE_APPEND
+from ..format.options import Options
 from ..format.snapshot import Snapshot
-from ..options import Options
-from ..snapshot_manager import TOMBSTONE_RETAINED_MS
+from ..metadata.changelog_manager import ChangelogManager, Retention
+from ..metadata.consumer import ConsumerManager
+from ..metadata.context import HasContext
+from ..metadata.snapshot_manager import TOMBSTONE_RETAINED_MS
 from . import expire_changelog
 from .files import TableFiles
 

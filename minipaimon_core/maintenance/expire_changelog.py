@@ -26,9 +26,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..changelog_manager import ChangelogManager, Retention
 from ..format.manifest_file import ADD
 from ..format.snapshot import Snapshot
+from ..metadata.changelog_manager import ChangelogManager, Retention
 from .files import TableFiles
 
 

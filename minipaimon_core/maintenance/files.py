@@ -20,18 +20,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import HasContext
-from ..deletion_vectors import DeletionVectorIO, index_file_names
 from ..errors import CorruptMetadataError
-from ..fileio import FileIO
+from ..format.layout import TableLayout
 from ..format.manifest_file import ManifestEntry
 from ..format.snapshot import Snapshot
-from ..layout import TableLayout
-from ..manifest_io import ManifestIO, live_adds
-from ..partition import PartitionSpec
-from ..schema import TableSchema
-from ..snapshot_manager import SnapshotManager
-from ..tags import TagManager
+from ..io.fileio import FileIO
+from ..metadata.context import HasContext
+from ..metadata.deletion_vectors import DeletionVectorIO, index_file_names
+from ..metadata.manifest_io import ManifestIO, live_adds
+from ..metadata.snapshot_manager import SnapshotManager
+from ..metadata.tags import TagManager
+from ..schema.partition import PartitionSpec
+from ..schema.schema import TableSchema
 
 
 @dataclass

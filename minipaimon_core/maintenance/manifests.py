@@ -10,7 +10,7 @@ latest snapshot N ──► its live entries (base + delta merged: ADDs only)
 
 Each manifest then covers a narrow partition range, and its ``partitionStats`` let a
 filtered plan skip it unread (:meth:`Planner.prune_manifests`). Commits do the same to the
-base on their own, rarely (:mod:`minipaimon_core.manifest_merge`, which owns the sorting and
+base on their own, rarely (:mod:`minipaimon_core.metadata.manifest_merge`, which owns the sorting and
 cutting); this explicit rewrite clusters everything now (``t.rewrite_manifests()``, CLI
 ``rewrite-manifests``, the ``minipaimon_rewrite_manifests`` SQL procedure).
 """
@@ -23,16 +23,16 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ..context import HasContext, TableContext
 from ..errors import CommitConflictError, ConflictReason
-from ..features import check_writable
 from ..format import snapshot as snapshot_codec
+from ..format.kinds import CommitKind
 from ..format.snapshot import VERSION as SNAPSHOT_VERSION
 from ..format.snapshot import Digests
-from ..kinds import CommitKind
-from ..manifest_io import live_adds
-from ..manifest_merge import write_sorted
-from ..sequence import next_sequence
+from ..metadata.context import HasContext, TableContext
+from ..metadata.manifest_io import live_adds
+from ..metadata.manifest_merge import write_sorted
+from ..metadata.sequence import next_sequence
+from ..schema.features import check_writable
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..changelog_manager import ChangelogManager
 from ..errors import CorruptMetadataError, InvalidArgumentError
-from ..fileio import FileStatus
-from ..layout import TableLayout, is_temp_name, parse
-from ..partition import partition_prefix
+from ..format.layout import TableLayout, is_temp_name, parse
+from ..io.fileio import FileStatus
+from ..metadata.changelog_manager import ChangelogManager
+from ..schema.partition import partition_prefix
 from .files import TableFiles
 
 DEFAULT_SAFE_AGE_MS = 86_400_000

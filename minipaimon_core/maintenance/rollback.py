@@ -33,9 +33,9 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
-from ..changelog_manager import ChangelogManager
 from ..errors import CorruptMetadataError, InvalidArgumentError
-from ..tags import TagManager
+from ..metadata.changelog_manager import ChangelogManager
+from ..metadata.tags import TagManager
 from .files import TableFiles
 
 

@@ -19,8 +19,8 @@ import pytest
 
 import minipaimon_core as mp
 import minipaimon_spark
-from minipaimon_core.changelog_manager import ChangelogManager
-from minipaimon_core.stream import changes_between
+from minipaimon_core.metadata.changelog_manager import ChangelogManager
+from minipaimon_core.stream.stream import changes_between
 from tests.interop import harness
 from tests.interop.compare import differences
 from tests.interop.data import KV, KeyModel, kv

@@ -42,7 +42,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 import minipaimon_core as mp  # noqa: E402
-from minipaimon_core.stream import StreamOffset  # noqa: E402
+from minipaimon_core.stream.stream import StreamOffset  # noqa: E402
 from tests.spark.changelog_source import ChangelogSource, rows  # noqa: E402
 
 PIPELINE = Path(__file__).with_name("stream_pipeline.py")

@@ -30,7 +30,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType  # n
 
 import minipaimon_core as mp  # noqa: E402
 import minipaimon_spark  # noqa: E402
-from minipaimon_core.manifest_io import live_files  # noqa: E402
+from minipaimon_core.metadata.manifest_io import live_files  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
 from tests.spark.conftest import SPARK_CONF_DIR  # noqa: E402
 

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 import minipaimon_core as mp  # noqa: E402
-from minipaimon_core.consumer import ConsumerManager  # noqa: E402
+from minipaimon_core.metadata.consumer import ConsumerManager  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
 from minipaimon_spark.stream_reader import ADMISSION_CONTROL, ReadMaxFiles, ReadMaxRows  # noqa: E402
 from tests.interleavings import expiration_standing_at  # noqa: E402

@@ -31,12 +31,12 @@ from pyspark.sql.types import (  # noqa: E402
 )
 
 import minipaimon_core as mp  # noqa: E402
-from minipaimon_core.consumer import ConsumerManager  # noqa: E402
 from minipaimon_core.errors import (  # noqa: E402
     InvalidArgumentError,
     SnapshotExpiredError,
     UnsupportedOptionError,
 )
+from minipaimon_core.metadata.consumer import ConsumerManager  # noqa: E402
 from minipaimon_spark import stream_reader  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
 from minipaimon_spark.stream_reader import (  # noqa: E402

@@ -1,0 +1,227 @@
+"""The ``minipaimon`` command line: inspect and maintain a table.
+
+```
+minipaimon info      PATH                         (rows, files, sizes, what a full plan costs)
+minipaimon snapshots PATH
+minipaimon history   PATH [--limit N]             (per snapshot: kind, user, files and records +/-)
+minipaimon files     PATH [--snapshot-id N]
+minipaimon schema    PATH [--id N]
+minipaimon plan      PATH [--where CONDITION] [--snapshot-id N] [--parallelism N]
+minipaimon system    PATH NAME [--snapshot-id N]  (any system table, e.g. manifests)
+minipaimon health    PATH                         (small files, runs, vectors, expiry, orphans)
+minipaimon tables    [NAMESPACE]                  (the tables of --warehouse)
+minipaimon compact   PATH [--minor]
+minipaimon rewrite-manifests PATH                 (manifests clustered by partition)
+minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME] [--dry-run]
+minipaimon orphans   PATH [--older-than TIME] [--dry-run]
+minipaimon rollback  PATH (--snapshot-id N | --tag NAME) [--dry-run]
+minipaimon restore   PATH (--snapshot-id N | --tag NAME) [--dry-run]
+minipaimon tag       create PATH NAME [--snapshot-id N] | delete PATH NAME | list PATH
+minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
+minipaimon delete    PATH --where CONDITION [--dry-run]
+```
+
+PATH is a table path (local, ``file:``, ``s3://``, ``az://`` or ``abfss://``), or
+``namespace.table`` in the
+warehouse given by ``--warehouse ROOT`` or ``$MINIPAIMON_WAREHOUSE``. The options
+``--json`` (print the command's data as JSON), ``--progress`` and ``--warehouse`` go before
+or after the command. CONDITION is SQL (``dt = '2025-01-01' AND status = 'void' OR id IN
+(1, 2)``; the grammar is minipaimon_core.expressions.condition's), the same for ``plan`` and
+``delete``. TIME is an age (``2d``, ``36 h``, ``0s``: that long before now) or an ISO
+date-time (``2024-05-01T12:00``, local time unless it has an offset). Long work
+(compaction, orphan scan) draws a progress bar on stderr when stderr is a terminal, or
+always with ``--progress``. Sizes are printed as KiB/MiB/GiB (bytes in ``--json``).
+Deprecated spellings (``--snapshot``, epoch-millisecond times, unquoted ``--where``
+values) still work with a warning on stderr. Any error exits with status 1 and one line on
+stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from typing import Any
+
+from ..catalog import WAREHOUSE_ENV, Catalog, table_location
+from ..errors import InvalidArgumentError, MiniPaimonError
+from ..table import Table, open_table
+from . import cli_commands as c
+from .cli_commands import Output, parse_time
+from .cli_format import format_table
+from .cli_progress import ProgressBar
+
+
+def version() -> str:
+    try:
+        return metadata.version("minipaimon")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+class _Deprecated(argparse.Action):
+    """An option's earlier spelling: stores to the same place, warns once used."""
+
+    def __init__(self, *args: Any, instead: str, **kwargs: Any) -> None:
+        self.instead = instead
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        warnings.warn(f"{option_string} is deprecated and will be removed in the next release: "
+                      f"use {self.instead}", DeprecationWarning, stacklevel=2)
+        setattr(namespace, self.dest, values)
+
+
+def _common(suppress: bool) -> argparse.ArgumentParser:
+    """The options every command takes, before or after it (after: no default, so the one
+    given before the command stays)."""
+    p = argparse.ArgumentParser(add_help=False)
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
+    p.add_argument("--json", action="store_true", **default,
+                   help="print the command's data as JSON on stdout (sizes in bytes, times in UTC)")
+    p.add_argument("--progress", action="store_true", **default,
+                   help="always draw progress bars on stderr (default: when stderr is a terminal)")
+    p.add_argument("--warehouse", metavar="ROOT", **default,
+                   help=f"catalog root: PATH may then be a namespace.table identifier (default: ${WAREHOUSE_ENV})")
+    return p
+
+
+def _snapshot_id(c: argparse.ArgumentParser, help: str, required: Any = None) -> None:
+    target = required if required is not None else c
+    target.add_argument("--snapshot-id", type=int, metavar="N", help=help)
+    target.add_argument("--snapshot", type=int, dest="snapshot_id", metavar="N", action=_Deprecated,
+                        instead="--snapshot-id", help="deprecated spelling of --snapshot-id")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="minipaimon", parents=[_common(False)],
+                                description="Inspect and maintain minipaimon (Apache Paimon) tables.")
+    p.add_argument("--version", action="version", version=f"minipaimon {version()}",
+                   help="print the version and exit")
+    common = _common(True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def cmd(name: str, help: str, path: bool = True, parent: Any = sub) -> argparse.ArgumentParser:
+        c = parent.add_parser(name, help=help, description=help, parents=[common])
+        if path:
+            c.add_argument("path", help="table path, or namespace.table with a warehouse")
+        return c
+
+    cmd("info", "summary of a table: keys, snapshots, rows, files and sizes, what a full plan costs")
+    cmd("snapshots", "list retained snapshots")
+    cmd("history", "retained snapshots, newest first, with the files and records each added and "
+        "removed").add_argument("--limit", type=int, metavar="N", help="show the N newest only")
+    _snapshot_id(cmd("files", "list data files"), "files of snapshot N (default: the latest)")
+    cmd("schema", "show the current schema (or another)").add_argument(
+        "--id", type=int, metavar="N", help="show schema N instead of the current one")
+    c = cmd("plan", "plan a scan: its splits and what planning cost")
+    c.add_argument("--where", action="append", default=[], metavar="CONDITION",
+                   help="SQL condition, as for delete: \"dt = '2025-01-01' AND id > 3\"")
+    _snapshot_id(c, "plan snapshot N (default: the latest)")
+    c.add_argument("--parallelism", type=int, metavar="N", help="size append splits for N readers")
+    c = cmd("system", "print a system table")
+    c.add_argument("name", help="snapshots, schemas, options, files, manifests, partitions, buckets, "
+                   "tags, consumers, audit_log, health or history")
+    _snapshot_id(c, "the table at snapshot N where it depends on one (files, manifests, ...)")
+    cmd("health", "small files, sorted runs, deletion vectors, what expiration and orphan cleanup "
+        "would free, each with the command that fixes it")
+    cmd("tables", "list the tables of the warehouse (--warehouse or $" + WAREHOUSE_ENV + ")",
+        path=False).add_argument("namespace", nargs="?", help="only this namespace (default: all)")
+    compact = cmd("compact", "compact every bucket into one sorted run (--minor: merge each "
+                  "bucket's new level-0 files only)")
+    compact.add_argument("--full", action="store_true", help="the default (kept for scripts)")
+    compact.add_argument("--minor", action="store_true",
+                         help="merge each bucket's level-0 (append: small) files only")
+    cmd("rewrite-manifests", "rewrite the manifests clustered by partition (filtered plans skip more)")
+    c = cmd("expire", "expire old snapshots and the files only they use")
+    c.add_argument("--retain-max", type=int, metavar="N", help="keep at most N snapshots "
+                   "(default: snapshot.num-retained.max)")
+    c.add_argument("--retain-min", type=int, metavar="N", help="keep at least N snapshots "
+                   "(default: snapshot.num-retained.min)")
+    c.add_argument("--older-than", metavar="TIME", help="expire snapshots committed before TIME "
+                   "(default: now - snapshot.time-retained)")
+    c.add_argument("--dry-run", action="store_true", help="print what would be removed, change nothing")
+    c = cmd("orphans", "remove files no snapshot or tag uses (crashed writers' debris)")
+    c.add_argument("--older-than", metavar="TIME", help="only files last modified before TIME "
+                   "(default: 1d)")
+    c.add_argument("--dry-run", action="store_true", help="list them, delete nothing")
+    for name, what in (("rollback", "make a snapshot or tag the latest again: newer snapshots, their "
+                        "tags and files are deleted (Paimon's rollback)"),
+                       ("restore", "commit a snapshot's or tag's data as a new snapshot, keeping "
+                        "every snapshot and tag (Delta's restore)")):
+        c = cmd(name, what)
+        target = c.add_mutually_exclusive_group(required=True)
+        _snapshot_id(c, "snapshot N", target)
+        target.add_argument("--tag", metavar="NAME", help="the snapshot of tag NAME")
+        c.add_argument("--dry-run", action="store_true", help="print what it would do, change nothing")
+    cmd("migrate", "rewrite a table of minipaimon's earlier format into Apache Paimon's, "
+        "in place (local disk; its latest rows, not its history)")
+    c = cmd("delete", "delete the rows a SQL condition selects, in one commit")
+    c.add_argument("--where", required=True, metavar="CONDITION",
+                   help="e.g. \"dt < '2025-01-01' AND status = 'void'\" (AND / OR, no parentheses)")
+    c.add_argument("--dry-run", action="store_true", help="print what would be deleted, change nothing")
+    tag = cmd("tag", "create, delete or list tags", path=False)
+    tag_sub = tag.add_subparsers(dest="tag_command", required=True, metavar="ACTION")
+    create = cmd("create", "pin a snapshot under a name", parent=tag_sub)
+    create.add_argument("name", help="the tag's name")
+    _snapshot_id(create, "tag snapshot N (default: the latest)")
+    cmd("delete", "delete a tag", parent=tag_sub).add_argument("name", help="the tag's name")
+    cmd("list", "list the tags", parent=tag_sub)
+    return p
+
+
+_SIMPLE: dict[str, Callable[[Table, argparse.Namespace], Output]] = {
+    "info": c.cmd_info, "snapshots": c.cmd_snapshots, "history": c.cmd_history, "files": c.cmd_files,
+    "schema": c.cmd_schema, "plan": c.cmd_plan, "rewrite-manifests": c.cmd_rewrite_manifests,
+    "system": c.cmd_system, "health": c.cmd_health, "expire": c.cmd_expire, "rollback": c.cmd_rollback,
+    "restore": c.cmd_restore, "tag": c.cmd_tag, "delete": c.cmd_delete}
+_LONG: dict[str, Callable[[Table, argparse.Namespace, ProgressBar], Output]] = {
+    "compact": c.cmd_compact, "orphans": c.cmd_orphans}
+
+
+def _run(args: argparse.Namespace, bar: ProgressBar) -> Output:
+    if args.command == "tables":
+        warehouse = args.warehouse or os.environ.get(WAREHOUSE_ENV)
+        if not warehouse:
+            raise InvalidArgumentError(f"tables needs a warehouse: give --warehouse ROOT or set ${WAREHOUSE_ENV}")
+        return c.cmd_tables(Catalog(warehouse), args.namespace)
+    if args.command == "migrate":  # not opened first: a crashed migration may be mid-swap
+        return c.cmd_migrate(table_location(args.path, args.warehouse))
+    table = open_table(table_location(args.path, args.warehouse))
+    if args.command in _LONG:
+        return _LONG[args.command](table, args, bar)
+    return _SIMPLE[args.command](table, args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        try:
+            args = build_parser().parse_args(argv)
+            bar = ProgressBar(sys.stderr, args.progress or sys.stderr.isatty())
+            try:
+                out = _run(args, bar)
+            except (MiniPaimonError, OSError) as e:
+                bar.close()
+                message = " ".join(str(e).split()) or type(e).__name__
+                print(f"minipaimon: error: {message}", file=sys.stderr)
+                return 1
+        finally:
+            for w in caught:
+                if issubclass(w.category, DeprecationWarning):
+                    print(f"minipaimon: warning: {w.message}", file=sys.stderr)
+    print(json.dumps(out.data, default=str) if args.json else out.text)
+    return 0
+
+
+__all__ = ["build_parser", "format_table", "main", "parse_time", "version"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Row-level changes by condition: ``Table.delete`` / ``Table.update``, and the reading,
+writing and committing that ``Table.merge`` (:mod:`minipaimon_core.dml.merge_into`) shares.
+
+How the rows change on disk (docs/format.md, "Row-level changes"):
+
+* **append tables, copy-on-write.** The files that may hold a selected row (pruned by
+  partition and by their stats, as a scan prunes) are read whole; each file with a selected
+  row is replaced by a file of its other rows (none if nothing is left), and changed rows
+  are written anew through the table's writer (so an update of a partition column moves the
+  row). One snapshot, an OVERWRITE as Paimon commits a copy-on-write DELETE. Files without a
+  selected row are never rewritten.
+* **primary-key tables, through the LSM.** The change is written as rows: ``-D`` for a
+  deleted key, ``-U`` then ``+U`` for an updated one (partial-update: ``+U`` only), ``+I``
+  for a merged insert, in one APPEND snapshot: streams and changelog producers see them,
+  and with deletion vectors the commit marks the old rows as for any write.
+
+Concurrency: a change reads the latest snapshot S and commits on whatever is latest then,
+L. Append: the files it replaces must still be live in L (``FILES_GONE``). Primary key: no
+commit after S (compactions aside) may have written a key the change deletes or updates,
+or replaced files of its buckets (``ROWS_CHANGED``). On either conflict the whole change is
+read and applied again on L, up to ``commit.max-retries`` times: it never resurrects a row a
+concurrent writer deleted and never loses a concurrent insert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from ..commit.append_vectors import fingerprint
+from ..commit.commit import FileStoreCommit
+from ..errors import (
+    CommitConflictError,
+    ConflictReason,
+    InvalidArgumentError,
+    UnsupportedFeatureError,
+)
+from ..expressions import predicate
+from ..format.manifest_file import DataFileMeta
+from ..io import pools
+from ..metadata.commit_message import CommitMessage
+from ..metadata.context import TableContext
+from ..read.read import SplitReader
+from ..read.scan import Split
+from ..read.table_scan import TableScan, read_file_rows
+from ..schema.features import check_writable
+from .dml_sequence import settle
+from .dml_values import mask_of, set_expressions, updated_rows
+from .dml_write import Change, commit_change, new_user, write_change
+from .target import AppendFileRows, Target
+
+T = TypeVar("T")
+
+
+# -- what a change reads -------------------------------------------------------------------
+
+def read_append_file(ctx: TableContext, split: Split, f: DataFileMeta) -> AppendFileRows:
+    """The live rows of append file ``f`` of ``split`` (its deletion vector applied)."""
+    rows = read_file_rows(ctx, split, f).cast(ctx.schema.arrow_schema())
+    mask = SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).vector_mask(split, f, rows.num_rows)
+    if mask is None:
+        return AppendFileRows(rows, None, 0)
+    return AppendFileRows(rows.filter(pa.array(mask)), np.flatnonzero(mask), fingerprint(np.flatnonzero(~mask)))
+
+
+def read_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:
+    """The rows of the latest snapshot a change selected by ``dnf`` works on (see
+    :class:`Target`); primary-key rows are those ``dnf`` selects exactly."""
+    snapshot = ctx.snapshots.latest()
+    arrow = ctx.schema.arrow_schema()
+    scan = TableScan(ctx, dnf, None, snapshot, None)
+    if ctx.schema.primaryKeys:
+        rows = scan.to_arrow() if snapshot is not None else arrow.empty_table()
+        return Target(snapshot, rows)
+    target = Target(snapshot, arrow.empty_table())
+    files = [(split, f) for split in (scan.plan() if snapshot is not None else []) for f in split.files]
+    parts = list(pools.pool("read").map(lambda sf: read_append_file(ctx, sf[0], sf[1]), files))
+    for (split, f), part in zip(files, parts):
+        target.add_file(split, f, part)
+    if parts:
+        target.rows = pa.concat_tables([p.rows for p in parts])
+    return target
+
+
+# -- what a change writes ------------------------------------------------------------------
+
+def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
+    """Refuse a row-level change the table cannot express, before anything is read."""
+    check_writable(ctx.schema, ctx.path)
+    options = ctx.options
+    if not ctx.schema.primaryKeys:
+        return
+    engine = options["merge-engine"]
+    if engine in ("first-row", "aggregation") and (deletes or updates):
+        raise UnsupportedFeatureError(
+            f"{ctx.path}: the '{engine}' merge engine cannot express a row-level "
+            f"{'delete' if deletes else 'update'}: "
+            + ("the first row of a key is kept, later rows are ignored" if engine == "first-row"
+               else "rows are aggregated, a row cannot be replaced")
+            + "; only inserts are possible (merge with when_not_matched_insert clauses only)")
+    if engine == "partial-update" and deletes and not options["partial-update.remove-record-on-delete"]:
+        raise UnsupportedFeatureError(
+            f"{ctx.path}: a partial-update table deletes a key only with "
+            "'partial-update.remove-record-on-delete' = 'true' (otherwise a -D row is refused "
+            "or, with 'ignore-delete', dropped)")
+    if options["ignore-delete"] and deletes:
+        raise UnsupportedFeatureError(
+            f"{ctx.path}: the table has 'ignore-delete' = 'true': a deleted row would be dropped, "
+            "not deleted")
+
+
+def apply_change(ctx: TableContext, target: Target, change: Change,
+                 guarded: pa.Table | None = None) -> int | None:
+    """Write and commit ``change`` on ``target`` as one snapshot; returns its id (None if
+    nothing changed). Files written are deleted if the commit fails. ``guarded``: primary
+    keys, besides those the change removes, that no commit after ``target.snapshot`` may
+    have written (a merge's inserts that must not replace a row: merge_keys).
+
+    Raises:
+        CommitConflictError: FILES_GONE / ROWS_CHANGED (the caller reads again and retries),
+            or the snapshot race lost too often.
+    """
+    if change.empty:
+        return None
+    user = new_user()
+    messages: list[CommitMessage] = []
+    try:
+        keys = write_change(ctx, target, change, user, messages)
+    except BaseException:
+        FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True).abort(messages)
+        raise
+    if guarded is not None and guarded.num_rows:
+        keys = guarded if keys is None or keys.num_rows == 0 else pa.concat_tables([keys, guarded])
+    return commit_change(ctx, target.snapshot, user, messages, keys)
+
+
+# -- the statements ----------------------------------------------------------------------------
+
+def with_retries(ctx_of: Callable[[], TableContext], attempt: Callable[[TableContext], T]) -> T:
+    """``attempt`` on a fresh context, again from the latest snapshot after a conflict with
+    a concurrent commit (FILES_GONE, ROWS_CHANGED), up to ``commit.max-retries`` times."""
+    tries = 0
+    while True:
+        ctx = ctx_of()
+        try:
+            return attempt(ctx)
+        except CommitConflictError as e:
+            tries += 1
+            if e.reason not in (ConflictReason.FILES_GONE, ConflictReason.ROWS_CHANGED) \
+                    or tries > ctx.options["commit.max-retries"]:
+                raise
+
+
+def delete(ctx_of: Callable[[], TableContext], filter: Any) -> int:
+    """Delete the rows ``filter`` selects (all rows if None); returns how many."""
+    def attempt(ctx: TableContext) -> int:
+        check_changeable(ctx, deletes=True, updates=False)
+        dnf = predicate.normalize(filter, ctx.schema.arrow_schema())
+        target = read_target(ctx, dnf)
+        selected = selected_rows(ctx, target, dnf)
+        empty = ctx.schema.arrow_schema().empty_table()
+        nothing = np.zeros(len(selected), dtype=bool)
+        apply_change(ctx, target, Change(selected, nothing, empty, empty))
+        return int(selected.sum())
+    return with_retries(ctx_of, attempt)
+
+
+def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, Any]) -> int:
+    """Set columns of the rows ``filter`` selects (all rows if None); returns how many
+    changed (with ``sequence.field``, a row whose new sequence value is lower than its
+    stored one does not change: minipaimon_core.dml.dml_sequence)."""
+    if not isinstance(set, Mapping) or not set:
+        raise InvalidArgumentError(f"set must be a non-empty dict of column -> value, got {set!r}")
+
+    def attempt(ctx: TableContext) -> int:
+        check_changeable(ctx, deletes=False, updates=True)
+        arrow = ctx.schema.arrow_schema()
+        exprs = set_expressions(ctx, set, "update")
+        dnf = predicate.normalize(filter, arrow)
+        target = read_target(ctx, dnf)
+        selected = selected_rows(ctx, target, dnf)
+        chosen = target.rows.filter(pa.array(selected))
+        new_values = updated_rows(chosen, exprs, arrow, "update")
+        nothing = np.zeros(len(selected), dtype=bool)
+        change = settle(ctx, target.rows, Change(nothing, selected, new_values, arrow.empty_table()))
+        apply_change(ctx, target, change)
+        return int(change.updated.sum())
+    return with_retries(ctx_of, attempt)
+
+
+def selected_rows(ctx: TableContext, target: Target, dnf: predicate.DNF | None) -> np.ndarray:
+    if dnf is None or ctx.schema.primaryKeys:  # primary-key rows were filtered exactly
+        return np.ones(target.rows.num_rows, dtype=bool)
+    return mask_of(target.rows, predicate.to_expression(dnf), "filter")
+
+
+__all__ = ["Change", "Target", "apply_change", "check_changeable", "delete", "read_target",
+           "selected_rows", "update", "with_retries"]

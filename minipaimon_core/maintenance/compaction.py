@@ -1,0 +1,357 @@
+"""Compaction: choosing (pure, see lsm.compaction_picker) and executing, then committing.
+
+Primary-key buckets are LSM trees: every level-0 file is a sorted run, every level >= 1
+one sorted run. A picked unit's files are merged with the merge engine into its output
+level (deletes are dropped only when writing the bottom level). Append buckets merge small
+files once there are ``compaction.min.file-num`` of them. All changes of one call are
+committed as one COMPACT snapshot; a conflict with a concurrent compaction cancels ours.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..commit.append_vectors import fingerprint
+from ..commit.commit import FileStoreCommit
+from ..errors import (
+    DAMAGED_OR_GONE,
+    CommitConflictError,
+    ConflictReason,
+    InvalidArgumentError,
+)
+from ..file_format.data_file import write_changelog_file, write_data_file
+from ..format.kinds import SEQUENCE, VALUE_KIND
+from ..format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
+from ..format.snapshot import Snapshot
+from ..lsm import changelog
+from ..lsm.compaction_picker import (
+    STRATEGIES,
+    AppendFile,
+    PickerOptions,
+    SortedRun,
+    pick_append,
+    pick_for,
+)
+from ..lsm.key_range import key_order, overlaps
+from ..lsm.merge_engines import MergeConfig, merge
+from ..metadata.commit_message import CommitMessage
+from ..metadata.context import HasContext, TableContext
+from ..metadata.deletion_vectors import live_mask
+from ..metadata.manifest_io import live_files
+from ..read.read import read_file_as, sorted_runs_newest_first
+from ..schema.features import check_writable
+from ..write.kv_writer import write_sorted_run
+
+BucketKey = tuple[tuple[Any, ...], int]
+_ROW_INDEX = "__row_index"
+
+
+def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
+    """The picker's view of :func:`~minipaimon_core.read.read.sorted_runs_newest_first`."""
+    return [SortedRun(run[0].level, sum(f.fileSize for f in run), tuple(f.fileName for f in run))
+            for run in sorted_runs_newest_first(files)]
+
+
+def bucket_units(table: HasContext, only: set[BucketKey] | None = None,
+                 snapshot: Snapshot | None = None) -> list[list[ManifestEntry]]:
+    """The live files of ``snapshot`` (default: the latest) grouped by (partition, bucket),
+    in a stable order; only the buckets in ``only`` if given. Each unit can be compacted on
+    its own (in another process: units and messages pickle)."""
+    ctx = table.context()
+    check_writable(ctx.schema, ctx.path)
+    buckets: dict[BucketKey, list[ManifestEntry]] = defaultdict(list)
+    base = snapshot if snapshot is not None else ctx.snapshots.latest()
+    for e in live_files(ctx.manifests, base):
+        key = (tuple(e.partition), e.bucket)
+        if only is None or key in only:
+            buckets[key].append(e)
+    return [entries for _, entries in sorted(buckets.items(), key=lambda kv: repr(kv[0]))]
+
+
+def commit_compaction(table: HasContext, messages: list[CommitMessage],
+                      raise_on_conflict: bool = False) -> int | None:
+    """Commit compaction messages as one COMPACT snapshot under a fresh commit user.
+
+    On a conflict with a concurrent compaction our output files are deleted (theirs stand)
+    and None is returned, or CommitConflictError raised with ``raise_on_conflict``.
+    """
+    if not messages:
+        return None
+    ctx = table.context()
+    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, f"compact-{uuid.uuid4()}",
+                                fresh_user=True)
+    try:
+        return committer.commit(messages, 0)
+    except CommitConflictError:
+        committer.abort(messages)
+        if raise_on_conflict:
+            raise
+        return None
+
+
+def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = None) -> int | None:
+    """Automatic compaction after a commit of ``messages`` (all buckets if None).
+
+    Primary-key tables compact the buckets written when the picker finds work (all new
+    level-0 files with the ``lookup`` changelog producer, a full compaction with
+    ``full-compaction``); with ``write-only`` only buckets at
+    :attr:`PickerOptions.stop_trigger` sorted runs are compacted, so runs never pile up
+    unbounded. Append tables are compacted on demand only (None).
+    """
+    ctx = table.context()
+    if not ctx.schema.primaryKeys:
+        return None
+    only = None if messages is None else {(tuple(m.partition), m.bucket) for m in messages}
+    if only is not None and not only:
+        return None
+    options = ctx.options
+    if options["write-only"]:
+        stop = PickerOptions.from_options(ctx.schema.options).stop_trigger
+        return compact_table(ctx, "auto", only=only, min_runs=stop)
+    full = options["changelog-producer"] == "full-compaction"
+    return compact_table(ctx, "full" if full else "auto", only=only)
+
+
+def explicit_strategy(strategy: Any = None, full: bool | None = None) -> str:
+    """The strategy of a compaction a user asks for: ``full`` unless told ``minor`` (also
+    ``full=False``). Raises InvalidArgumentError for another value or both at odds."""
+    if full is not None and not isinstance(full, bool):
+        raise InvalidArgumentError(f"full must be true or false, got {full!r}")
+    if strategy is None:
+        return "minor" if full is False else "full"
+    if not isinstance(strategy, str) or strategy.lower() not in STRATEGIES:
+        raise InvalidArgumentError(
+            f"unknown compaction strategy {strategy!r}: 'full' (every bucket into one sorted "
+            "run) or 'minor' (each bucket's new level-0 files merged down)")
+    if full is not None and full != (strategy.lower() == "full"):
+        raise InvalidArgumentError(f"full={full} contradicts strategy={strategy!r}: give one")
+    return strategy.lower()
+
+
+def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey] | None = None,
+                  min_runs: int | None = None,
+                  progress: Callable[[int, int], None] | None = None,
+                  raise_on_conflict: bool = False) -> int | None:
+    """Compact buckets of ``table`` (those in ``only`` if given) and commit once.
+
+    ``strategy``: ``full`` (every bucket into one sorted run at the bottom level; append
+    buckets into one file), ``minor`` (each bucket of more than one sorted run: its level-0
+    files into level >= 1; append buckets: their small files), ``auto`` (what the picker
+    finds due, as after a commit). ``min_runs``: compact only buckets with at least that
+    many sorted runs. ``progress``
+    is called with (buckets done, buckets in all) after each bucket.
+    Returns the COMPACT snapshot id, or None if nothing was compacted or a concurrent
+    compaction won (its result stands; ours is deleted; CommitConflictError with
+    ``raise_on_conflict``).
+    """
+    ctx = table.context()
+    base = ctx.snapshots.latest()
+    messages: list[CommitMessage] = []
+    try:
+        units = bucket_units(ctx, only, base)
+        for i, entries in enumerate(units):
+            msg = compact_bucket(ctx, entries, strategy, min_runs)
+            if msg is not None:
+                messages.append(msg)
+            if progress is not None:
+                progress(i + 1, len(units))
+    except DAMAGED_OR_GONE as e:
+        discard(ctx, messages)
+        if base is None or not ctx.snapshots.has_expired(base):
+            raise  # our snapshot is still there: the table is damaged
+        # Expiration deletes a snapshot before its files: our base is gone, so a newer
+        # compaction replaced our inputs. A lost race, like a conflict at commit.
+        if raise_on_conflict:
+            raise CommitConflictError(
+                f"snapshot {base.id} of {ctx.path} was expired while compacting it (a "
+                f"concurrent compaction replaced its files): {e}; retry the compaction",
+                ConflictReason.BASE_EXPIRED) from e
+        return None
+    return commit_compaction(ctx, messages, raise_on_conflict)
+
+
+def discard(table: HasContext, messages: list[CommitMessage]) -> None:
+    """Delete the files uncommitted compaction ``messages`` wrote (compactAfter, changelog)."""
+    ctx = table.context()
+    FileStoreCommit(ctx.io, ctx.layout, ctx.schema, "discard").abort(messages)
+
+
+def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: str,
+                   min_runs: int | None = None) -> CommitMessage | None:
+    """Pick (by ``strategy``, see :func:`compact_table`) and execute one bucket's
+    compaction; the message is not committed yet."""
+    ctx = table.context()
+    schema = ctx.schema
+    options = ctx.options
+    first = entries[0]
+    partition, bucket = list(first.partition), first.bucket
+    path = ctx.partition_spec().path(partition)
+    files = [e.file for e in entries]
+    if not schema.primaryKeys:
+        return _compact_append(ctx, partition, path, bucket, first.totalBuckets, files, strategy)
+    runs = sorted_runs(files)
+    if min_runs is not None and len(runs) < min_runs:
+        return None
+    opts = PickerOptions.from_options(schema.options).for_levels(max(f.level for f in files))
+    unit = pick_for(runs, opts, strategy=strategy, level0=options["changelog-producer"] == "lookup")
+    if unit is None:
+        return None
+    names = set(unit.files)
+    inputs = [f for f in files if f.fileName in names]
+    config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
+    rows = pa.concat_tables([read_rows(ctx, path, bucket, f) for f in inputs])
+    bottom = unit.output_level == opts.max_level
+    merged = merge(rows, config, keep_deletes=not bottom or config.keeps_tombstones)
+    if config.engine == "first-row":
+        merged = _without_older_keys(ctx, path, bucket, inputs, [f for f in files if f.fileName not in names],
+                                     merged)
+    after = write_sorted_run(ctx.io, ctx.layout, schema, path, bucket, merged,
+                             level=unit.output_level, target=options["target-file-size"],
+                             compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
+    try:
+        changelog_files = _changelog_files(ctx, path, bucket, files, inputs, merged, unit.output_level)
+    except BaseException:
+        discard(ctx, [CommitMessage(partition, path, bucket, first.totalBuckets, compactAfter=after)])
+        raise
+    return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs,
+                         compactAfter=after, changelogFiles=changelog_files)
+
+
+def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[DataFileMeta],
+                     inputs: list[DataFileMeta], merged: pa.Table, level: int) -> list[DataFileMeta]:
+    """The changelog file of a compaction into ``level`` by the table's producer, if any."""
+    schema = ctx.schema
+    options = ctx.options
+    opts = PickerOptions.from_options(schema.options).for_levels(max(f.level for f in files))
+    producer = options["changelog-producer"]
+    config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
+    bottom = level == opts.max_level
+    changes = None
+    if producer == "full-compaction" and bottom:
+        previous = [f for f in files if f.level == opts.max_level]
+        changes = _full_compaction_changelog(ctx, path, bucket, previous, merged, config)
+    elif producer == "lookup":
+        changes = _lookup_changelog(ctx, path, bucket, files, inputs, config)
+    changelog_files = []
+    if changes is not None and changes.num_rows:
+        changelog_files = [write_changelog_file(
+            ctx.io, ctx.layout, path, bucket, changes, schema=schema,
+            compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)]
+    return changelog_files
+
+
+def read_rows(table: HasContext, path: str, bucket: int, f: DataFileMeta) -> pa.Table:
+    """All columns of a primary-key data file in the current schema, effective sequences."""
+    ctx = table.context()
+    names = [*ctx.schema.field_names, SEQUENCE, VALUE_KIND]
+    return read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, names)
+
+
+def _full_compaction_changelog(ctx: TableContext, path: str, bucket: int, previous: list[DataFileMeta],
+                               merged: pa.Table, config: MergeConfig) -> pa.Table:
+    """Changes from the previous full compaction's result (the bottom level) to ``merged``."""
+    empty = merged.slice(0, 0)
+    before = pa.concat_tables([empty, *(read_rows(ctx, path, bucket, f) for f in previous)])
+    return changelog.diff(merge(before, config, keep_deletes=False), merged, config.key_columns)
+
+
+def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[DataFileMeta],
+                      inputs: list[DataFileMeta], config: MergeConfig) -> pa.Table | None:
+    """Changes made by the level-0 files of a compaction, old values looked up by key.
+
+    Old rows come only from level >= 1 files whose key range covers a new key, and from
+    those only the rows of the new keys (a hash semi-join), never a merge of the bucket.
+    """
+    new_files = [f for f in inputs if f.level == 0]
+    if not new_files:
+        return None
+    keys = list(config.key_columns)
+    new_rows = pa.concat_tables([read_rows(ctx, path, bucket, f) for f in new_files])
+    lo = min(key_order(f.minKey) for f in new_files)
+    hi = max(key_order(f.maxKey) for f in new_files)
+    new_keys = new_rows.select(keys).group_by(keys).aggregate([])
+    old_parts = [new_rows.slice(0, 0)]
+    for f in files:
+        if f.level == 0 or not overlaps(f, lo, hi):
+            continue
+        rows = read_rows(ctx, path, bucket, f)
+        old_parts.append(rows.take(_semi_join_rows(rows, new_keys, keys)))
+    old = pa.concat_tables(old_parts)
+    before = merge(old, config, keep_deletes=False)
+    after = merge(pa.concat_tables([old, new_rows]), config, keep_deletes=False)
+    return changelog.diff(before, after, keys)
+
+
+def _without_older_keys(ctx: TableContext, path: str, bucket: int, inputs: list[DataFileMeta],
+                        others: list[DataFileMeta], merged: pa.Table) -> pa.Table:
+    """``merged`` without the keys the bucket's other files at levels >= 1 hold: a first-row
+    table keeps those older rows, and Paimon's readers take its levels >= 1 unmerged, so a
+    key may be in one of their files only (minipaimon_core.commit.first_row; Paimon's lookup
+    compaction drops them the same way)."""
+    others = [f for f in others if f.level > 0]
+    if not others or merged.num_rows == 0:
+        return merged
+    keys = list(ctx.schema.primaryKeys)
+    lo = min(key_order(f.minKey) for f in inputs)
+    hi = max(key_order(f.maxKey) for f in inputs)
+    found = [read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, keys)
+             for f in others if overlaps(f, lo, hi)]
+    if not found:
+        return merged
+    old = pa.concat_tables(found).group_by(keys).aggregate([])
+    hit = np.zeros(merged.num_rows, dtype=bool)
+    hit[_semi_join_rows(merged, old, keys).to_numpy()] = True
+    return merged.filter(pa.array(~hit))
+
+
+def _semi_join_rows(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa.Array:
+    """Indices (ascending) of the rows of ``rows`` whose key is in ``keys_table``. Only the
+    key columns and a row index go through Arrow's hash join, which refuses nested
+    (list, map, struct) non-key columns."""
+    index = pa.array(np.arange(rows.num_rows, dtype=np.int64))
+    probe = rows.select(keys).append_column(_ROW_INDEX, index)
+    hits = probe.join(keys_table, keys=keys, join_type="left semi", use_threads=False)
+    found = hits.column(_ROW_INDEX)
+    return pa.compute.take(found, pa.compute.sort_indices(found))
+
+
+def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: int, total_buckets: int,
+                    files: list[DataFileMeta], strategy: str) -> CommitMessage | None:
+    options = ctx.options
+    target = options["target-file-size"]
+    # an explicit minor compaction merges any two small files; after a commit, min.file-num
+    min_files = 2 if strategy == "minor" else options["compaction.min.file-num"]
+    picked = pick_append([AppendFile(f.fileName, f.fileSize, f.minSequenceNumber) for f in files],
+                         target, min_files, options["compaction.max.file-num"], strategy == "full")
+    if picked is None:
+        return None
+    by_name = {f.fileName: f for f in files}
+    small = [by_name[n] for n in picked]
+    schema = ctx.schema
+    names = schema.field_names
+    # with deletion vectors the rows they mark are left out, and the commit drops the
+    # vectors if they are still the ones read (minipaimon_core.commit.append_vectors)
+    entry = ctx.vectors.by_bucket(ctx.snapshots.latest()).get((tuple(partition), bucket)) \
+        if options["deletion-vectors.enabled"] else None
+    vectors = ctx.vectors.vectors(entry) if entry is not None else {}
+    tables = []
+    for f in small:
+        t = read_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names)
+        mask = live_mask(t.num_rows, vectors.get(f.fileName), ctx.layout.data_file_path(path, bucket, f.fileName))
+        tables.append(t if mask is None else t.filter(pa.array(mask)))
+    merged = pa.concat_tables(tables)
+    after = [write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema=schema,
+                             file_source=FILE_SOURCE_COMPACT,
+                             compression=options["file.compression"],
+                             min_seq=min(f.minSequenceNumber for f in small),
+                             max_seq=max(f.maxSequenceNumber for f in small))] if merged.num_rows else []
+    read = {f.fileName: fingerprint(vectors.get(f.fileName)) for f in small} \
+        if options["deletion-vectors.enabled"] else {}
+    return CommitMessage(partition, path, bucket, total_buckets, compactBefore=small, compactAfter=after,
+                         vectorsRead=read)

@@ -1,0 +1,61 @@
+"""The narrow view of one table that operations work on, instead of the whole ``Table``.
+
+Writing, scanning, compaction, the post-commit follow-ups and maintenance take a
+:class:`TableContext` (file IO, layout, the current schema, schema/snapshot/manifest
+readers, deletion vectors), so none of them imports :mod:`minipaimon_core.table` and the facade only
+delegates. Anything with a ``context()`` method (a ``Table``, a context itself) is a
+:class:`HasContext` and is accepted wherever a context is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..format.layout import TableLayout
+from ..format.options import Options
+from ..io.fileio import FileIO
+from ..schema.partition import PartitionSpec
+from ..schema.schema import SchemaCache, TableSchema
+from .deletion_vectors import DeletionVectorIO
+from .manifest_io import ManifestIO
+from .snapshot_manager import SnapshotManager
+
+
+@dataclass(frozen=True)
+class TableContext:
+    """One table as of its current schema; cheap to build, taken per operation.
+
+    ``schema`` is the schema current when the context was taken: an operation that must see
+    a later schema evolution takes a new context.
+    """
+
+    path: str
+    io: FileIO
+    layout: TableLayout
+    schema: TableSchema
+    schemas: SchemaCache
+    snapshots: SnapshotManager
+    manifests: ManifestIO
+    vectors: DeletionVectorIO
+
+    def context(self) -> TableContext:
+        return self
+
+    @property
+    def options(self) -> Options:
+        """The table options, parsed (:class:`~minipaimon_core.format.options.Options`)."""
+        return Options(self.schema.options)
+
+    def partition_spec(self) -> PartitionSpec:
+        """The partition spec of the current schema (builds partition paths)."""
+        return PartitionSpec.of(self.schema)
+
+
+class HasContext(Protocol):
+    """A table handle or a context: whatever can hand out a :class:`TableContext`."""
+
+    def context(self) -> TableContext: ...
+
+
+__all__ = ["HasContext", "TableContext"]

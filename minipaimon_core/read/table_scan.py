@@ -1,0 +1,128 @@
+"""Planned reads of a table: :class:`TableScan`, and planning and reading over a context.
+
+```
+TableScan.plan()    metadata only: snapshot -> manifests -> picklable splits (Planner)
+read_split(split)   one split -> Arrow batches (SplitReader: projection, merge, filter)
+dropped_rows(split) the same read as positions of the files' rows it leaves out (engines
+                    that merge by selecting rows; for Spark's own Parquet reader)
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..expressions import predicate
+from ..format.kinds import SEQUENCE, VALUE_KIND
+from ..format.manifest_file import DataFileMeta
+from ..format.snapshot import Snapshot
+from ..metadata.context import TableContext
+from .read import SplitReader
+from .scan import Planner, PlanStats, Split, SplitSizing
+
+
+def planner(ctx: TableContext) -> Planner:
+    """A planner of ``ctx``'s table in its current schema (column positions of every schema
+    by field id, so files of older schemas are pruned by their own statistics)."""
+    positions: dict[int, dict[str, int]] = {}
+    for sid in ctx.schemas.ids():
+        s = ctx.schemas.get(sid)
+        positions[sid] = {}
+        by_id = {f.id: i for i, f in enumerate(s.fields)}
+        for f in ctx.schema.fields:
+            if f.id in by_id:
+                positions[sid][f.name] = by_id[f.id]
+    vectors = ctx.vectors if ctx.options["deletion-vectors.enabled"] else None
+    return Planner(ctx.manifests, ctx.snapshots, ctx.schema, positions, vectors)
+
+
+def read_split(ctx: TableContext, split: Split) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of one split (projected and filtered as planned)."""
+    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split)
+
+
+def dropped_rows(ctx: TableContext, split: Split) -> dict[str, np.ndarray] | None:
+    """What a read of ``split`` leaves out of its files' stored rows (SplitReader.dropped_rows)."""
+    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).dropped_rows(split)
+
+
+def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kind: bool = False,
+                   with_sequence: bool = False) -> pa.Table:
+    """One data or changelog file of ``split`` as is (no merge), in the current schema,
+    with ``_VALUE_KIND`` if ``with_kind`` and ``_SEQUENCE_NUMBER`` if ``with_sequence``."""
+    names = (ctx.schema.arrow_schema().names + ([VALUE_KIND] if with_kind else [])
+             + ([SEQUENCE] if with_sequence else []))
+    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema).read_file(split, file, names)
+
+
+class TableScan:
+    """A planned read of one snapshot (or an incremental range)."""
+
+    def __init__(self, ctx: TableContext, dnf: predicate.DNF | None, columns: list[str] | None,
+                 snapshot: Snapshot | None, incremental: tuple[int, int] | None,
+                 sizing: SplitSizing | None = None) -> None:
+        self._ctx = ctx
+        self._sizing = sizing
+        self._dnf = dnf
+        self._columns = columns
+        self.snapshot = snapshot
+        self._incremental = incremental
+        self._splits: list[Split] | None = None
+        self.stats = PlanStats()  # what plan() cost, once it ran
+
+    def plan(self) -> list[Split]:
+        """Picklable splits: one per (partition, bucket) of a primary-key table, append
+        buckets cut by size (see ``minipaimon_core.read.scan``); reads metadata only."""
+        if self._splits is None:
+            plans = planner(self._ctx)
+            start = time.perf_counter()
+            self._splits = plans.plan(self.snapshot, self._dnf, self._columns, self._incremental,
+                                      self._sizing)
+            self.stats = dataclasses.replace(plans.stats, seconds=time.perf_counter() - start)
+        return self._splits
+
+    def output_schema(self) -> pa.Schema:
+        schema = self._ctx.schema.arrow_schema()
+        if self._columns is None:
+            return schema
+        return pa.schema([schema.field(c) for c in self._columns])
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """Batches of every split, split by split (streaming, one split in memory)."""
+        for split in self.plan():
+            yield from read_split(self._ctx, split)
+
+    def to_arrow(self) -> pa.Table:
+        """The whole result. Splits are read in parallel threads (Parquet decoding and the
+        merge's sorts release the GIL); batches keep the plan's split order."""
+        splits = self.plan()
+        workers = min(len(splits), os.cpu_count() or 1)
+        if workers <= 1:
+            batches = list(self.to_batches())
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                parts = pool.map(lambda s: list(read_split(self._ctx, s)), splits)
+                batches = [b for part in parts for b in part]
+        return pa.Table.from_batches(batches, schema=self.output_schema())
+
+    def to_pandas(self) -> Any:
+        return self.to_arrow().to_pandas()
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.output_schema(), self.to_batches())
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow C stream protocol: ``pl.DataFrame(scan)``, ``duckdb.sql("... FROM
+        scan")``, ``pa.table(scan)`` read the planned rows split by split (one in memory)."""
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
+
+__all__ = ["TableScan", "dropped_rows", "planner", "read_file_rows", "read_split"]

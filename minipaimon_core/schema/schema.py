@@ -1,0 +1,211 @@
+"""Table schemas: building a new table's definition, and reading / writing ``schema-<id>``.
+
+The file format is Paimon's (:mod:`minipaimon_core.format.table_schema`). A schema never
+changes in place: evolution writes ``schema-<id+1>``. Each data file records the schema id
+it was written with, and readers map its columns by field id.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import msgspec
+import pyarrow as pa
+
+from ..errors import (
+    CorruptMetadataError,
+    InvalidArgumentError,
+    SchemaMismatchError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from ..format import data_types, legacy, options
+from ..format import table_schema as schema_codec
+from ..format.kinds import ROW_KIND_COLUMN, SYSTEM_COLUMNS
+from ..format.layout import TableLayout, keys_of
+from ..format.table_schema import DataField, TableSchema
+from ..io.fileio import FileIO
+from .table_options import check as check_options
+
+
+def build_schema(
+    schema: pa.Schema,
+    primary_key: list[str] | None,
+    partition_by: list[str] | None,
+    table_options: dict[str, str] | None,
+    first_id: int = 0,
+) -> TableSchema:
+    """Validate a user's table definition and build schema 0.
+
+    Raises:
+        SchemaMismatchError: duplicate/reserved column names, unsupported types.
+        InvalidArgumentError: keys naming missing columns, partition keys outside the
+            primary key, a nested key type.
+        UnsupportedOptionError: unknown options, bad values, options that do not fit the
+            table (see :mod:`minipaimon_core.schema.table_options`).
+    """
+    pk = list(primary_key or [])
+    parts = list(partition_by or [])
+    opts = options.validate(table_options or {})
+    options.check_settable(opts)
+    names = schema.names
+    if len(set(names)) != len(names):
+        raise SchemaMismatchError(f"duplicate column names in {names}")
+    for name in names:
+        if name in SYSTEM_COLUMNS or name == ROW_KIND_COLUMN:
+            raise SchemaMismatchError(f"column name {name!r} is reserved")
+    for kind, cols in (("primary key", pk), ("partition key", parts)):
+        for c in cols:
+            if c not in names:
+                raise InvalidArgumentError(f"{kind} column {c!r} is not in the schema {names}")
+            if pa.types.is_nested(schema.field(c).type):
+                raise InvalidArgumentError(f"{kind} column {c!r} cannot have nested type")
+    # unset: -1 (Paimon's default since 0.8: dynamic buckets for a primary-key table),
+    # written explicitly, as Paimon's default depends on its version
+    opts.setdefault("bucket", "-1")
+    check_options(opts, schema, pk, parts)
+    fields = build_fields(schema, set(pk), first_id)
+    return TableSchema(
+        version=schema_codec.VERSION,
+        id=0,
+        fields=fields,
+        highestFieldId=max([first_id - 1, *(f.id for f in fields), *(i for f in fields for i in _ids(f.type))]),
+        partitionKeys=parts,
+        primaryKeys=pk,
+        options=opts,
+        timeMillis=int(time.time() * 1000),
+        minipaimonTableId=str(uuid.uuid4()),
+    )
+
+
+def build_fields(schema: pa.Schema, required: set[str], first_id: int = 0) -> list[DataField]:
+    """Paimon fields of ``schema``: ids from ``first_id`` (a column's id, then the ids of
+    its nested ROW fields); columns in ``required`` (the primary key) are NOT NULL."""
+    counter = iter(range(first_id, 2**31))
+    fields = []
+    for f in schema:
+        field_id = next(counter)
+        type_json = data_types.from_arrow(f.type, f.nullable and f.name not in required,
+                                          lambda: next(counter))
+        fields.append(DataField(field_id, f.name, type_json))
+    return fields
+
+
+def _ids(type_json: object) -> Iterator[int]:
+    """Ids of the nested ROW fields in a type."""
+    if isinstance(type_json, dict):
+        for f in type_json.get("fields", []):
+            yield f["id"]
+            yield from _ids(f["type"])
+        for key in ("element", "key", "value"):
+            if key in type_json:
+                yield from _ids(type_json[key])
+
+
+class SchemaManager:
+    """Reads and writes ``schema/schema-<id>`` files."""
+
+    def __init__(self, io: FileIO, layout: TableLayout) -> None:
+        self._io = io
+        self._layout = layout
+
+    def schema_ids(self) -> list[int]:
+        """Ids of the schema files ([] where there is no table, or a file)."""
+        names = self._io.list_names(self._layout.schema_dir)
+        return sorted(int(k) for k in keys_of("schema", names))
+
+    def latest(self) -> TableSchema:
+        """The current schema. Raises TableNotFoundError if there is none."""
+        ids = self.schema_ids()
+        if not ids:
+            raise TableNotFoundError(f"no minipaimon table at {self._layout.root} (no schema file)")
+        return self.get(ids[-1])
+
+    def get(self, schema_id: int) -> TableSchema:
+        path = self._layout.schema_path(schema_id)
+        try:
+            data = self._io.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptMetadataError(f"schema file {path} is missing") from None
+        if legacy.is_json(data):
+            return legacy.decode_schema(data, path)
+        return schema_codec.decode(data, path)
+
+    def table_id(self) -> str:
+        """The identity of the table at this path, read now: the ``minipaimonTableId`` of its
+        first schema, or for a table another writer created (which has none) the creation
+        time of that schema, as Paimon's ``Table.uuid()`` takes it. A table dropped and
+        created again at the same path is another table.
+
+        Raises TableNotFoundError if there is no table.
+        """
+        ids = self.schema_ids()
+        if not ids:
+            raise TableNotFoundError(f"no minipaimon table at {self._layout.root} (no schema file)")
+        first = self.get(ids[0])
+        return first.minipaimonTableId or f"created-{first.timeMillis}"
+
+    def commit(self, schema: TableSchema) -> bool:
+        """Create the file of ``schema`` unless one with its id exists (returns False)."""
+        return self._io.write_if_absent(self._layout.schema_path(schema.id), schema_codec.encode(schema))
+
+    def redefine(self, schema: TableSchema) -> TableSchema:
+        """Commit ``schema`` (a new definition, as :func:`build_schema` makes it) as the next
+        schema of a table that has no snapshot yet, and return it. Its field ids follow every
+        id used so far, so files an uncommitted writer left behind never map onto it.
+
+        REQUIRES: the table has no snapshot (the caller checks; see minipaimon_spark.writer).
+        Raises TableAlreadyExistsError if another process changed the schema meanwhile.
+        """
+        current = self.latest()
+        fields = build_fields(schema.arrow_schema(), set(schema.primaryKeys), current.highestFieldId + 1)
+        highest = max([current.highestFieldId, *(f.id for f in fields), *(i for f in fields for i in _ids(f.type))])
+        new = msgspec.structs.replace(schema, id=current.id + 1, highestFieldId=highest, fields=fields)
+        if not self.commit(new):
+            raise TableAlreadyExistsError(
+                f"the table at {self._layout.root} was redefined concurrently; retry the write")
+        return new
+
+    def create(self, schema: TableSchema) -> None:
+        """Write schema 0 of a new table. Raises TableAlreadyExistsError if a table is
+        there, or the metadata of one dropped half-way (never adopted)."""
+        leftovers = self.leftovers()
+        if leftovers:
+            raise TableAlreadyExistsError(
+                f"{self._layout.root} holds the metadata of a table ({', '.join(leftovers)}) that "
+                "was dropped half-way or is still being created; drop it again "
+                "(catalog.drop_table) or pick another path")
+        if self.schema_ids() or not self.commit(schema):
+            raise TableAlreadyExistsError(f"a table already exists at {self._layout.root}")
+
+    def leftovers(self) -> list[str]:
+        """The table's metadata directories other than ``schema/`` that hold files
+        (snapshots, manifests, index files, tags, consumers)."""
+        layout = self._layout
+        dirs = (layout.snapshot_dir, layout.manifest_dir, layout.index_dir, layout.tag_dir,
+                layout.consumer_dir)
+        return [d.rsplit("/", 1)[-1] for d in dirs if self._io.list_names(d)]
+
+
+class SchemaCache:
+    """Schemas by id (immutable, so cached). Thread-safe enough: a race reads a file twice."""
+
+    def __init__(self, manager: SchemaManager) -> None:
+        self.manager = manager
+        self._schemas: dict[int, TableSchema] = {}
+
+    def ids(self) -> list[int]:
+        """Ids of every schema of the table, ascending (lists the schema directory)."""
+        return self.manager.schema_ids()
+
+    def holding(self, schema: TableSchema) -> SchemaCache:
+        """This cache, ``schema`` in it (a caller that has read it already)."""
+        self._schemas[schema.id] = schema
+        return self
+
+    def get(self, schema_id: int) -> TableSchema:
+        if schema_id not in self._schemas:
+            self._schemas[schema_id] = self.manager.get(schema_id)
+        return self._schemas[schema_id]

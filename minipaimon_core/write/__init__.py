@@ -1,0 +1,10 @@
+"""Writing data files: from user batches to the commit messages a committer takes.
+
+Owns bringing data to the table schema (:mod:`.conform`), write buffers and spilling
+(:mod:`.write_buffer`, :mod:`.spill`), and the append and key-value writers
+(:mod:`.append_writer`, :mod:`.kv_writer`).
+
+May import: ``errors``, ``format/``, ``io/``, ``expressions/``, ``file_format/``, ``lsm/``,
+``schema/``, ``metadata/``, ``read/``, ``dynamic/`` (layer order: docs/format.md, "Code
+layout").
+"""

@@ -1,0 +1,87 @@
+"""Writer of append (no primary key) tables.
+
+Rows are split by partition (and by ``bucket-key`` hash when the table has buckets),
+buffered per (partition, bucket), and written as Parquet files rolled at
+``target-file-size`` (estimated from Arrow's in-memory size). The whole writer's buffer is
+bounded by ``write-buffer-size``: past it, the largest buffer is flushed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from ..file_format.data_file import roll_table, write_data_file
+from ..format.layout import TableLayout
+from ..format.manifest_file import DataFileMeta
+from ..format.options import Options
+from ..io.fileio import FileIO
+from ..metadata.commit_message import CommitMessage
+from ..schema.bucket import bucket_ids, num_buckets
+from ..schema.partition import PartitionSpec, split_by_bucket
+from ..schema.schema import TableSchema
+from .conform import conform, to_batches
+from .write_buffer import BucketKey, WriteBuffer
+
+
+class AppendWriter:
+    def __init__(self, io: FileIO, layout: TableLayout, schema: TableSchema) -> None:
+        self._io = io
+        self._layout = layout
+        self._schema = schema
+        self._arrow_schema = schema.arrow_schema()
+        self._options = Options(schema.options)
+        self._spec = PartitionSpec.of(schema)
+        self._target = self._options["target-file-size"]
+        self._buffer = WriteBuffer(self._options["write-buffer-size"], bucket_limit=self._target)
+        self._files: dict[BucketKey, list[DataFileMeta]] = {}
+        self._rows_written = 0
+
+    def write(self, data: Any) -> None:
+        """Buffer ``data`` (checked against the schema; see conform.conform)."""
+        for batch in to_batches(data):
+            table = conform(batch, self._arrow_schema, [], allow_row_kind=False)
+            for values, part in self._spec.split(table):
+                for bucket, rows in self._by_bucket(part):
+                    for key, pieces in self._buffer.add((tuple(values), bucket), rows):
+                        self._flush(key, pieces)
+
+    def _by_bucket(self, table: pa.Table) -> list[tuple[int, pa.Table]]:
+        if num_buckets(self._schema) < 1:
+            return [(0, table)]
+        return split_by_bucket(table, bucket_ids(table, self._schema))
+
+    def _flush(self, key: BucketKey, pieces: list[pa.Table]) -> None:
+        table = pa.concat_tables(pieces)
+        values, bucket = key
+        path = self._spec.path(list(values))
+        for chunk in roll_table(table, self._target):
+            meta = write_data_file(
+                self._io, self._layout, path, bucket, chunk, schema=self._schema,
+                compression=self._options["file.compression"],
+                min_seq=self._rows_written,
+                max_seq=self._rows_written + chunk.num_rows - 1,
+            )
+            self._rows_written += chunk.num_rows
+            self._files.setdefault(key, []).append(meta)
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush everything and describe the new files, one message per (partition, bucket)."""
+        for key, pieces in self._buffer.drain():
+            self._flush(key, pieces)
+        messages = [
+            CommitMessage(
+                partition=list(values),
+                partitionPath=self._spec.path(list(values)),
+                bucket=bucket,
+                totalBuckets=num_buckets(self._schema),
+                newFiles=files,
+            )
+            for (values, bucket), files in self._files.items()
+        ]
+        self._files = {}
+        return messages
+
+    def close(self) -> None:
+        self._buffer.drain()

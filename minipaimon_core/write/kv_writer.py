@@ -1,0 +1,246 @@
+"""Writer of primary-key tables: the write buffer of an LSM tree per (partition, bucket).
+
+Rows are numbered in input order from the writer's :class:`SequenceStart` (their final
+``_SEQUENCE_NUMBER``, see :mod:`minipaimon_core.metadata.sequence`), split by partition and by bucket
+(Paimon's hash of the bucket key, or the table's own index of dynamic buckets:
+:mod:`minipaimon_core.dynamic.routing`), and buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
+buffer is merged with the merge engine (keeping deletes, so they still shadow older files)
+and, with ``write-buffer-spillable`` (default), spilled to a local temp file as a sorted
+run (see :mod:`minipaimon_core.write.spill`); without it, written as level-0 files at once.
+``prepare_commit`` merges each bucket's spilled runs and buffer into ONE sorted run of
+level-0 Parquet files rolled at ``target-file-size`` (streamed: one merged chunk in memory
+at a time), so a large write leaves one run per bucket, not one per buffer-full.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..dynamic.routing import Router, fixed_router
+from ..errors import InvalidArgumentError
+from ..file_format.data_file import (
+    roll,
+    roll_table,
+    write_changelog_file,
+    write_data_file,
+    write_data_file_parts,
+)
+from ..format.kinds import ROW_KIND_COLUMN, ROW_KIND_NAMES, SEQUENCE, VALUE_KIND, row_kind_names
+from ..format.layout import TableLayout
+from ..format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta
+from ..format.options import Options
+from ..io.fileio import FileIO
+from ..lsm.merge_config import check_retractions
+from ..lsm.merge_engines import MergeConfig, merge, prepare_input
+from ..metadata.commit_message import CommitMessage, placed_bytes
+from ..metadata.sequence import SequenceStart
+from ..schema.bucket import num_buckets
+from ..schema.partition import PartitionSpec
+from ..schema.schema import TableSchema
+from .conform import conform, to_batches
+from .spill import SpillDirectory, SpilledRun, merge_runs
+from .write_buffer import BucketKey, WriteBuffer
+
+FLUSH_OVERHEAD = 4
+
+
+def value_kinds(table: pa.Table) -> pa.Array:
+    """``_VALUE_KIND`` (int8) from an optional ``_row_kind`` column; +I if absent."""
+    if ROW_KIND_COLUMN not in table.column_names:
+        return pa.array(np.zeros(table.num_rows, dtype=np.int8))
+    idx = pc.index_in(table.column(ROW_KIND_COLUMN), value_set=row_kind_names())
+    if idx.null_count:
+        bad = pc.filter(table.column(ROW_KIND_COLUMN), pc.is_null(idx)).unique().to_pylist()[:5]
+        raise InvalidArgumentError(
+            f"{ROW_KIND_COLUMN} must be one of {', '.join(ROW_KIND_NAMES)}; got {bad}")
+    return pc.cast(idx, pa.int8()).combine_chunks()
+
+
+class KeyValueWriter:
+    def __init__(self, io: FileIO, layout: TableLayout, schema: TableSchema,
+                 sequence: SequenceStart, router: Router | None = None) -> None:
+        """``router``: which (partition, bucket) rows go to (default: fixed buckets, see
+        :mod:`minipaimon_core.dynamic.routing`)."""
+        self._io = io
+        self._layout = layout
+        self._schema = schema
+        self._arrow_schema = schema.arrow_schema()
+        self._options = Options(schema.options)
+        self._spec = PartitionSpec.of(schema)
+        self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
+        self._target = self._options["target-file-size"]
+        # A flush holds the buffered rows, the merge's copies and sort order and the Parquet
+        # pages at once, about 4x the buffered bytes (measured, bench/bench_pk.py): the
+        # buffer takes a quarter of write-buffer-size so a whole flush stays within it.
+        self._buffer = WriteBuffer(self._options["write-buffer-size"] // FLUSH_OVERHEAD)
+        self._files: dict[BucketKey, list[DataFileMeta]] = {}
+        self._changelog: dict[BucketKey, list[DataFileMeta]] = {}
+        self._input_changelog = self._options["changelog-producer"] == "input"
+        self._sequence = sequence
+        self._rows = 0  # rows numbered so far
+        self._key_columns = list(schema.primaryKeys)
+        self._spillable = bool(self._options["write-buffer-spillable"])
+        self._spill_dir: SpillDirectory | None = None
+        self._spilled: dict[BucketKey, list[SpilledRun]] = {}
+        self._router = router or fixed_router(schema)
+        # dynamic buckets: the key hashes each (partition, bucket) got (CommitMessage.keyHashes)
+        self._placed: dict[BucketKey, list[np.ndarray]] = {}
+
+    def write(self, data: Any) -> None:
+        """Buffer upserts (and deletes, via ``_row_kind``) of ``data``.
+
+        Raises SchemaMismatchError / InvalidArgumentError (null keys, bad row kinds,
+        retractions the merge engine cannot take) before anything of this batch is buffered.
+        """
+        for batch in to_batches(data):
+            table = conform(batch, self._arrow_schema, self._key_columns, allow_row_kind=True)
+            kinds = value_kinds(table)
+            check_retractions(kinds, table.column_names, self._merge)
+            if ROW_KIND_COLUMN in table.column_names:
+                table = table.drop_columns([ROW_KIND_COLUMN])
+            n = table.num_rows
+            seq = pa.array(self._sequence.numbers(self._rows, n))
+            self._rows += n
+            table = table.append_column(SEQUENCE, seq).append_column(VALUE_KIND, kinds)
+            for part in self._router(table):
+                self._note_placed((part.partition, part.bucket), part.placed, part.retracted)
+                for key, pieces in self._buffer.add((part.partition, part.bucket), part.rows):
+                    if self._spillable:
+                        self._spill(key, pieces)
+                    else:
+                        self._record(key, self._write_level0(key, pieces, []))
+                    pa.default_memory_pool().release_unused()
+
+    def _note_placed(self, key: BucketKey, placed: np.ndarray, retracted: np.ndarray | None) -> None:
+        """Dynamic buckets: the key hashes ``key`` now holds (a retraction drops a hash an
+        earlier batch placed there)."""
+        if retracted is not None and len(retracted) and key in self._placed:
+            held = np.concatenate(self._placed[key])
+            self._placed[key] = [held[~np.isin(held, retracted, kind="sort")]]
+        if len(placed):
+            self._placed.setdefault(key, []).append(placed)
+
+    def _spill(self, key: BucketKey, pieces: list[pa.Table]) -> None:
+        """Merge a full bucket buffer into a sorted run in a local temp file."""
+        merged, changelog = self._merge_buffer(key, pieces)
+        self._record(key, ([], changelog))
+        if merged.num_rows:
+            if self._spill_dir is None:
+                self._spill_dir = SpillDirectory()
+            self._spilled.setdefault(key, []).append(self._spill_dir.spill(merged, self._key_columns))
+
+    def _record(self, key: BucketKey,
+                written: tuple[list[DataFileMeta], list[DataFileMeta]]) -> None:
+        files, changelog = written
+        if files:
+            self._files.setdefault(key, []).extend(files)
+        if changelog:
+            self._changelog.setdefault(key, []).extend(changelog)
+
+    def _merge_buffer(self, key: BucketKey,
+                      pieces: list[pa.Table]) -> tuple[pa.Table, list[DataFileMeta]]:
+        """A bucket's buffered rows merged into one sorted run (and their input changelog
+        file with ``changelog-producer=input``)."""
+        if not pieces:
+            return pa.table({}), []
+        rows = pa.concat_tables(pieces)
+        values, bucket = key
+        path = self._spec.path(list(values))
+        changelog = []
+        if self._input_changelog:
+            changelog.append(write_changelog_file(
+                self._io, self._layout, path, bucket, rows, schema=self._schema,
+                compression=self._options["file.compression"], file_source=FILE_SOURCE_APPEND,
+            ))
+        return merge(prepare_input(rows, self._merge), self._merge, keep_deletes=True), changelog
+
+    def _write_level0(self, key: BucketKey, pieces: list[pa.Table],
+                      spilled: list[SpilledRun]) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+        """Merge a bucket's buffered rows and spilled runs into one sorted run of level-0
+        files (and input changelog files). Touches no writer state, so buckets can be
+        written in parallel."""
+        merged, changelog = self._merge_buffer(key, pieces)
+        values, bucket = key
+        path = self._spec.path(list(values))
+
+        if not spilled:
+            files = write_sorted_run(self._io, self._layout, self._schema, path, bucket, merged,
+                                     level=0, target=self._target,
+                                     compression=self._options["file.compression"]) \
+                if merged.num_rows else []
+            return files, changelog
+        runs: list[Iterator[pa.Table]] = [
+            (pa.Table.from_batches([b]) for b in run.batches()) for run in spilled]
+        if merged.num_rows:
+            runs.append(iter([merged]))
+        chunks = merge_runs(runs, self._key_columns,
+                            lambda t: merge(t, self._merge, keep_deletes=True))
+        files = [write_data_file_parts(
+            self._io, self._layout, path, bucket, part, schema=self._schema,
+            level=0, compression=self._options["file.compression"])
+            for part in roll(chunks, self._target)]
+        for run in spilled:
+            assert self._spill_dir is not None
+            self._spill_dir.remove(run)
+        return files, changelog
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush all buffers (buckets in parallel threads: Arrow and Parquet release the
+        GIL); one message per (partition, bucket) with its new files."""
+        buffered = dict(self._buffer.drain())
+        spilled, self._spilled = self._spilled, {}
+        work = [(key, buffered.get(key, []), spilled.get(key, []))
+                for key in {**buffered, **spilled}]
+        if len(work) > 1:
+            with ThreadPoolExecutor(max_workers=min(len(work), os.cpu_count() or 1)) as pool:
+                results = list(pool.map(lambda w: self._write_level0(*w), work))
+        else:
+            results = [self._write_level0(*w) for w in work]
+        for (key, _, _), written in zip(work, results):
+            self._record(key, written)
+        if self._spill_dir is not None:
+            self._spill_dir.cleanup()
+            self._spill_dir = None
+        messages = [
+            CommitMessage(
+                partition=list(values),
+                partitionPath=self._spec.path(list(values)),
+                bucket=bucket,
+                totalBuckets=num_buckets(self._schema),
+                baseSnapshotId=self._sequence.snapshot_id,
+                newFiles=self._files.get((values, bucket), []),
+                changelogFiles=self._changelog.get((values, bucket), []),
+                keyHashes=placed_bytes(self._placed.get((values, bucket), [])),
+            )
+            for (values, bucket) in {**self._files, **self._changelog}
+        ]
+        self._files = {}
+        self._changelog = {}
+        self._placed = {}
+        return messages
+
+    def close(self) -> None:
+        """Drop buffered rows and spilled runs (their temp files go)."""
+        self._buffer.drain()
+        self._placed = {}
+        self._spilled = {}
+        if self._spill_dir is not None:
+            self._spill_dir.cleanup()
+            self._spill_dir = None
+
+
+def write_sorted_run(
+    io: FileIO, layout: TableLayout, schema: TableSchema, partition_path: str, bucket: int,
+    table: pa.Table, *, level: int, target: int, compression: str, file_source: int = 0,
+) -> list[DataFileMeta]:
+    """Write a key-sorted table (with system columns) as files of one sorted run."""
+    return [write_data_file(io, layout, partition_path, bucket, chunk, schema=schema, level=level,
+                            file_source=file_source, compression=compression)
+            for chunk in roll_table(table, target)]
