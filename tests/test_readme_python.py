@@ -119,6 +119,7 @@ RUN_BY = {
     ("Python API", 1): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
     ("Python API", 2): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
     ("Python API", 3): "tests/test_readme_python.py::test_object_storage_snippets_run_as_written_on_a_real_s3_server",
+    ("Python API", 4): "tests/test_readme_python.py::test_the_azure_snippet_runs_as_written_on_azurite",
     ("Spark", 0): "tests/spark/test_readme.py::test_spark_section_runs_as_written",
     ("Structured Streaming", 0): "tests/spark/test_readme.py::test_streaming_section_runs_as_written",
     ("Row-level changes: delete, update, merge", 0):
