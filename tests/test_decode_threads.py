@@ -20,7 +20,7 @@ CHILDREN = 60
 RACE = r"""
 import os, sys, threading
 import minipaimon_core  # noqa: F401 - what a process has imported before its first read
-from minipaimon_core import consumer
+from minipaimon_core.metadata import consumer
 from minipaimon_core.format import manifest_file, snapshot, table_schema
 
 files = [(open(p, "rb").read(), p) for p in sys.argv[1:4]]
