@@ -142,7 +142,7 @@ def test_java_expires_the_changelogs_minipaimon_wrote_and_both_read_alike(tmp_pa
     assert want.num_rows > 0 and differences(merged(got), want) is None
     assert differences(got, changes(ref.path, start, start + 3)) is None
     # nothing Java's expiration left is an orphan to minipaimon, nor missing
-    assert mp.open_table(t.path).remove_orphan_files(older_than_ms=0).files == []
+    assert mp.open_table(t.path).remove_orphan_files(older_than="0s").files == []
     # paimon-rust reads its latest state too (pypaimon 2.1 cannot read manifests Java 0.9
     # wrote, a pypaimon bug; it reads minipaimon's own long-lived tables: below)
     b = harness.judge(harness.RUST).batch(tmp_path)

@@ -250,6 +250,12 @@ class KindedWrite:
         if done != len(kinds):
             raise RuntimeError(f"wrote {done} of {len(kinds)} rows")
 
+    def prepare_commit(self) -> Any:
+        return self._write.prepare_commit()
+
+    def close(self) -> None:
+        self._write.close()
+
 
 class DynamicWrite:
     """A batch write of a ``bucket`` = -1 primary-key table, buckets assigned as Flink's
