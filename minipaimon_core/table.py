@@ -305,8 +305,8 @@ class Table(SchemaChanges, TableOperations):
 
     def dropped_rows(self, split: Split) -> dict[str, np.ndarray] | None:
         """The read of ``split`` as a selection of its files' stored rows: per file name the
-        positions of the rows it leaves out (row kinds aside), or None where the read builds
-        rows (partial-update, aggregation). See ``SplitReader.dropped_rows``."""
+        positions of the rows it leaves out (without a merge: row kinds aside), or None where
+        the read builds rows (partial-update, aggregation). See ``SplitReader.dropped_rows``."""
         return dropped_rows(self.context(), split)
 
     def read_file_rows(self, split: Split, file: DataFileMeta, with_kind: bool = False,

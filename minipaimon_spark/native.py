@@ -7,10 +7,10 @@ Python data source, at the same snapshot.
    splits Spark reads: append tables; primary-key buckets whose files do not overlap; files
    with deletion vectors; buckets merged by deduplicate or first-row (the core picks the
    winning rows from the key, sequence and kind columns)
-     ├► files read as stored, per schema version: one spark.read.parquet(files)
-     └► files with rows to leave out, per schema version: one spark.read.parquet(files),
-        rows dropped by _metadata.file_name / row_index (native_rows: bitsets, in the JVM)
-        ─► kept row kinds (+I, +U) ─► columns by field id onto the read schema
+     └► per schema version: one spark.read.parquet(files), one filter: rows left out
+        by _metadata.file_size / file_name / row_index (native_rows: bitsets, in the
+        JVM) and, where a file may hold retractions, kept row kinds (+I, +U)
+        ─► if the version is not the table's: columns by field id onto the read schema
            (renamed: old name; added: null), cast
    the other splits (partial-update and aggregation merges, ORC and Avro files)
      └► spark.read.format("minipaimon") with ``scan.python-splits-only`` (their buckets)
@@ -49,7 +49,7 @@ from minipaimon_spark.native_plan import (
     python_buckets,
     spark_reads,
 )
-from minipaimon_spark.native_rows import keep_condition
+from minipaimon_spark.native_rows import ScannedFile, keep_condition
 from minipaimon_spark.options import (
     COLUMNS,
     PYTHON_SPLITS_ONLY,
@@ -64,7 +64,7 @@ from minipaimon_spark.system import split_system_path
 from minipaimon_spark.types import to_spark_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     import minipaimon_core as mp
 
@@ -97,15 +97,12 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     if snapshot is None or snapshot.schemaId != t.table_schema.id:
         return python.load(path)  # the schema changed after the snapshot (or it just expired)
     files = native_files(t, native, to_spark_path)
-    cut = [f for f in files if f.dropped is not None]
-    if any(METADATA in t.schema_by_id(f.schema_id).arrow_schema().names for f in cut):
+    if any(f.dropped is not None for f in files) and any(
+            METADATA in t.schema_by_id(i).arrow_schema().names for i in {f.schema_id for f in files}):
         return python.load(path)  # a column named _metadata hides Spark's row positions
-    if len({f.name for f in cut}) < len(cut):
+    if len({f.name for f in files}) < len(files):
         return python.load(path)  # keep_condition tells files apart by name (unique in Paimon)
-    parts = [_read_files(spark, t, group) for group in _by_schema([f for f in files if f.dropped is None])]
-    parts += [_read_files(spark, t, group, keep_condition(spark, {f.name: f.dropped for f in group
-                                                                  if f.dropped is not None}))
-              for group in _by_schema(cut)]
+    parts = [_read_files(spark, t, group) for group in _by_schema(files)]
     if len(native) < len(splits):
         whole = {k: v for k, v in raw.items() if k.lower() != COLUMNS}  # projected after the union
         rest = [s for s in splits if not spark_reads(s, t.table_schema)]
@@ -129,9 +126,10 @@ def _by_schema(files: list[NativeFile]) -> list[list[NativeFile]]:
     return [groups[k] for k in sorted(groups)]
 
 
-def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile], keep: Column | None = None) -> DataFrame:
-    """The rows of ``files`` (one schema version) that ``keep`` keeps, in the read schema
-    of ``t``.
+def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> DataFrame:
+    """The rows of ``files`` (one schema version) a read keeps, in the read schema of ``t``:
+    one scan, one filter (the dropped positions, and the row kinds where a file may hold
+    retractions), one projection where the file schema differs from the table's.
 
     Spark's reader is given the files' schema (their columns in the Python source's Spark
     types) rather than inferring one: with ``spark.sql.parquet.inferTimestampNTZ.enabled``
@@ -143,14 +141,19 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile], keep:
 
     file_schema = t.schema_by_id(files[0].schema_id)
     stored = StructType([StructField(f.name, to_spark_type(f.type)) for f in file_schema.arrow_schema()])
-    if t.primary_keys():
+    kinds = bool(t.primary_keys()) and any(f.retractions for f in files)
+    if kinds:
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
     df = spark.read.schema(stored).parquet(*[f.path for f in files])
+    keep = keep_condition(spark, [ScannedFile(f.name, f.size, f.dropped) for f in files])
+    if kinds:
+        live = F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER))
+        keep = live if keep is None else keep & live
     if keep is not None:
         df = df.where(keep)  # on the scan itself, where _metadata is
-    if t.primary_keys():
-        df = df.where(F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)))
 
+    if file_schema.fields == t.table_schema.fields:  # same ids, names and types
+        return df.drop(VALUE_KIND) if kinds else df
     by_id = {fld.id: fld.name for fld in file_schema.fields}
     columns = []
     for fld, arrow_field in zip(t.table_schema.fields, t.schema()):

@@ -40,12 +40,17 @@ METADATA = "_metadata"  # Spark's hidden column of file scans (row_index): no ta
 
 @dataclass(frozen=True)
 class NativeFile:
-    """One Parquet file Spark reads: its name, its path as Spark names it, the schema it was
-    written with, and the positions of its stored rows to leave out (None: none)."""
+    """One Parquet file Spark reads: its name, its path as Spark names it, its size and the
+    schema it was written with as its manifest records them, whether the read must leave out
+    retraction rows by kind (-U/-D: a file of a split read without a merge whose manifest does
+    not record zero of them, as Paimon's raw reads trust that count; a merge's dropped
+    positions cover them), and the positions of its stored rows to leave out (None: none)."""
 
     name: str
     path: str
+    size: int
     schema_id: int
+    retractions: bool
     dropped: np.ndarray | None = None
 
 
@@ -78,7 +83,9 @@ def native_files(t: mp.Table, splits: list[Split], to_spark_path: Callable[[str]
         assert dropped is not None, "spark_reads routes only selections here"
         return [NativeFile(f.fileName, to_spark_path(t.layout.data_file_path(split.partition_path, split.bucket,
                                                                              f.fileName)),
-                           f.schemaId, dropped.get(f.fileName)) for f in split.files]
+                           f.fileSize, f.schemaId, split.raw_convertible and f.deleteRowCount != 0,
+                           dropped.get(f.fileName))
+                for f in split.files]
 
     costly = [s for s in splits if not s.raw_convertible]  # merges read files: in parallel
     found: dict[int, list[NativeFile]] = {}

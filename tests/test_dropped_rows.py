@@ -2,7 +2,7 @@
 
 For every split a selection can describe (no merge, with or without deletion vectors; the
 merges of ``deduplicate`` and ``first-row``), the files' stored rows minus the dropped
-positions, kept where their kind is +I/+U, are exactly the rows ``read_split`` returns;
+positions (and, without a merge, kept where their kind is +I/+U) are exactly the rows ``read_split`` returns;
 ``partial-update`` and ``aggregation`` merges, which build rows, give None. This is what
 ``minipaimon_spark.table`` hands Spark's own Parquet reader.
 """
@@ -30,13 +30,14 @@ def rows(ids: list[int], v: float = 1.0, kind: str | None = None, q: int | None 
 
 
 def selected(t: mp.Table, split: mp.Split, dropped: dict[str, np.ndarray]) -> pa.Table:
-    """The split's stored rows without ``dropped``, live kinds only (primary-key files)."""
+    """The split's stored rows without ``dropped``, live kinds only in a split read without a
+    merge (a merge's positions leave its retractions out themselves)."""
     parts = []
     for f in split.files:
         stored = t.read_file_rows(split, f, with_kind=bool(t.primary_keys()))
         keep = np.ones(stored.num_rows, bool)
         keep[dropped.get(f.fileName, np.array([], np.int64))] = False
-        if t.primary_keys():
+        if t.primary_keys() and split.raw_convertible:
             kinds = stored.column(VALUE_KIND).to_numpy()
             keep &= (kinds == 0) | (kinds == 2)
         parts.append(stored.filter(pa.array(keep)).select(t.schema().names))

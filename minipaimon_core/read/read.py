@@ -291,8 +291,8 @@ class SplitReader:
     def dropped_rows(self, split: Split) -> dict[str, np.ndarray] | None:
         """What a read of ``split`` returns, as a selection of its files' stored rows: per
         file name, the sorted positions (int64) of the rows the read leaves out (a file not
-        named: none); the others are returned as stored, those of kind +I/+U in a
-        primary-key file. None where the read builds rows that are no stored row (the
+        named: none); the others are returned as stored (a split without a merge: those of
+        kind +I/+U in a primary-key file; a merge's positions cover its retractions). None where the read builds rows that are no stored row (the
         merges of partial-update and aggregation). A split read without a merge costs its
         deletion vectors (metadata); a merge (deduplicate, first-row) reads the key,
         sequence and kind columns of its files and merges them as :meth:`read` does.

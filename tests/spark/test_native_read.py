@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -151,8 +152,8 @@ def test_deletion_vectors_are_applied_by_sparks_reader(spark: Any, tmp_path: Pat
     df = same_as_core(spark, path)
     assert all_native(df)
     marked = sum(len(s.files) for s in splits if s.deletion_index is not None)
-    assert marked > 2  # yet one scan of the marked files, one of the rest: no scan per file
-    assert plan_of(df).count("FileScan parquet") == 2
+    assert marked > 2  # yet one scan of every file of the schema version: no scan per file
+    assert plan_of(df).count("FileScan parquet") == 1
     same(spark, path, where="v > 20 AND id < 400")
     same_as_core(spark, path, **{"scan.snapshot-id": "2"})  # that snapshot's vectors, not the latest's
     t.rename_column("v", "value")
@@ -258,3 +259,35 @@ def test_spark_writes_an_orc_table_in_orc(spark: Any, tmp_path: Path) -> None:
     assert set(files.column("file_format").to_pylist()) == {"orc"}
     got = {r["id"]: r["v"] for r in spark.read.format("minipaimon").load(path).collect()}
     assert got == {**{i: float(i) for i in range(20)}, **{i: i * 5.0 for i in range(20, 40)}}
+
+
+def test_rows_left_out_find_their_file_by_size_or_name_and_a_wrong_size_raises(spark: Any, tmp_path: Path) -> None:
+    """``keep_condition`` routes a row to its file's bitset by the size the manifest records
+    (by name where sizes repeat) and checks the name at the end: a size that does not match
+    the file raises instead of keeping or dropping the wrong rows."""
+    import pyarrow.parquet as pq
+
+    from minipaimon_spark.native_rows import ScannedFile, keep_condition
+
+    names = ["a.parquet", "b'quote.parquet", "c.parquet"]  # a quote: the SQL literal escapes it
+    sizes = []
+    for i, name in enumerate(names):
+        pq.write_table(pa.table({"x": list(range(i * 1000, i * 1000 + 300 + 50 * i))}), tmp_path / name)
+        sizes.append((tmp_path / name).stat().st_size)
+    assert len(set(sizes)) == 3
+    dropped = [np.array([0, 5, 299]), None, np.array([64, 65, 399])]  # b: none to drop
+
+    def kept(recorded: list[int]) -> list[int]:
+        files = [ScannedFile(n, s, d) for n, s, d in zip(names, recorded, dropped)]
+        df = spark.read.parquet(*[str(tmp_path / n) for n in names])
+        keep = keep_condition(spark, files)
+        assert keep is not None
+        return sorted(r.x for r in df.where(keep).select("x").collect())
+
+    expected = sorted({*range(300), *range(1000, 1350), *range(2000, 2400)}
+                      - {0, 5, 299, 2064, 2065, 2399})
+    assert kept(sizes) == expected  # routed by size
+    assert kept([7, 7, 7]) == expected  # sizes repeat: routed by name
+    with pytest.raises(Exception, match="Spark read a file it was not given"):
+        kept([sizes[2], sizes[1], sizes[0]])  # sizes swapped: the name check at the leaf
+    assert keep_condition(spark, [ScannedFile(n, s, None) for n, s in zip(names, sizes)]) is None
