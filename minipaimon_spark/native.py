@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     import minipaimon_core as mp
 
 S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+VERIFY_CHECKSUMS = "parquet.page.verify-checksum.enabled"  # a Hadoop option of the scan
 ABFS_CLASS = "org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem"
 
 
@@ -131,6 +132,9 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
     one scan, one filter (the dropped positions, and the row kinds where a file may hold
     retractions), one projection where the file schema differs from the table's.
 
+    Spark's reader verifies the pages' CRC32 checksums, as the core's reads do (parquet-mr
+    does not by default): a flipped bit fails the read instead of changing a value.
+
     Spark's reader is given the files' schema (their columns in the Python source's Spark
     types) rather than inferring one: with ``spark.sql.parquet.inferTimestampNTZ.enabled``
     off it would read a TIMESTAMP column's wall-clock times as instants, and the cast to
@@ -144,7 +148,7 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
     kinds = bool(t.primary_keys()) and any(f.retractions for f in files)
     if kinds:
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
-    df = spark.read.schema(stored).parquet(*[f.path for f in files])
+    df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true").parquet(*[f.path for f in files])
     keep = keep_condition(spark, [ScannedFile(f.name, f.size, f.dropped) for f in files])
     if kinds:
         live = F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER))

@@ -291,3 +291,33 @@ def test_rows_left_out_find_their_file_by_size_or_name_and_a_wrong_size_raises(s
     with pytest.raises(Exception, match="Spark read a file it was not given"):
         kept([sizes[2], sizes[1], sizes[0]])  # sizes swapped: the name check at the leaf
     assert keep_condition(spark, [ScannedFile(n, s, None) for n, s in zip(names, sizes)]) is None
+
+
+@pytest.mark.parametrize("vectors", [False, True])
+def test_a_flipped_byte_fails_sparks_read_instead_of_changing_a_value(spark: Any, tmp_path: Path,
+                                                                      vectors: bool) -> None:
+    """Spark's Parquet reader verifies the pages' checksums in ``minipaimon_spark.table`` as
+    the core does (parquet-mr does not by default: without it the sum below came out wrong)."""
+    import glob
+
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "t")
+    options = {"bucket": "1", "deletion-vectors.enabled": "true"} if vectors else {"bucket": "1"}
+    t = mp.create_table(path, pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.float64())]),
+                        primary_key=["id"], options=options)
+    t.write(pa.table({"id": list(range(20_000)), "v": [float(i) for i in range(20_000)]}))
+    if vectors:
+        t.write(pa.table({"id": [1, 2], "v": [0.0, 0.0]}))  # the first file gets a vector
+    assert minipaimon_spark.table(spark, path).agg(F.sum("v")).collect()[0][0] == sum(range(20_000)) - 3 * vectors
+    biggest = max(glob.glob(f"{path}/bucket-0/data-*.parquet"), key=lambda p: Path(p).stat().st_size)
+    chunk = pq.ParquetFile(biggest).metadata.row_group(0)
+    v = next(chunk.column(i) for i in range(chunk.num_columns) if chunk.column(i).path_in_schema == "v")
+    data = bytearray(Path(biggest).read_bytes())
+    data[v.data_page_offset + v.total_compressed_size // 2] ^= 0x10  # inside v's data page
+    Path(biggest).write_bytes(bytes(data))
+    df = minipaimon_spark.table(spark, path)
+    assert all_native(df)
+    with pytest.raises(Exception, match="CRC checksum verification failed"):
+        df.agg(F.sum("v")).collect()
