@@ -159,7 +159,7 @@ class Table(SchemaChanges, TableOperations):
         commit of the same identifier; ``is_committed`` still scans)."""
         fresh = fresh_user or commit_user is None
         return FileStoreCommit(self.io, self.layout, self.table_schema,
-                               commit_user or str(uuid.uuid4()), fresh_user=fresh)
+                               commit_user or str(uuid.uuid4()), fresh_user=fresh, manifests=self.manifests)
 
     def write(self, data: Any, mode: str = "append") -> int | None:
         """Write ``data`` in one commit; returns the new snapshot id (None if nothing changed).

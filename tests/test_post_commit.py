@@ -51,6 +51,7 @@ def test_write_returns_its_snapshot_when_the_expiration_after_it_fails(tmp_path)
     # damage only what expiration reads: the manifest of snapshot 2's delta
     delta = t.manifests.read_list(t.latest_snapshot().deltaManifestList)[0]
     os.remove(os.path.join(path, "manifest", delta.fileName))
+    t = mp.open_table(path)  # a handle that has not decoded that manifest (the writer's has it cached)
     t.set_options({"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"})
     assert t.write(rows(2, 1)) == 3
     result = t.last_after_commit

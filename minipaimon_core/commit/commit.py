@@ -89,7 +89,10 @@ class FileStoreCommit:
         schema: TableSchema,
         commit_user: str,
         fresh_user: bool = False,
+        manifests: ManifestIO | None = None,
     ) -> None:
+        """``manifests``: the table handle's, whose caches of decoded manifests this
+        committer shares (the lists the previous commit wrote are not read again)."""
         self._io = io
         self._layout = layout
         self._schema = schema
@@ -100,7 +103,8 @@ class FileStoreCommit:
         self._point = CommitPoint(io, layout, self._snapshots)
         self.attempts = 0  #: attempts of the last snapshot committed (1: no race lost)
         self._schemas = SchemaCache(SchemaManager(io, layout)).holding(schema)
-        self._manifests = ManifestIO(io, layout, self._schemas, writing=schema)  # no schema read per attempt
+        self._manifests = ManifestIO(io, layout, self._schemas, writing=schema,  # no schema read per attempt
+                                     caches_of=manifests)
         self._options = Options(schema.options)
         dvio = self._dvio = DeletionVectorIO(io, layout, self._manifests)
         self._dynamic = DynamicBucketCommit.of(io, layout, schema, self._manifests, dvio, commit_user)

@@ -115,7 +115,7 @@ def commit_change(ctx: TableContext, base: Snapshot | None, user: str, messages:
             since ``base`` wrote one of ``removed_keys`` or replaced files of a touched
             bucket), or the snapshot race lost too often.
     """
-    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True)
+    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True, manifests=ctx.manifests)
     check = None
     if removed_keys is not None:
         check = rows_changed_check(ctx, base, {(tuple(m.partition), m.bucket) for m in messages}, removed_keys)

@@ -113,33 +113,38 @@ class KeyLocations:
     def _levels(self) -> list[_Level]:
         return [lv for lv in (self._delta, self._base) if lv is not None]
 
-    def lookup(self, hashes: np.ndarray, keys: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-        """(partition id, bucket) of each key, -1 / -1 for keys not in the map."""
-        pids = np.full(len(hashes), -1, dtype=np.int32)
-        buckets = np.full(len(hashes), -1, dtype=np.int32)
+    def _found(self, hashes: np.ndarray, keys: pa.Table
+               ) -> tuple[list[tuple[_Level, np.ndarray, np.ndarray]], np.ndarray]:
+        """Where the map holds ``keys``: per level holding some, newest first, (level, rows
+        of ``keys``, their slots in it), each key in one level at most; and the rows it
+        does not hold."""
         todo = np.arange(len(hashes))
+        found = []
         for level in self._levels():
             if not len(todo):
                 break
             at = level.find(hashes[todo], keys.take(pa.array(todo)))
             hit = at >= 0
-            pids[todo[hit]] = level.pids[at[hit]]
-            buckets[todo[hit]] = level.buckets[at[hit]]
+            found.append((level, todo[hit], at[hit]))
             todo = todo[~hit]
+        return found, todo
+
+    def lookup(self, hashes: np.ndarray, keys: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+        """(partition id, bucket) of each key, -1 / -1 for keys not in the map."""
+        pids = np.full(len(hashes), -1, dtype=np.int32)
+        buckets = np.full(len(hashes), -1, dtype=np.int32)
+        for level, rows, slots in self._found(hashes, keys)[0]:
+            pids[rows] = level.pids[slots]
+            buckets[rows] = level.buckets[slots]
         return pids, buckets
 
     def place(self, hashes: np.ndarray, keys: pa.Table, pids: np.ndarray, buckets: np.ndarray) -> None:
         """Record distinct keys at (``pids``, ``buckets``): keys in the map move there, the
         others are added. Bucket counts are the caller's (:attr:`counts`)."""
-        todo = np.arange(len(hashes))
-        for level in self._levels():
-            if not len(todo):
-                break
-            at = level.find(hashes[todo], keys.take(pa.array(todo)))
-            hit = at >= 0
-            level.pids[at[hit]] = pids[todo[hit]]
-            level.buckets[at[hit]] = buckets[todo[hit]]
-            todo = todo[~hit]
+        found, todo = self._found(hashes, keys)
+        for level, rows, slots in found:
+            level.pids[slots] = pids[rows]
+            level.buckets[slots] = buckets[rows]
         if not len(todo):
             return
         new = _Level.sorted_from(hashes[todo], keys.take(pa.array(todo)).select(self.key_names),

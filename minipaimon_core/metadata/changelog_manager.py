@@ -26,6 +26,7 @@ from ..format.layout import TableLayout
 from ..format.options import Options
 from ..format.snapshot import Snapshot
 from ..io.fileio import FileIO
+from .snapshot_manager import newest_at_or_before
 
 
 @dataclass(frozen=True)
@@ -93,21 +94,8 @@ class ChangelogManager:
         return snap
 
     def earlier_or_equal_time(self, time_ms: int) -> Snapshot | None:
-        """The newest long-lived changelog committed at or before ``time_ms`` (binary search)."""
-        ids = self.ids()
-        lo, hi = 0, len(ids) - 1
-        found: Snapshot | None = None
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            snap = self.try_get(ids[mid])
-            if snap is None:  # expired under us: search above it
-                lo = mid + 1
-                continue
-            if snap.timeMillis <= time_ms:
-                found, lo = snap, mid + 1
-            else:
-                hi = mid - 1
-        return found
+        """The newest long-lived changelog committed at or before ``time_ms``."""
+        return newest_at_or_before(self.ids(), self.try_get, time_ms)
 
     def commit(self, snapshot_id: int, snapshot_file: bytes) -> None:
         """Keep an expiring snapshot's file as its long-lived changelog (then the hint)."""

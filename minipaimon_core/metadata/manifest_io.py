@@ -64,7 +64,10 @@ class ManifestIO:
     follow, a committer's own (None: the latest, listed at each write)."""
 
     def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache,
-                 writing: TableSchema | None = None) -> None:
+                 writing: TableSchema | None = None, caches_of: ManifestIO | None = None) -> None:
+        """``caches_of``: another ManifestIO of the same table whose decoded files (cached by
+        their names: a manifest file never changes) and row types this one shares, so a
+        committer made by a table handle finds the lists its previous commit wrote."""
         self._io = io
         self._layout = layout
         self._schemas = schemas
@@ -74,6 +77,10 @@ class ManifestIO:
         self._entries: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
         self._facts: OrderedDict[str, _Facts] = OrderedDict()
+        if caches_of is not None:
+            assert caches_of._layout.root == layout.root, "caches are shared within one table"
+            self._types, self._partition_keys = caches_of._types, caches_of._partition_keys
+            self._entries, self._lists, self._facts = caches_of._entries, caches_of._lists, caches_of._facts
 
     @property
     def root(self) -> str:

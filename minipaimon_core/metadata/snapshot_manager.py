@@ -18,7 +18,7 @@ and retries).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
 
 from ..errors import CorruptMetadataError, SnapshotExpiredError, SnapshotNotFoundError
@@ -180,22 +180,11 @@ class SnapshotManager:
         raise SnapshotNotFoundError(f"cannot read the latest snapshot of {self._layout.root}")
 
     def earlier_or_equal_time(self, time_ms: int) -> Snapshot | None:
-        """The newest snapshot committed at or before ``time_ms`` (binary search)."""
+        """The newest snapshot committed at or before ``time_ms``."""
         lo, hi = self.earliest_id(), self.latest_id()
         if lo is None or hi is None:
             return None
-        found: Snapshot | None = None
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            snap = self.try_get(mid)
-            if snap is None:  # expired under us: search above it
-                lo = mid + 1
-                continue
-            if snap.timeMillis <= time_ms:
-                found, lo = snap, mid + 1
-            else:
-                hi = mid - 1
-        return found
+        return newest_at_or_before(range(lo, hi + 1), self.try_get, time_ms)
 
     def snapshots(self) -> Iterator[Snapshot]:
         """Every retained snapshot, oldest first."""
@@ -327,3 +316,23 @@ class SnapshotManager:
     def commit_earliest_hint(self, snapshot_id: int) -> None:
         with contextlib.suppress(OSError):
             self._io.replace(self._layout.earliest_hint, str(snapshot_id).encode())
+
+
+def newest_at_or_before(ids: Sequence[int], read: Callable[[int], Snapshot | None],
+                        time_ms: int) -> Snapshot | None:
+    """The newest of the snapshots ``ids`` (ascending, so their commit times are too) whose
+    commit time is at or before ``time_ms``, by binary search; ``read(id)`` gives a
+    snapshot or None when it expired under us (then the search goes above it)."""
+    lo, hi = 0, len(ids) - 1
+    found: Snapshot | None = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        snap = read(ids[mid])
+        if snap is None:
+            lo = mid + 1
+            continue
+        if snap.timeMillis <= time_ms:
+            found, lo = snap, mid + 1
+        else:
+            hi = mid - 1
+    return found
