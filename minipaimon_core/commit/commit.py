@@ -80,7 +80,8 @@ from .placement import place_messages
 MAX_ATTEMPT_SECONDS = 600
 
 class FileStoreCommit:
-    """Commits messages for one ``commit_user``. Not thread-safe; cheap to create."""
+    """Commits messages for one ``commit_user``. Not thread-safe; cheap to create (with a
+    handle's ``manifests`` it does not read again the lists the last commit wrote)."""
 
     def __init__(
         self,
@@ -89,10 +90,8 @@ class FileStoreCommit:
         schema: TableSchema,
         commit_user: str,
         fresh_user: bool = False,
-        manifests: ManifestIO | None = None,
+        manifests: ManifestIO | None = None,  # the handle's: its caches are shared
     ) -> None:
-        """``manifests``: the table handle's, whose caches of decoded manifests this
-        committer shares (the lists the previous commit wrote are not read again)."""
         self._io = io
         self._layout = layout
         self._schema = schema

@@ -1,13 +1,11 @@
 """Reading and writing manifest files and lists, and the live file set of a snapshot.
 
-Files are Paimon's (:mod:`minipaimon_core.format.manifest_file`, ``.manifest_list``); files
-of minipaimon's earlier format are read too (:mod:`minipaimon_core.format.legacy`).
-Manifests are immutable, so decoded ones are cached by file name. Entries merge with set
-semantics: a file (identified by partition, bucket, level, name) is live if some manifest
-ADDs it and none DELETEs it; file names are unique and never re-added once deleted, so a
-file live twice in a bucket (two ADDs, at one level or two) is damaged metadata, refused
-(:func:`live_adds`) rather than read twice.
-"""
+Files are Paimon's (:mod:`minipaimon_core.format.manifest_file`, ``.manifest_list``), or of
+minipaimon's earlier format (:mod:`minipaimon_core.format.legacy`). Manifests are immutable:
+decoded ones are cached by file name. Entries merge with set semantics: a file (partition,
+bucket, level, name) is live if some manifest ADDs it and none DELETEs it; names are unique
+and never re-added, so a file live twice in a bucket is damaged metadata, refused
+(:func:`live_adds`), not read twice."""
 
 from __future__ import annotations
 
@@ -31,8 +29,6 @@ from ..schema.schema import SchemaCache, TableSchema
 
 _CACHE_SIZE = 4096
 _READ_THREADS = 8  # manifests read at once by one plan
-
-
 # Encoded manifest records of every table this process wrote: merges and rewrites of the
 # base manifests write the same entries again (format/manifest_file.RecordCache).
 _RECORDS = manifest_file.RecordCache()
@@ -61,13 +57,12 @@ class _Facts(NamedTuple):
 class ManifestIO:
     """Manifests of one table. ``schemas`` gives the types their rows are encoded with;
     ``writing``: the schema whose options (``manifest.compression``) the files written
-    follow, a committer's own (None: the latest, listed at each write)."""
+    follow, a committer's own (None: the latest, listed at each write); ``caches_of``: a
+    ManifestIO of the same table whose decoded files (by name: a file never changes) and
+    row types this one shares (a handle's committer finds what its last commit wrote)."""
 
     def __init__(self, io: FileIO, layout: TableLayout, schemas: SchemaCache,
                  writing: TableSchema | None = None, caches_of: ManifestIO | None = None) -> None:
-        """``caches_of``: another ManifestIO of the same table whose decoded files (cached by
-        their names: a manifest file never changes) and row types this one shares, so a
-        committer made by a table handle finds the lists its previous commit wrote."""
         self._io = io
         self._layout = layout
         self._schemas = schemas
@@ -77,10 +72,10 @@ class ManifestIO:
         self._entries: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
         self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
         self._facts: OrderedDict[str, _Facts] = OrderedDict()
-        if caches_of is not None:
-            assert caches_of._layout.root == layout.root, "caches are shared within one table"
-            self._types, self._partition_keys = caches_of._types, caches_of._partition_keys
-            self._entries, self._lists, self._facts = caches_of._entries, caches_of._lists, caches_of._facts
+        if caches_of is not None:  # of one table (asserted): the same files under the same names
+            assert caches_of._layout.root == layout.root
+            self._types, self._partition_keys, self._entries, self._lists, self._facts = (
+                caches_of._types, caches_of._partition_keys, caches_of._entries, caches_of._lists, caches_of._facts)
 
     @property
     def root(self) -> str:
@@ -114,10 +109,8 @@ class ManifestIO:
         try:
             return self._io.read_bytes(path)
         except FileNotFoundError:
-            raise CorruptMetadataError(
-                f"manifest {path} is missing: the snapshot referencing it was expired or the "
-                "table was damaged"
-            ) from None
+            raise CorruptMetadataError(f"manifest {path} is missing: the snapshot referencing it was "
+                                       "expired or the table was damaged") from None
 
     @staticmethod
     def _remember(cache: OrderedDict, name: str, value: object) -> None:
