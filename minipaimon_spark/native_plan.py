@@ -28,6 +28,7 @@ import numpy as np
 
 from minipaimon_core import file_format
 from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.format.options import Options
 from minipaimon_core.lsm.merge_config import ROW_SELECTING_ENGINES, MergeConfig
 from minipaimon_core.schema.schema import TableSchema
 
@@ -42,9 +43,10 @@ METADATA = "_metadata"  # Spark's hidden column of file scans (row_index): no ta
 class NativeFile:
     """One Parquet file Spark reads: its name, its path as Spark names it, its size and the
     schema it was written with as its manifest records them, whether the read must leave out
-    retraction rows by kind (-U/-D: a file of a split read without a merge whose manifest does
-    not record zero of them, as Paimon's raw reads trust that count; a merge's dropped
-    positions cover them), and the positions of its stored rows to leave out (None: none)."""
+    retraction rows by kind (-U/-D: a file of a split read without a merge, unless the table
+    has deletion vectors and the file's manifest records zero of them, as the core's read and
+    Paimon's raw reads trust there; a merge's dropped positions cover them), and the positions
+    of its stored rows to leave out (None: none)."""
 
     name: str
     path: str
@@ -78,12 +80,17 @@ def native_files(t: mp.Table, splits: list[Split], to_spark_path: Callable[[str]
 
     Raises what reading the splits raises (a damaged file or vector, an expired snapshot).
     """
+    # the core's rule (SplitReader._live_rows): a file's zero retraction count is trusted in
+    # a table with deletion vectors only; a merge's dropped positions cover its retractions
+    vectors_on = bool(t.primary_keys()) and Options(t.table_schema.options)["deletion-vectors.enabled"]
+
     def of(split: Split) -> list[NativeFile]:
         dropped = {} if split.reads_as_stored else t.dropped_rows(split)
         assert dropped is not None, "spark_reads routes only selections here"
         return [NativeFile(f.fileName, to_spark_path(t.layout.data_file_path(split.partition_path, split.bucket,
                                                                              f.fileName)),
-                           f.fileSize, f.schemaId, split.raw_convertible and f.deleteRowCount != 0,
+                           f.fileSize, f.schemaId,
+                           split.raw_convertible and not (vectors_on and f.deleteRowCount == 0),
                            dropped.get(f.fileName))
                 for f in split.files]
 
