@@ -1,7 +1,7 @@
 """Merge-on-read fast paths give exactly the rows of the sort-based merge.
 
-``newest_wins`` (deduplicate, one key) probes sorted runs by binary search for integer and
-temporal keys and by hash otherwise; both are compared with :func:`merge` on seeded random
+``newest_wins`` (deduplicate, one key) probes sorted runs by a flag per key value (dense
+integer and temporal keys), by binary search (sparse ones) and by hash otherwise; both are compared with :func:`merge` on seeded random
 runs (several files per run with disjoint key ranges, deletes, -U/+U, ``ignore_delete``,
 unsorted files). Table reads whose run files are read concurrently are compared with a
 sequential read, for every engine, multi-column keys and ``sequence.field``.
@@ -27,6 +27,7 @@ from minipaimon_core.read import read as read_module
 KEY_TYPES = {
     "int64": (pa.int64(), lambda i: i),
     "int16": (pa.int16(), lambda i: i - 300),
+    "int64-sparse": (pa.int64(), lambda i: (i - 300) * 10**15),  # binary search, not a flag per value
     "timestamp": (pa.timestamp("us"), lambda i: datetime.datetime(2026, 1, 1) + datetime.timedelta(seconds=i)),
     "string": (pa.string(), lambda i: f"k{i:05d}"),
 }
@@ -87,6 +88,19 @@ def test_newest_wins_equals_the_sort_merge(key_type, ignore_delete, shuffle_one,
         return
     got = newest_wins(runs, "k", ignore_delete)
     assert sorted(got.select(["k", "v"]).to_pylist(), key=lambda r: r["k"]) == by_merge(runs, ignore_delete)
+
+
+def test_dense_keys_of_a_narrow_type_spanning_its_whole_range_are_probed_exactly():
+    """int16 keys from -32768 to 32766: offsets from the first key overflow int16 (wrapped,
+    key -1 and key 0 would share a flag)."""
+    old = pa.table({"k": pa.array(range(-32768, 32767, 2), pa.int16()), "v": pa.array(range(32768), pa.float64()),
+                    SEQUENCE: pa.array(range(32768), pa.int64()), VALUE_KIND: pa.array([0] * 32768, pa.int8())})
+    new_keys = [-32768, -2, -1, 5, 32766]
+    new = pa.table({"k": pa.array(new_keys, pa.int16()), "v": pa.array([-1.0] * 5, pa.float64()),
+                    SEQUENCE: pa.array(range(10**6, 10**6 + 5), pa.int64()), VALUE_KIND: pa.array([0, 0, 0, 0, 1], pa.int8())})
+    got = newest_wins([[new], [old]], "k", ignore_delete=False)
+    assert sorted(got.select(["k", "v"]).to_pylist(), key=lambda r: r["k"]) == by_merge([[new], [old]], False)
+    assert got.num_rows == 32768 + 1  # 3 old keys shadowed (32766 by a -U), 2 new; 0 kept
 
 
 def test_newest_wins_probes_only_overlapping_files_and_keeps_untouched_files_whole():

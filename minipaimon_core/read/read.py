@@ -32,7 +32,7 @@ from ..io import pools
 from ..io.fileio import FileIO
 from ..lsm.merge_config import ROW_SELECTING_ENGINES
 from ..lsm.merge_engines import MergeConfig, merge
-from ..lsm.newest_wins import newest_wins
+from ..lsm.newest_wins import winners
 from ..metadata.deletion_vectors import DeletionVectorIO, live_mask
 from ..metadata.manifest_io import ManifestIO
 from ..metadata.snapshot_manager import SnapshotManager
@@ -266,19 +266,21 @@ class SplitReader:
         assert self._merge is not None
         cols = list(dict.fromkeys([*self._schema.primaryKeys, *needed]))
         m = self._merge
-        read = self._read_tagged if tagged else self.read_files
-        if m.engine == "deduplicate" and m.sequence_field is None and len(m.key_columns) == 1:
-            if tagged:  # every column of a winner's file read (the positions come along)
-                runs = sorted_runs_newest_first(split.files)
-                files = iter(read(split, [f for run in runs for f in run], [*cols, VALUE_KIND]))
-                return newest_wins([[next(files) for _ in run] for run in runs], m.key_columns[0],
-                                   m.ignore_delete, filter_columns)
+        if self._newest_wins and not tagged:
             return read_newest(sorted_runs_newest_first(split.files),
                                lambda files, names_of: self.read_each(split, files, names_of, self._dictionary),
                                cols, m.key_columns[0], m.ignore_delete, filter_columns)
+        read = self._read_tagged if tagged else self.read_files
         oldest_first = [f for run in reversed(sorted_runs_newest_first(split.files)) for f in run]
         tables = read(split, oldest_first, self._merge_input(cols))  # merge sorts no run again
         return merge(pa.concat_tables(tables), self._merge, keep_deletes=False)
+
+    @property
+    def _newest_wins(self) -> bool:
+        """Whether the merge is decided by the newest run holding a key (lsm.newest_wins)."""
+        m = self._merge
+        return m is not None and m.engine == "deduplicate" and m.sequence_field is None \
+            and len(m.key_columns) == 1
 
     def _read_tagged(self, split: Split, files: list[DataFileMeta], names: list[str]) -> list[pa.Table]:
         """:meth:`read_files` with each row's file (``_FILE``: index into ``split.files``)
@@ -314,19 +316,24 @@ class SplitReader:
         if self._merge.engine not in ROW_SELECTING_ENGINES:
             return None
         try:
-            kept = self._merged(split, [], tagged=True)
+            if self._newest_wins:  # the winners' masks, file by file
+                runs = sorted_runs_newest_first(split.files)
+                files = [f for run in runs for f in run]
+                tables = iter(self.read_files(split, files, [self._merge.key_columns[0], VALUE_KIND]))
+                masks = winners([[next(tables) for _ in run] for run in runs], self._merge.key_columns[0],
+                                self._merge.ignore_delete)
+                live_of = dict(zip([f.fileName for f in files], [m for run in masks for m in run]))
+            else:
+                kept = self._merged(split, [], tagged=True)
+                which, rows = kept.column(_FILE).to_numpy(), kept.column(_ROW).to_numpy()
+                live_of = {}
+                for i, f in enumerate(split.files):
+                    live_of[f.fileName] = np.zeros(f.rowCount, bool)
+                    live_of[f.fileName][rows[which == i]] = True
         except (CorruptDataFileError, CorruptMetadataError) as e:
             self._raise_if_expired(split, e)
             raise
-        which = kept.column(_FILE).to_numpy()
-        rows = kept.column(_ROW).to_numpy()
-        out = {}
-        for i, f in enumerate(split.files):
-            live = np.zeros(f.rowCount, bool)
-            live[rows[which == i]] = True
-            if not live.all():
-                out[f.fileName] = np.flatnonzero(~live)
-        return out
+        return {name: np.flatnonzero(~live) for name, live in live_of.items() if not live.all()}
 
     def _merge_input(self, cols: list[str]) -> list[str]:
         """``cols`` plus what a merge needs: the sequence field(s) of their sequence groups
