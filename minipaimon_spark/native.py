@@ -149,7 +149,8 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
     if kinds:
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
     df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true").parquet(*[f.path for f in files])
-    keep = keep_condition(spark, [ScannedFile(f.name, f.size, f.dropped) for f in files])
+    keep = keep_condition(spark, [ScannedFile(f.name, f.size, f.dropped) for f in files],
+                          sizes_verified=any(f.dropped is not None for f in files) and _sizes_are_real(files))
     if kinds:
         live = F.col(VALUE_KIND).isin(int(RowKind.INSERT), int(RowKind.UPDATE_AFTER))
         keep = live if keep is None else keep & live
@@ -166,6 +167,17 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
         column = F.col(f"`{old}`") if old is not None else F.lit(None)
         columns.append(column.cast(spark_type).alias(fld.name))
     return df.select(*columns)
+
+
+def _sizes_are_real(files: list[NativeFile]) -> bool:
+    """Whether each file is on local disk with the size its manifest records (a stat each,
+    microseconds); False for object stores, where it would cost a request per file."""
+    if not all(f.path.startswith("file://") for f in files):
+        return False
+    try:
+        return all(os.stat(f.path.removeprefix("file://")).st_size == f.size for f in files)
+    except OSError:
+        return False
 
 
 def _spark_paths(spark: SparkSession, table_path: str) -> Callable[[str], str] | None:

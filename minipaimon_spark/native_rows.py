@@ -7,16 +7,18 @@ one filter on the scan of a read's files, planned by Spark and evaluated per row
 generated code, with no join and no shuffle:
 
 * per file with rows to drop a bitset, one bit per row up to the last dropped position's
-  64-row word; all bitsets of the scan sit in a single-row local relation
-  (``array<array<bigint>>``) that the filter reads as a scalar subquery (evaluated once per
+  64-row word; the bitsets of the scan, one after another, are one ``array<bigint>`` in a
+  single-row local relation that the filter reads as a scalar subquery (evaluated once per
   query; plans show a subquery, not the bits);
-* the row's file picks its bitset: a balanced tree of comparisons of ``_metadata.file_size``
-  with the sizes the manifests record (a long comparison per level; the file name's when two
-  files of the scan have one size), whose leaves check that the name is the file's and raise
-  an error for any other file (never a silent keep, even if a manifest's size is wrong); a
-  file with no dropped row picks no bitset;
-* ``coalesce(bit_get(get(bits[file], row_index >> 6), row_index % 64), 0) = 0`` keeps the
-  row (no bitset, or a word past it: the row is kept).
+* the row's file gives the row's word in that array (its file's first word plus
+  ``row_index >> 6``; none past the file's bitset or for a file with no dropped row): a
+  balanced tree of comparisons of ``_metadata.file_size`` with the sizes the manifests
+  record, whose leaves check the file: its size where the caller verified that every
+  file's real size is the recorded one and no two are equal (``sizes_verified``), else its
+  name (then the tree compares names where two sizes repeat). A file the leaf does not
+  recognise raises an error: never a silent keep or another file's rows;
+* ``coalesce(bit_get(bits[word], row_index % 64), 0) = 0`` keeps the row (a file's
+  bitset starts at a word).
 
 The tree is one SQL expression (``F.expr``): building the condition costs a handful of
 py4j calls, not one per node.
@@ -24,8 +26,9 @@ py4j calls, not one per node.
 Measured (bench/bench_spark.py, 5M rows, a tenth marked): see bench/README.md. Per-file
 scans made each read's DataFrame cost 0.1 s per file on the driver (py4j and analysis);
 an anti-join of the positions on (file, row_index) was slower than the Python source, and
-literal arrays put megabytes of numbers into every plan string. Routing by name (string
-comparisons per row) cost 0.04-0.06 s more than by size on 5.5M rows.
+literal arrays put megabytes of numbers into every plan string. A string comparison per
+row (the name at the leaf) costs 0.05 s on 5.5M rows, the per-file array of arrays
+(two lookups a row) up to 0.03 s more than one flat array.
 """
 
 from __future__ import annotations
@@ -63,41 +66,50 @@ def bitset(positions: np.ndarray) -> np.ndarray:
     return words.view(np.int64)
 
 
-def keep_condition(spark: SparkSession, files: list[ScannedFile]) -> Column | None:
+def keep_condition(spark: SparkSession, files: list[ScannedFile], sizes_verified: bool = False) -> Column | None:
     """The condition on a scan of exactly ``files`` (names distinct), applied before any
     projection, that keeps the rows not at their file's dropped positions (see the module);
-    None when no file has a row to drop."""
+    None when no file has a row to drop. ``sizes_verified``: the caller checked that each
+    file's size on storage is ``size``."""
     from pyspark.sql import functions as F
 
     marked = [f for f in files if f.dropped is not None and len(f.dropped)]
     if not marked:
         return None
-    slot_of = {f.name: i for i, f in enumerate(marked)}
-    words = pa.array([[bitset(f.dropped) for f in marked]], pa.list_(pa.list_(pa.int64())))  # type: ignore[arg-type]
+    sets = [bitset(f.dropped) for f in marked]  # type: ignore[arg-type]
+    first_words = np.cumsum([0, *[len(b) for b in sets]])
+    words_of = {f.name: (int(first_words[i]), len(sets[i])) for i, f in enumerate(marked)}
+    words = pa.array([np.concatenate(sets)], pa.list_(pa.int64()))
     bits = spark.createDataFrame(pa.table({"bits": words})).scalar()
-    slot = F.expr(_slot_sql(files, slot_of))
-    row = F.col(ROW_INDEX)
-    word = F.get(F.get(bits, slot), F.shiftright(row, 6).cast("int"))
-    return F.coalesce(F.bit_get(word, (row % 64).cast("int")), F.lit(0)) == 0
+    by_size = sizes_verified and len({f.size for f in files}) == len(files)
+    word = F.get(bits, F.expr(_word_sql(files, words_of, by_size)))
+    return F.coalesce(F.bit_get(word, (F.col(ROW_INDEX) % 64).cast("int")), F.lit(0)) == 0
 
 
-def _slot_sql(files: list[ScannedFile], slot_of: dict[str, int]) -> str:
-    """SQL for the index into the bitsets of a row's file (NULL: a file with none), a tree on
-    the file's size (or name, when sizes repeat) whose leaves check the name."""
-    by_size = len({f.size for f in files}) == len(files)
-    ordered = sorted(files, key=(lambda f: f.size) if by_size else (lambda f: f.name))
+def _word_sql(files: list[ScannedFile], words_of: dict[str, tuple[int, int]], by_size: bool) -> str:
+    """SQL for the index of a row's word in the bitsets (NULL: none), a tree on the file's
+    size whose leaves check the size (``by_size``) or the name (a tree on names where sizes
+    repeat). A file's bitset starts at a word, so the row's bit in its word is its
+    ``row_index % 64``."""
+    distinct_sizes = len({f.size for f in files}) == len(files)
+    ordered = sorted(files, key=(lambda f: f.size) if distinct_sizes else (lambda f: f.name))
 
     def leaf(f: ScannedFile) -> str:
-        slot = str(slot_of[f.name]) if f.name in slot_of else "CAST(NULL AS INT)"
+        word = "CAST(NULL AS INT)"
+        if f.name in words_of:
+            first, count = words_of[f.name]
+            word = f"CASE WHEN {ROW_INDEX} < {count * 64}L THEN CAST(shiftright({ROW_INDEX}, 6) + {first} AS INT) END"
+        check = f"{FILE_SIZE} = {f.size}L" if by_size else f"{FILE_NAME} = {_string(f.name)}"
         unknown = (f"raise_error(concat({_string('minipaimon: Spark read a file it was not given: ')}, "
                    f"{FILE_NAME}))")
-        return f"CASE WHEN {FILE_NAME} = {_string(f.name)} THEN {slot} ELSE {unknown} END"
+        return f"CASE WHEN {check} THEN {word} ELSE {unknown} END"
 
     def tree(lo: int, hi: int) -> str:
         if hi - lo == 1:
             return leaf(ordered[lo])
         mid = (lo + hi) // 2
-        test = f"{FILE_SIZE} < {ordered[mid].size}L" if by_size else f"{FILE_NAME} < {_string(ordered[mid].name)}"
+        test = (f"{FILE_SIZE} < {ordered[mid].size}L" if distinct_sizes
+                else f"{FILE_NAME} < {_string(ordered[mid].name)}")
         return f"CASE WHEN {test} THEN {tree(lo, mid)} ELSE {tree(mid, hi)} END"
 
     return tree(0, len(ordered))

@@ -262,35 +262,58 @@ def test_spark_writes_an_orc_table_in_orc(spark: Any, tmp_path: Path) -> None:
 
 
 def test_rows_left_out_find_their_file_by_size_or_name_and_a_wrong_size_raises(spark: Any, tmp_path: Path) -> None:
-    """``keep_condition`` routes a row to its file's bitset by the size the manifest records
-    (by name where sizes repeat) and checks the name at the end: a size that does not match
-    the file raises instead of keeping or dropping the wrong rows."""
+    """``keep_condition`` routes a row to its file's bits by the size the manifest records
+    (by name where sizes repeat) and checks the file at the leaf, by its name, or by its size
+    where the caller verified the sizes: a size that does not match raises instead of keeping
+    or dropping the wrong rows."""
     import pyarrow.parquet as pq
 
     from minipaimon_spark.native_rows import ScannedFile, keep_condition
 
-    names = ["a.parquet", "b'quote.parquet", "c.parquet"]  # a quote: the SQL literal escapes it
+    names = ["a.parquet", "b'quote.parquet", "c.parquet", "d.parquet"]  # a quote: the SQL literal escapes it
     sizes = []
     for i, name in enumerate(names):
         pq.write_table(pa.table({"x": list(range(i * 1000, i * 1000 + 300 + 50 * i))}), tmp_path / name)
         sizes.append((tmp_path / name).stat().st_size)
-    assert len(set(sizes)) == 3
-    dropped = [np.array([0, 5, 299]), None, np.array([64, 65, 399])]  # b: none to drop
+    assert len(set(sizes)) == 4
+    dropped = [np.array([0, 5, 299]), None, np.array([64, 65, 399]), np.array([3])]  # b: none to drop
 
-    def kept(recorded: list[int]) -> list[int]:
+    def kept(recorded: list[int], sizes_verified: bool = False) -> list[int]:
         files = [ScannedFile(n, s, d) for n, s, d in zip(names, recorded, dropped)]
         df = spark.read.parquet(*[str(tmp_path / n) for n in names])
-        keep = keep_condition(spark, files)
+        keep = keep_condition(spark, files, sizes_verified)
         assert keep is not None
         return sorted(r.x for r in df.where(keep).select("x").collect())
 
-    expected = sorted({*range(300), *range(1000, 1350), *range(2000, 2400)}
-                      - {0, 5, 299, 2064, 2065, 2399})
-    assert kept(sizes) == expected  # routed by size
-    assert kept([7, 7, 7]) == expected  # sizes repeat: routed by name
+    expected = sorted({*range(300), *range(1000, 1350), *range(2000, 2400), *range(3000, 3450)}
+                      - {0, 5, 299, 2064, 2065, 2399, 3003})
+    assert kept(sizes) == expected  # routed by size, the name checked
+    assert kept(sizes, sizes_verified=True) == expected  # the size checked
+    assert kept([7, 7, 7, 7]) == expected  # sizes repeat: routed by name
+    assert kept([7, 7, 7, 7], sizes_verified=True) == expected
     with pytest.raises(Exception, match="Spark read a file it was not given"):
-        kept([sizes[2], sizes[1], sizes[0]])  # sizes swapped: the name check at the leaf
+        kept([sizes[2], sizes[1], sizes[0], sizes[3]])  # sizes swapped: the name check at the leaf
+    with pytest.raises(Exception, match="Spark read a file it was not given"):
+        kept([sizes[0], sizes[1], sizes[2], sizes[3] + 1], sizes_verified=True)  # a size no file has
     assert keep_condition(spark, [ScannedFile(n, s, None) for n, s in zip(names, sizes)]) is None
+
+
+def test_leaves_check_sizes_only_for_local_files_whose_recorded_size_is_real(tmp_path: Path) -> None:
+    """The read checks files by size only where a stat showed every recorded size is the
+    file's; a wrong size, a missing file or an object store: by name."""
+    from minipaimon_spark.native import _sizes_are_real
+    from minipaimon_spark.native_plan import NativeFile
+
+    (tmp_path / "a.parquet").write_bytes(b"x" * 10)
+    (tmp_path / "b.parquet").write_bytes(b"x" * 20)
+
+    def native(name: str, size: int, root: str = "file://" + str(tmp_path)) -> NativeFile:
+        return NativeFile(name, f"{root}/{name}", size, 0, False)
+
+    assert _sizes_are_real([native("a.parquet", 10), native("b.parquet", 20)])
+    assert not _sizes_are_real([native("a.parquet", 10), native("b.parquet", 21)])
+    assert not _sizes_are_real([native("a.parquet", 10), native("c.parquet", 20)])
+    assert not _sizes_are_real([native("a.parquet", 10, "s3a://bucket/t")])
 
 
 @pytest.mark.parametrize("vectors", [False, True])
