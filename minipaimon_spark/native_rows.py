@@ -60,10 +60,9 @@ class ScannedFile:
 def bitset(positions: np.ndarray) -> np.ndarray:
     """The words (int64) of sorted, distinct ``positions`` up to the last one's: bit
     ``p % 64`` of word ``p // 64`` set for each ``p``."""
-    p = positions.astype(np.uint64)
-    words = np.zeros((int(p[-1]) >> 6) + 1, np.uint64)
-    np.bitwise_or.at(words, (p >> np.uint64(6)).astype(np.int64), np.uint64(1) << (p & np.uint64(63)))
-    return words.view(np.int64)
+    flags = np.zeros(((int(positions[-1]) >> 6) + 1) * 64, bool)
+    flags[positions] = True
+    return np.packbits(flags, bitorder="little").view("<i8")  # byte k of a word: flags 8k..8k+7
 
 
 def keep_condition(spark: SparkSession, files: list[ScannedFile], sizes_verified: bool = False) -> Column | None:

@@ -128,8 +128,8 @@ def _shadowed(f: _File, newer: list[_File]) -> np.ndarray | None:
         base = keys[:1].astype(np.int64)  # offsets in int64: no narrow type overflows
         seen = np.zeros(span, bool)
         for sub in subs:
-            seen[sub.astype(np.int64) - base] = True
-        return seen[keys.astype(np.int64) - base]
+            seen[sub.astype(np.int64, copy=False) - base] = True
+        return seen[keys.astype(np.int64, copy=False) - base]
     shadow = np.zeros(len(keys), bool)
     for sub in subs:
         if len(sub) <= len(keys):  # search the fewer values into the more

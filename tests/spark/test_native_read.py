@@ -298,6 +298,20 @@ def test_rows_left_out_find_their_file_by_size_or_name_and_a_wrong_size_raises(s
     assert keep_condition(spark, [ScannedFile(n, s, None) for n, s in zip(names, sizes)]) is None
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_bitset_sets_bit_p_mod_64_of_word_p_div_64(seed: int) -> None:
+    from minipaimon_spark.native_rows import bitset
+
+    rng = np.random.default_rng(seed)
+    positions = np.unique(rng.integers(0, 1 + 10 ** (seed + 1), 1 + 3 * seed))
+    words = bitset(positions.astype([np.int64, np.uint32, np.int32, np.uint64, np.int64][seed]))
+    assert words.dtype == np.int64 and len(words) == positions[-1] // 64 + 1
+    wanted = [0] * len(words)
+    for p in positions.tolist():
+        wanted[p // 64] |= 1 << (p % 64)
+    assert [int(w) & (2 ** 64 - 1) for w in words] == wanted
+
+
 def test_leaves_check_sizes_only_for_local_files_whose_recorded_size_is_real(tmp_path: Path) -> None:
     """The read checks files by size only where a stat showed every recorded size is the
     file's; a wrong size, a missing file or an object store: by name."""
