@@ -17,8 +17,8 @@ generated code, with no join and no shuffle:
   file's real size is the recorded one and no two are equal (``sizes_verified``), else its
   name (then the tree compares names where two sizes repeat). A file the leaf does not
   recognise raises an error: never a silent keep or another file's rows;
-* ``coalesce(bit_get(bits[word], row_index % 64), 0) = 0`` keeps the row (a file's
-  bitset starts at a word).
+* ``NOT bit_get(bits[word], row_index % 64) <=> 1`` keeps the row (a file's bitset
+  starts at a word; no word: kept).
 
 The tree is one SQL expression (``F.expr``): building the condition costs a handful of
 py4j calls, not one per node.
@@ -82,7 +82,8 @@ def keep_condition(spark: SparkSession, files: list[ScannedFile], sizes_verified
     bits = spark.createDataFrame(pa.table({"bits": words})).scalar()
     by_size = sizes_verified and len({f.size for f in files}) == len(files)
     word = F.get(bits, F.expr(_word_sql(files, words_of, by_size)))
-    return F.coalesce(F.bit_get(word, (F.col(ROW_INDEX) % 64).cast("int")), F.lit(0)) == 0
+    bit = F.bit_get(word, F.expr(f"CAST({ROW_INDEX} % 64 AS INT)"))
+    return ~bit.eqNullSafe(1)  # few py4j calls: each costs a round trip and, later, a release
 
 
 def _word_sql(files: list[ScannedFile], words_of: dict[str, tuple[int, int]], by_size: bool) -> str:
