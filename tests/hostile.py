@@ -70,11 +70,16 @@ def write_list(t: mp.Table, metas: list[ManifestFileMeta]) -> str:
 def rename_files(t: mp.Table, snapshot_id: int, rename: Callable[[str], str], records: bool = False) -> None:
     """Rewrite the delta manifests of snapshot ``snapshot_id`` with every data file name
     ``n`` replaced by ``rename(n)``."""
+    rewrite_files(t, snapshot_id, lambda f: msgspec.structs.replace(f, fileName=rename(f.fileName)), records)
+
+
+def rewrite_files(t: mp.Table, snapshot_id: int, change: Callable[[Any], Any], records: bool = False) -> None:
+    """Rewrite the delta manifests of snapshot ``snapshot_id`` with every data file's
+    metadata ``f`` (a DataFileMeta) replaced by ``change(f)``."""
     snap = t.snapshot_manager.get(snapshot_id)
     metas = []
     for m in t.manifests.snapshot_list(snap, "delta"):
-        entries = [msgspec.structs.replace(e, file=msgspec.structs.replace(e.file, fileName=rename(e.file.fileName)))
-                   for e in t.manifests.entries_of([m])]
+        entries = [msgspec.structs.replace(e, file=change(e.file)) for e in t.manifests.entries_of([m])]
         name = write_manifest(t, entries, records)
         size = t.io.file_size(t.layout.manifest_path(name))
         metas.append(msgspec.structs.replace(m, fileName=name, fileSize=size, fileDigest=None))

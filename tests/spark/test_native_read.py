@@ -298,6 +298,60 @@ def test_rows_left_out_find_their_file_by_size_or_name_and_a_wrong_size_raises(s
     assert keep_condition(spark, [ScannedFile(n, s, None) for n, s in zip(names, sizes)]) is None
 
 
+def test_a_zero_retraction_count_is_not_trusted_without_deletion_vectors(spark: Any, tmp_path: Path) -> None:
+    """pypaimon 2.1 records ``deleteRowCount`` 0 for files holding -D rows: in a table
+    without deletion vectors the native read keeps rows by kind all the same (the core's
+    rule), so a file read without a merge loses its retractions as in the core's read."""
+    import msgspec
+
+    from tests import hostile
+
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "1"})
+    t.write(rows(list(range(10)), kind="-D"))  # one file, no merge: read as stored, by kind
+    assert t.manifests.delta_entries(t.snapshot(1))[0].file.deleteRowCount == 10
+    hostile.rewrite_files(t, 1, lambda f: msgspec.structs.replace(f, deleteRowCount=0))
+    t = mp.open_table(path)
+    assert t.manifests.delta_entries(t.snapshot(1))[0].file.deleteRowCount == 0
+    splits = t.scan().plan()
+    assert len(splits) == 1 and splits[0].raw_convertible
+    df = same_as_core(spark, path)
+    assert all_native(df) and df.count() == 0
+
+
+@pytest.mark.parametrize("what", ["data file", "index file"])
+def test_a_name_outside_the_table_fails_the_native_read_before_spark_reads(spark: Any, tmp_path: Path,
+                                                                           what: str) -> None:
+    """The native read takes file names from the same decoders as the core: a manifest
+    naming a data file, or an index manifest naming a vector file, outside the table fails
+    ``minipaimon_spark.table`` on the driver (CorruptMetadataError), and the file outside
+    (same bytes as what it stands for) is not read."""
+    from minipaimon_core.errors import CorruptMetadataError
+    from tests import hostile
+
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(rows(list(range(30))))
+    t.write(rows(list(range(0, 30, 3)), v=5.0))  # snapshot 2 marks a third of snapshot 1's file
+    t.write(rows([1], v=7.0))  # snapshot 3 replaces snapshot 2's vectors
+    if what == "data file":
+        entry = next(e for e in t.manifests.delta_entries(t.snapshot(1)) if e.kind == 0)
+        data = t.io.read_bytes(t.layout.data_file_path("", entry.bucket, entry.file.fileName))
+        hostile.rename_files(t, 1, lambda _: "../../victim/a.parquet")
+    else:
+        index = t.vectors.entries(t.snapshot(2))[0]
+        data = t.io.read_bytes(t.layout.index_path(index.fileName))
+        hostile.rename_index_file(t, 2, "../../victim/a.parquet")
+    victim = tmp_path / "victim" / "a.parquet"  # beside the table: <table>/bucket-0/../../
+    victim.parent.mkdir()
+    victim.write_bytes(data)
+    snapshot = "1" if what == "data file" else "2"
+    with pytest.raises(CorruptMetadataError, match=f"not a plain {what.split()[0]} file name"):
+        minipaimon_spark.table(spark, path, **{"scan.snapshot-id": snapshot})
+    assert victim.read_bytes() == data
+    same_as_core(spark, path)  # the latest snapshot names no such file
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_bitset_sets_bit_p_mod_64_of_word_p_div_64(seed: int) -> None:
     from minipaimon_spark.native_rows import bitset
