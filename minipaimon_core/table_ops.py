@@ -55,10 +55,10 @@ class TableOperations:
         """The number of rows a read of the latest snapshot returns.
 
         Exact from metadata (no data file read) for append tables, deletion vectors
-        included, and for primary-key buckets that read without a merge and hold no -U/-D
-        rows (one sorted run, e.g. after a full compaction; deletion-vector tables); other
-        primary-key buckets are merged reading their key columns only
-        (minipaimon_core.read.row_count)."""
+        included, and for the primary-key buckets of a deletion-vector table that read
+        without a merge and record no -U/-D rows; other buckets that read without a merge
+        (one sorted run, e.g. after a full compaction) read their kind column only, the
+        rest are merged (minipaimon_core.read.row_count)."""
         ctx = self.context()
         return count_rows(ctx, ctx.snapshots.latest())
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from minipaimon_core import file_format
 from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_core.format.options import Options
 from minipaimon_core.lsm.merge_config import ROW_SELECTING_ENGINES, MergeConfig
+from minipaimon_core.read.scan import retraction_counts_trusted
 from minipaimon_core.schema.schema import TableSchema
 
 if TYPE_CHECKING:
@@ -80,9 +80,9 @@ def native_files(t: mp.Table, splits: list[Split], to_spark_path: Callable[[str]
 
     Raises what reading the splits raises (a damaged file or vector, an expired snapshot).
     """
-    # the core's rule (SplitReader._live_rows): a file's zero retraction count is trusted in
-    # a table with deletion vectors only; a merge's dropped positions cover its retractions
-    vectors_on = bool(t.primary_keys()) and Options(t.table_schema.options)["deletion-vectors.enabled"]
+    # the core's rule for a file's zero retraction count; a merge's dropped positions cover
+    # its retractions
+    counts_trusted = retraction_counts_trusted(t.table_schema)
 
     def of(split: Split) -> list[NativeFile]:
         dropped = {} if split.reads_as_stored else t.dropped_rows(split)
@@ -90,7 +90,7 @@ def native_files(t: mp.Table, splits: list[Split], to_spark_path: Callable[[str]
         return [NativeFile(f.fileName, to_spark_path(t.layout.data_file_path(split.partition_path, split.bucket,
                                                                              f.fileName)),
                            f.fileSize, f.schemaId,
-                           split.raw_convertible and not (vectors_on and f.deleteRowCount == 0),
+                           split.raw_convertible and not (counts_trusted and f.deleteRowCount == 0),
                            dropped.get(f.fileName))
                 for f in split.files]
 

@@ -27,7 +27,6 @@ from ..file_format.data_file import read_data_file
 from ..format.kinds import SEQUENCE, VALUE_KIND, RowKind
 from ..format.layout import TableLayout
 from ..format.manifest_file import DataFileMeta
-from ..format.options import Options
 from ..io import pools
 from ..io.fileio import FileIO
 from ..lsm.merge_config import ROW_SELECTING_ENGINES
@@ -39,7 +38,7 @@ from ..metadata.snapshot_manager import SnapshotManager
 from ..schema.schema import SchemaCache, TableSchema
 from .dict_columns import decoded, plain, same_values
 from .read_newest import read_newest
-from .scan import Split
+from .scan import Split, retraction_counts_trusted
 
 
 def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, names: list[str]) -> pa.Table:
@@ -183,7 +182,7 @@ class SplitReader:
         self._schemas = schemas
         self._schema = schema
         self._arrow = schema.arrow_schema()
-        self._vectors_on = bool(schema.primaryKeys) and Options(schema.options)["deletion-vectors.enabled"]
+        self._counts_trusted = retraction_counts_trusted(schema)
         self._merge = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options) \
             if schema.primaryKeys else None
         self._dictionary = dictionary_candidates(schema)
@@ -247,7 +246,7 @@ class SplitReader:
         """Columns ``names`` of the rows of ``f`` that are final as they are: of kind +I/+U
         and not marked by the split's deletion vectors (a raw-convertible split);
         ``dictionary``: as :func:`read_file_as`."""
-        if self._vectors_on and f.deleteRowCount == 0:  # exact there: no retraction to drop
+        if self._counts_trusted and f.deleteRowCount == 0:  # no retraction to drop
             t = self.read_file(split, f, names, dictionary)
             live = np.ones(t.num_rows, dtype=bool)
         else:

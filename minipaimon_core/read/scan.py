@@ -38,6 +38,14 @@ from ..schema.partition import PartitionSpec
 from ..schema.schema import TableSchema
 
 
+def retraction_counts_trusted(schema: TableSchema) -> bool:
+    """Whether a data file's recorded retraction count (``deleteRowCount``) is exact, so a
+    file recording 0 holds no -U/-D row: in a primary-key table with deletion vectors, as
+    Paimon's raw reads trust it there. Elsewhere a 0 proves nothing (pypaimon 2.1 records 0
+    for every file, retractions or not): a read keeps rows by kind."""
+    return bool(schema.primaryKeys) and bool(Options(schema.options)["deletion-vectors.enabled"])
+
+
 @dataclass(frozen=True)
 class Split:
     """Everything needed to read one piece of a table, and nothing more."""
@@ -337,4 +345,4 @@ def parse_incremental(value: tuple[int, int] | str | None) -> tuple[int, int] | 
 
 
 __all__ = ["COMPACT", "SPLIT_OPTIONS", "PlanStats", "Planner", "Split", "SplitSizing", "parse_incremental",
-           "resolve_snapshot"]
+           "resolve_snapshot", "retraction_counts_trusted"]
