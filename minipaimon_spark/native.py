@@ -34,6 +34,7 @@ object stores.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -148,7 +149,8 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
     kinds = bool(t.primary_keys()) and any(f.retractions for f in files)
     if kinds:
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
-    df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true").parquet(*[f.path for f in files])
+    df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true") \
+        .parquet(*[_literal(f.path) for f in files])
     keep = keep_condition(spark, [ScannedFile(f.name, f.size, f.dropped) for f in files],
                           sizes_verified=any(f.dropped is not None for f in files) and _sizes_are_real(files))
     if kinds:
@@ -167,6 +169,16 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
         column = F.col(f"`{old}`") if old is not None else F.lit(None)
         columns.append(column.cast(spark_type).alias(fld.name))
     return df.select(*columns)
+
+
+def _literal(path: str) -> str:
+    """``path`` as a pattern Hadoop's glob matches only by itself. Spark globs every path
+    holding one of ``{}[]*?\\``: a table under ``t*`` also read the files of the same names
+    under ``t2`` (a copy of it), one under ``t[1]`` failed. Escaped, each such character is
+    literal. (Spark's option ``__globPaths__=false`` read each file twice for two such
+    paths.) A read of one such file logs Spark's warning that the escaped path does not
+    exist (its check for a streaming sink's metadata does not unescape): harmless."""
+    return re.sub(r"([{}\[\]*?\\])", r"\\\1", path)
 
 
 def _sizes_are_real(files: list[NativeFile]) -> bool:

@@ -2,7 +2,8 @@
 gives it: one owner of the routing, so the native part and the Python data source's part
 (option ``scan.python-splits-only``) always split a plan the same way.
 
-A split goes to Spark when its files are Parquet and its read is a *selection* of their
+A split goes to Spark when its files are Parquet, named as Spark's listing keeps them (not
+``_...``: :func:`listed_by_spark`), and its read is a *selection* of their
 stored rows (``Table.dropped_rows``): no merge (with or without deletion vectors), or the
 merge of an engine that keeps one stored row per key (``deduplicate``, ``first-row``).
 Partial-update and aggregation merges, which build rows, and ORC/Avro files stay with the
@@ -63,10 +64,18 @@ def selects_rows(schema: TableSchema) -> bool:
     return MergeConfig.from_options(tuple(schema.primaryKeys), schema.options).engine in ROW_SELECTING_ENGINES
 
 
+def listed_by_spark(name: str) -> bool:
+    """Whether Spark's file listing keeps a data file named ``name``: it leaves out names
+    starting with '_' or '.' (its hidden files) silently, even where a path names the file,
+    and Paimon's ``data-file.prefix`` may start a name with '_'."""
+    return not name.startswith(("_", "."))
+
+
 def spark_reads(split: Split, schema: TableSchema) -> bool:
     """Whether ``minipaimon_spark.table`` hands ``split`` (of a table read in ``schema``) to
     Spark's Parquet reader (see the module)."""
-    if not all(file_format.extension_of(f.fileName) == "parquet" for f in split.files):
+    if not all(file_format.extension_of(f.fileName) == "parquet" and listed_by_spark(f.fileName)
+               for f in split.files):
         return False
     if split.reads_as_stored:
         return True
@@ -127,5 +136,5 @@ def python_reads(split: Split, schema: TableSchema, buckets: set[tuple[str, int]
     return bool(schema.primaryKeys) or not spark_reads(split, schema)
 
 
-__all__ = ["METADATA", "NativeFile", "native_files", "parse_buckets", "python_buckets", "python_reads",
+__all__ = ["METADATA", "NativeFile", "listed_by_spark", "native_files", "parse_buckets", "python_buckets", "python_reads",
            "selects_rows", "spark_reads"]

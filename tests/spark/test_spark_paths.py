@@ -135,3 +135,23 @@ def mp_rows(rows: list[tuple[int, str]]) -> Any:
     import pyarrow as pa
 
     return pa.table({"id": [r[0] for r in rows], "name": [r[1] for r in rows]}, schema=mp_schema())
+
+
+@pytest.mark.parametrize("name", ["t*", "t[1]{a,b}?\\x"])
+def test_native_reads_take_a_table_path_literally(spark: Any, tmp_path: Path, name: str) -> None:
+    """Spark globs every path holding one of {}[]*?\\ : the native read must not, or a table
+    under ``t*`` also reads the files of a copy of it under ``t2`` (same names; each row
+    twice) and one under ``t[1]`` reads nothing."""
+    import shutil
+
+    import minipaimon_spark
+
+    path = str(tmp_path / name)
+    t = mp.create_table(path, mp_schema(), primary_key=["id"],
+                        options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(mp_rows(ROWS))
+    t.write(mp_rows([(2, "B"), (4, "d")]))  # a vector marks a row of the first file
+    shutil.copytree(path, tmp_path / "t2")
+    df = minipaimon_spark.table(spark, path)
+    assert "FileScan parquet" in df._jdf.queryExecution().executedPlan().toString()
+    assert _rows(df) == [(1, "a"), (2, "B"), (3, "c"), (4, "d")]
