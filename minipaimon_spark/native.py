@@ -71,6 +71,9 @@ if TYPE_CHECKING:
 
 S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 VERIFY_CHECKSUMS = "parquet.page.verify-checksum.enabled"  # a Hadoop option of the scan
+# Spark's per-read options over the session's spark.sql.files.ignore*Files: a table's file
+# missing or damaged fails the read, as in the core, never leaves its rows out
+NEVER_SKIP_FILES = {"ignoreMissingFiles": "false", "ignoreCorruptFiles": "false"}
 ABFS_CLASS = "org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem"
 
 
@@ -134,7 +137,9 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
     retractions), one projection where the file schema differs from the table's.
 
     Spark's reader verifies the pages' CRC32 checksums, as the core's reads do (parquet-mr
-    does not by default): a flipped bit fails the read instead of changing a value.
+    does not by default): a flipped bit fails the read instead of changing a value. And it
+    skips no file, whatever the session's ``spark.sql.files.ignoreMissingFiles`` /
+    ``ignoreCorruptFiles``: a missing or damaged file of the table fails the read.
 
     Spark's reader is given the files' schema (their columns in the Python source's Spark
     types) rather than inferring one: with ``spark.sql.parquet.inferTimestampNTZ.enabled``
@@ -149,7 +154,7 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
     kinds = bool(t.primary_keys()) and any(f.retractions for f in files)
     if kinds:
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
-    df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true") \
+    df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true").options(**NEVER_SKIP_FILES) \
         .parquet(*[_literal(f.path) for f in files])
     keep = keep_condition(spark, [ScannedFile(f.name, f.size, f.dropped) for f in files],
                           sizes_verified=any(f.dropped is not None for f in files) and _sizes_are_real(files))

@@ -7,6 +7,7 @@ deletes, deletion vectors, evolved schemas, filters, projections and time travel
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -479,3 +480,23 @@ def test_a_flipped_byte_fails_sparks_read_instead_of_changing_a_value(spark: Any
     assert all_native(df)
     with pytest.raises(Exception, match="CRC checksum verification failed"):
         df.agg(F.sum("v")).collect()
+    with skipping_files(spark):  # the session's choice does not make the table's rows vanish
+        with pytest.raises(Exception, match="CRC checksum verification failed"):
+            minipaimon_spark.table(spark, path).agg(F.sum("v")).collect()
+        Path(biggest).unlink()
+        with pytest.raises(Exception, match="does not exist"):
+            minipaimon_spark.table(spark, path).agg(F.sum("v")).collect()
+
+
+@contextlib.contextmanager
+def skipping_files(spark: Any) -> Any:
+    """The session set to skip missing and damaged files (Spark's own reads would)."""
+    confs = ["spark.sql.files.ignoreMissingFiles", "spark.sql.files.ignoreCorruptFiles"]
+    before = [spark.conf.get(c) for c in confs]
+    for c in confs:
+        spark.conf.set(c, "true")
+    try:
+        yield
+    finally:
+        for c, value in zip(confs, before):
+            spark.conf.set(c, value)
