@@ -20,7 +20,7 @@ from minipaimon_core.diff import Endpoint
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.format.options import INCREMENTAL_SCAN_MODES, field_option, unknown_option
 from minipaimon_core.format.options import KNOWN as TABLE_OPTIONS
-from minipaimon_core.io.fileio_resolve import is_connection_option, normalize_path
+from minipaimon_core.io.fileio_resolve import is_connection_option, normalize_path, scheme_of
 from minipaimon_core.read.scan import SPLIT_OPTIONS
 from minipaimon_core.schema.definition import PARTITION as PAIMON_PARTITION
 from minipaimon_core.schema.definition import PRIMARY_KEY as PAIMON_PRIMARY_KEY
@@ -141,6 +141,8 @@ def table_path(options: Mapping[str, str]) -> str:
         raise InvalidArgumentError(NO_PATH_MESSAGE)
     base, system = split_system_path(path)
     root = normalize_path(table_location(base, options.get(WAREHOUSE) or None, options))
+    if scheme_of(root) is None:  # as Spark's own sources: from the driver's directory, not a task's
+        root = os.path.abspath(root)
     return root if system is None else f"{root}${system}"
 
 

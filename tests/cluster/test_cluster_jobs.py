@@ -189,3 +189,21 @@ def test_a_primary_key_table_on_azure(cluster_spark: Any, azurite_server: Any) -
     t = mp.open_table(path, options=opts).to_arrow()
     assert sorted(zip(*(t.column(c).to_pylist() for c in t.column_names))) == want
     assert [s.commitKind for s in mp.open_table(path, options=opts).snapshots()] == ["APPEND", "APPEND", "COMPACT"]
+
+
+def test_a_relative_local_path_names_the_drivers_table(cluster_spark: Any, tmp_path: Any) -> None:
+    """Spark resolves a relative path against the driver's working directory; an executor
+    runs in its worker's directory. A relative local path must name the driver's table in
+    every task (else the tasks look for the table, or write its files, elsewhere)."""
+    import os
+
+    driver_dir = cluster_spark.sparkContext._jvm.System.getProperty("user.dir")
+    rel = os.path.relpath(tmp_path, driver_dir)
+    assert not os.path.isabs(rel)
+    rows = [(i, f"k{i % 3}", i * 0.5) for i in range(200)]
+    save(frame(cluster_spark, rows), f"{rel}/t")
+    save(frame(cluster_spark, rows[:50]), f"{rel}/pk", **PK)
+    assert core_rows(str(tmp_path / "t")) == rows
+    assert core_rows(str(tmp_path / "pk")) == rows[:50]
+    assert spark_rows(cluster_spark.read.format("minipaimon").load(f"{rel}/t")) == rows
+    assert spark_rows(minipaimon_spark.table(cluster_spark, f"{rel}/pk")) == rows[:50]
