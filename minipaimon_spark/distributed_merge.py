@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
+from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 import minipaimon_core as mp
 from minipaimon_core.dml import dml, dml_values
@@ -45,7 +46,7 @@ from minipaimon_core.dml.merge_units import (
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.metadata.context import TableContext
 from minipaimon_spark.compaction import default_parallelism
-from minipaimon_spark.types import to_arrow_schema, to_spark_type
+from minipaimon_spark.types import quoted, to_arrow_schema, to_spark_type
 from minipaimon_spark.zones import align_source
 
 RESULT = "result binary"
@@ -129,7 +130,7 @@ class SparkMerge(MergeClauses):
         flat = [c for c in self._on if isinstance(self._source.schema[c].dataType, exact)]
         if not flat:
             return {}
-        aggs = [f(c).alias(f"{i}_{k}") for i, c in enumerate(flat) for k, f in (("min", F.min), ("max", F.max))]
+        aggs = [f(quoted(c)).alias(f"{i}_{k}") for i, c in enumerate(flat) for k, f in (("min", F.min), ("max", F.max))]
         row = self._source.agg(*aggs).collect()[0]
         return {c: None if row[f"{i}_min"] is None else (row[f"{i}_min"], row[f"{i}_max"])
                 for i, c in enumerate(flat)}
@@ -142,19 +143,21 @@ class SparkMerge(MergeClauses):
         units = spark.createDataFrame([(i,) for i in range(len(plan.units))], f"{UNIT} int")
         units = units.repartition(slices, UNIT)
         arrow = ctx.schema.arrow_schema()
-        key_ddl = ", ".join([f"`{_KEY}{c}` {to_spark_type(arrow.field(c).type).simpleString()}" for c in self._on]
-                            + [f"{UNIT} int", f"{ROW} bigint"])
-        keys = units.mapInArrow(_key_reader(plan), key_ddl)
-        joined_on = [source[c] == keys[_KEY + c] for c in self._on]
+        key_schema = StructType([StructField(_KEY + c, to_spark_type(arrow.field(c).type)) for c in self._on]
+                                + [StructField(UNIT, IntegerType()), StructField(ROW, LongType())])
+        keys = units.mapInArrow(_key_reader(plan), key_schema)
+        joined_on = [source[quoted(c)] == keys[quoted(_KEY + c)] for c in self._on]
         parts = []
         if any(c.kind in ("matched", "not_matched_by_source") for c in self._clauses):
             matched = source.join(keys, joined_on, "inner").drop(*[_KEY + c for c in self._on])
             if self._by_source:  # every unit, matched or not, must see its clauses
                 matched = matched.unionByName(units, allowMissingColumns=True)
-            parts.append(matched.groupBy(UNIT).applyInArrow(_unit_changer(plan), RESULT))
+            names = matched.columns
+            parts.append(matched.toDF(*_plain(names)).groupBy(UNIT).applyInArrow(_unit_changer(plan, names), RESULT))
         if any(c.kind == "not_matched" for c in self._clauses):
             unmatched = source.join(keys, joined_on, "left_anti")
-            parts.append(unmatched.mapInArrow(_inserter(plan), RESULT))
+            names = unmatched.columns
+            parts.append(unmatched.toDF(*_plain(names)).mapInArrow(_inserter(plan, names), RESULT))
         results: list[UnitResult] = []
         try:
             for part in parts:
@@ -182,24 +185,34 @@ def _key_reader(plan: MergePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterato
     return run
 
 
-def _unit_changer(plan: MergePlan) -> Callable[[pa.Table], pa.Table]:
-    """Executors: one unit's change, from the source rows matched to it."""
+def _plain(names: list[str]) -> list[str]:
+    """Column names PySpark's ``applyInArrow`` / ``mapInArrow`` can pass on: they name each
+    column unquoted (``df[name]``), which fails for a name holding '.' or '`'. The Arrow
+    functions get ``names`` back (same order)."""
+    return [n if n in (UNIT, ROW) else f"__minipaimon_column_{i}" for i, n in enumerate(names)]
+
+
+def _unit_changer(plan: MergePlan, names: list[str]) -> Callable[[pa.Table], pa.Table]:
+    """Executors: one unit's change, from the source rows matched to it (columns
+    :func:`_plain`, renamed back to ``names``)."""
     def run(rows: pa.Table) -> pa.Table:
+        rows = rows.rename_columns(names)
         index = rows.column(UNIT)[0].as_py()
         result = change_unit(plan, _open(plan), index, rows)
         return pa.table({"result": pa.array([result.to_bytes()], pa.binary())})
     return run
 
 
-def _inserter(plan: MergePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Executors: the inserts of one partition of the unmatched source rows."""
+def _inserter(plan: MergePlan, names: list[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Executors: the inserts of one partition of the unmatched source rows (columns
+    :func:`_plain`, renamed back to ``names``)."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
         task = TaskContext.get()
         rows = [b for b in batches if b.num_rows]
         if rows:
-            result = insert_rows_of(plan, _open(plan), pa.Table.from_batches(rows),
+            result = insert_rows_of(plan, _open(plan), pa.Table.from_batches(rows).rename_columns(names),
                                     task.partitionId() if task else 0)
             yield pa.RecordBatch.from_pydict({"result": pa.array([result.to_bytes()], pa.binary())})
     return run

@@ -62,7 +62,7 @@ from minipaimon_spark.options import (
 from minipaimon_spark.reader import open_at, read_changelog
 from minipaimon_spark.source import SHORT_NAME
 from minipaimon_spark.system import split_system_path
-from minipaimon_spark.types import to_spark_type
+from minipaimon_spark.types import quoted, to_spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -120,7 +120,7 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     for part in parts[1:]:
         out = out.unionByName(part)
     if read.columns is not None:
-        out = out.select(*[f"`{c}`" for c in read.columns])
+        out = out.select(*[quoted(c) for c in read.columns])
     return out
 
 
@@ -171,7 +171,7 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
     for fld, arrow_field in zip(t.table_schema.fields, t.schema()):
         spark_type = to_spark_type(arrow_field.type)
         old = by_id.get(fld.id)
-        column = F.col(f"`{old}`") if old is not None else F.lit(None)
+        column = F.col(quoted(old)) if old is not None else F.lit(None)
         columns.append(column.cast(spark_type).alias(fld.name))
     return df.select(*columns)
 

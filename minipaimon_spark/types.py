@@ -171,3 +171,9 @@ class BatchConformer:
         if self._select:
             batch = batch.select(self.target.names)
         return batch.cast(self.target, safe=self._safe)
+
+
+def quoted(name: str) -> str:
+    """Column ``name`` as one Spark SQL identifier (in backticks, a backtick doubled), for
+    ``F.col`` and ``select``: a name may hold '.', ' ' or '`'."""
+    return "`" + name.replace("`", "``") + "`"

@@ -136,13 +136,15 @@ def align_source(source: Any, target: pa.Schema) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import TimestampNTZType, TimestampType
 
+    from minipaimon_spark.types import quoted
+
     casts = {}
     for field in source.schema.fields:
         if field.name not in target.names or not pa.types.is_timestamp(target.field(field.name).type):
             continue
         want = TimestampType() if target.field(field.name).type.tz else TimestampNTZType()
         if isinstance(field.dataType, (TimestampType, TimestampNTZType)) and field.dataType != want:
-            casts[field.name] = F.col(f"`{field.name}`").cast(want)
+            casts[field.name] = F.col(quoted(field.name)).cast(want)
     return source.withColumns(casts) if casts else source
 
 

@@ -231,3 +231,36 @@ def test_a_spark_merge_takes_not_matched_by_source_update(spark: Any, tmp_path: 
     want.loc[stale, "status"] = "stale"
     assert (result.inserted, result.updated, result.deleted) == (0, int(stale.sum()), 0)
     assert_df_equality(spark_rows(spark, path), expected(spark, want), ignore_nullable=True)
+
+
+@pytest.mark.parametrize("primary_key", [False, True], ids=["append", "primary-key"])
+def test_a_spark_merge_and_native_read_take_any_column_name(spark: Any, tmp_path: Path, primary_key: bool) -> None:
+    """Column names holding '.', '`' or ' ' are plain names to a table (and to Spark's own
+    writers): a merge joined on one and the native read of an evolved schema take them as
+    such (PySpark's applyInArrow/mapInArrow, and unquoted names, parsed them as paths)."""
+    key, value, other = "id.no", "e`f", "g h"
+    schema = pa.schema([pa.field(key, pa.int64(), nullable=False), (value, pa.string()), (other, pa.int64())])
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, schema, primary_key=[key] if primary_key else None,
+                        options={"bucket": "2"} if primary_key else {})
+    t.write(pa.table({key: [1, 2, 3], value: ["a", "b", "c"], other: [10, 20, 30]}, schema=schema))
+    source = spark.createDataFrame(pa.table({key: [2, 4], value: ["B", "D"], other: [21, 41]}, schema=schema))
+    minipaimon_spark.merge(spark, path, source, on=[key]).when_matched_update_all().when_not_matched_insert_all() \
+        .execute()
+    want = [(1, "a", 10), (2, "B", 21), (3, "c", 30), (4, "D", 41)]
+    assert sorted(zip(*mp.open_table(path).to_arrow().to_pydict().values())) == want
+    t.rename_column(value, "e`g")
+    assert sorted(tuple(r) for r in minipaimon_spark.table(spark, path).collect()) == want
+    assert sorted(tuple(r) for r in minipaimon_spark.table(spark, path, columns="e`g,id.no").collect()) == \
+        sorted((v, k) for k, v, _ in want)
+
+
+def test_a_merge_sources_timestamp_of_the_other_kind_is_cast_whatever_its_name(spark: Any) -> None:
+    from datetime import datetime
+
+    from minipaimon_spark.zones import align_source
+
+    source = spark.createDataFrame([(datetime(2020, 1, 1, 12), 1)], "`t``s.u` timestamp, `n` int")
+    aligned = align_source(source, pa.schema([("t`s.u", pa.timestamp("us")), ("n", pa.int32())]))
+    assert [f.dataType.typeName() for f in aligned.schema.fields] == ["timestamp_ntz", "integer"]
+    assert aligned.count() == 1
