@@ -84,3 +84,11 @@ def test_comparisons_with_null_select_what_sql_selects(tmp_path):
                         "id = NULL OR s = 'c'")}
     assert got == {"id = NULL": [], "s <> NULL": [], "id IN (1, NULL)": ["a"],
                    "id NOT IN (1, NULL)": [], "id = NULL OR s = 'c'": ["c"]}
+
+
+def test_any_column_name_quoted_as_spark_quotes_it() -> None:
+    schema = pa.schema([("a`b.c", pa.int64()), ("g h", pa.string())])
+    assert parse_condition("`a``b.c` = 1 AND `g h` IS NULL", schema) == [[("a`b.c", "=", 1), ("g h", "is null", None)]]
+    assert parse_assignments("`a``b.c` = 2, `g h` = 'x'", schema) == {"a`b.c": 2, "g h": "x"}
+    with pytest.raises(InvalidArgumentError, match="cannot read"):  # a lone backtick ends the name
+        parse_condition("`a`b.c` = 1", schema)

@@ -41,9 +41,15 @@ _TOKEN = re.compile(r"""
     | (?P<number>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?))
     | (?P<op><=|>=|<>|!=|==|=|<|>)
     | (?P<punct>[(),])
-    | (?P<word>[A-Za-z_][A-Za-z0-9_]*|`[^`]+`)
+    | (?P<word>[A-Za-z_][A-Za-z0-9_]*|`(?:[^`]|``)+`)
     )""", re.VERBOSE)
 _OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+def _column(word: str) -> str:
+    """The column a word names: the word, or the name in backticks as Spark SQL quotes it
+    (a backtick in the name doubled)."""
+    return word[1:-1].replace("``", "`") if word.startswith("`") else word
 
 
 def _tokens(text: str, what: str) -> list[tuple[str, str]]:
@@ -113,7 +119,7 @@ class _Parser:
     def term(self) -> tuple[str, str, Any]:
         if self.i < len(self.tokens) and self.tokens[self.i][1] == "(":
             raise self.fail("parentheses are not supported")
-        column = self.take("word").strip("`")
+        column = _column(self.take("word"))
         if column not in self.schema.names:
             raise self.fail(f"{column!r} is not a column of {self.schema.names}")
         t = self.schema.field(column).type
@@ -214,7 +220,7 @@ def parse_assignments(text: str, schema: pa.Schema) -> dict[str, Any]:
     if not p.tokens:
         raise p.fail("no assignment")
     while True:
-        column = p.take("word").strip("`")
+        column = _column(p.take("word"))
         if column not in schema.names:
             raise p.fail(f"{column!r} is not a column of {schema.names}")
         if column in out:
