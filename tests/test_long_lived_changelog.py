@@ -138,3 +138,32 @@ def test_changelog_retention_options_are_checked(tmp_path: Path) -> None:
     with pytest.raises(mp.UnsupportedOptionError, match="changelog.num-retained.max"):
         mp.create_table(str(tmp_path / "t"), SCHEMA, options={"changelog.num-retained.min": "5",
                                                              "changelog.num-retained.max": "2"})
+
+
+def all_files(path: str) -> set[str]:
+    return {os.path.join(d, n) for d, _, names in os.walk(path) for n in names}
+
+
+@pytest.mark.parametrize("producer", ["input", "none"])
+@pytest.mark.parametrize("snapshots_too", [False, True])
+def test_a_dry_run_reports_what_expiration_removes_changelogs_included(tmp_path: Path, snapshots_too: bool,
+                                                                       producer: str) -> None:
+    """The dry run counts the changelogs the same run's snapshot expiration would write
+    (here the latest changelog, which stays, is one of them)."""
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["id"],
+                        options={"bucket": "1", "changelog-producer": producer, **RETAIN})
+    for i in range(7):
+        t.write(batch(i))
+        if i == 2:
+            t.compact(full=True)
+    t.set_options({"changelog.num-retained.max": "2",
+                   **({"snapshot.num-retained.max": "1"} if snapshots_too else {})})
+    t = mp.open_table(t.path)
+    before, kept = all_files(t.path), changelog_ids(t)
+    dry = t.expire_snapshots(dry_run=True)
+    assert dry.dry_run and all_files(t.path) == before and changelog_ids(t) == kept  # nothing changed
+    result = t.expire_snapshots()
+    assert result.changelogs and bool(result.snapshots) == snapshots_too
+    assert (dry.snapshots, dry.changelogs) == (result.snapshots, result.changelogs)
+    assert sorted(dry.files) == sorted(result.files)
+    assert before - all_files(t.path) >= set(result.files)

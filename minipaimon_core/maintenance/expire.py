@@ -105,8 +105,8 @@ def expire_snapshots(
 
     ``older_than_ms`` is an epoch-millisecond time: snapshots committed before it may go.
     Consumers idle for ``consumer.expiration-time`` are expired first. ``dry_run``: return
-    what would be removed (the same plan) and change nothing; long-lived changelogs
-    (``changelog.num-retained.*``) are left out of a dry run's figures.
+    what would be removed (the same plans: the snapshots', then the long-lived changelogs'
+    of ``changelog.num-retained.*``) and change nothing.
 
     Raises:
         InvalidArgumentError: ``retain_min`` < 1 or ``retain_max`` < ``retain_min``.
@@ -132,15 +132,22 @@ def expire_snapshots(
                         default=None)  # a dry run left the idle consumers in place
     end = expire_until(files, earliest, latest, rmin, rmax, older_than, consumer_next)
     result = expire_range(files, earliest, end, now, dry_run) if end > earliest else ExpireResult()
-    if dry_run:
-        return ExpireResult(result.snapshots, result.data_files, result.changelog_files,
-                            result.manifests, gone_consumers, result.index_files, dry_run=True)
     retention = Retention.of(opts)
-    changelogs = expire_changelog.expire_changelogs(files, retention, consumers.min_next_snapshot(), now)
-    return ExpireResult(result.snapshots, [*result.data_files, *changelogs.data_files],
-                        [*result.changelog_files, *changelogs.changelog_files],
-                        [*result.manifests, *changelogs.manifests], gone_consumers, result.index_files,
-                        changelogs.ids)
+    if dry_run:  # the snapshots this run would keep as changelogs count as changelogs
+        pending = {s: files.snapshots.get(s) for s in result.snapshots} if retention.decoupled else {}
+        changelogs = expire_changelog.expire_changelogs(files, retention, consumer_next, now, True, pending)
+    else:
+        changelogs = expire_changelog.expire_changelogs(files, retention, consumers.min_next_snapshot(), now)
+    return ExpireResult(result.snapshots, _union(result.data_files, changelogs.data_files),
+                        _union(result.changelog_files, changelogs.changelog_files),
+                        _union(result.manifests, changelogs.manifests), gone_consumers, result.index_files,
+                        changelogs.ids, dry_run=dry_run)
+
+
+def _union(first: list[str], then: list[str]) -> list[str]:
+    """``first`` then the paths of ``then`` not in it (a file both expirations name once)."""
+    seen = set(first)
+    return [*first, *[p for p in then if p not in seen]]
 
 
 def expire_until(files: TableFiles, earliest: int, latest: int, retain_min: int, retain_max: int,

@@ -24,6 +24,7 @@ by the next run (deletes are idempotent).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..format.manifest_file import ADD
@@ -41,9 +42,12 @@ class ChangelogExpiry:
 
 
 def expire_changelogs(files: TableFiles, retention: Retention, consumer_next: int | None,
-                      now_ms: int | None = None) -> ChangelogExpiry:
-    """Expire long-lived changelogs by ``retention`` (see the module docs)."""
-    changelogs = ChangelogManager(files.io, files.layout)
+                      now_ms: int | None = None, dry_run: bool = False,
+                      pending: dict[int, Snapshot] | None = None) -> ChangelogExpiry:
+    """Expire long-lived changelogs by ``retention`` (see the module docs). ``dry_run``:
+    what would go, nothing deleted, with ``pending`` the snapshots the same run's snapshot
+    expiration would turn into changelogs first (by id)."""
+    changelogs = _Changelogs(ChangelogManager(files.io, files.layout), pending or {})
     ids = changelogs.ids()
     latest = files.snapshots.latest_id()
     if not ids or latest is None:
@@ -62,12 +66,14 @@ def expire_changelogs(files: TableFiles, retention: Retention, consumer_next: in
             break
     if end <= ids[0]:
         return ChangelogExpiry()
-    return expire_changelog_range(files, ids[0], end)
+    return expire_changelog_range(files, ids[0], end, dry_run, pending)
 
 
-def expire_changelog_range(files: TableFiles, begin: int, end: int) -> ChangelogExpiry:
-    """Expire long-lived changelogs ``[begin, end)``; changelog ``end`` must exist."""
-    changelogs = ChangelogManager(files.io, files.layout)
+def expire_changelog_range(files: TableFiles, begin: int, end: int, dry_run: bool = False,
+                           pending: dict[int, Snapshot] | None = None) -> ChangelogExpiry:
+    """Expire long-lived changelogs ``[begin, end)``; changelog ``end`` must exist.
+    ``dry_run``, ``pending``: as :func:`expire_changelogs`."""
+    changelogs = _Changelogs(ChangelogManager(files.io, files.layout), pending or {})
     keep = changelogs.try_get(end)
     if keep is None:
         return ChangelogExpiry()  # expired concurrently
@@ -82,19 +88,36 @@ def expire_changelog_range(files: TableFiles, begin: int, end: int) -> Changelog
         c = changelogs.try_get(cid)
         if c is None:
             continue
-        _expire_one(files, c, skip, out)
-        changelogs.delete(cid)
+        _expire_one(files, c, skip, out, (lambda path: None) if dry_run else files.io.delete)
+        if not dry_run:
+            changelogs.manager.delete(cid)
         out.ids.append(cid)
-    changelogs.commit_earliest_hint(end)
+    if not dry_run:
+        changelogs.manager.commit_earliest_hint(end)
     return out
 
 
-def _expire_one(files: TableFiles, c: Snapshot, skip: set[str], out: ChangelogExpiry) -> None:
-    io, mio = files.io, files.manifests
+@dataclass(frozen=True)
+class _Changelogs:
+    """The changelogs there are, and those a dry run counts as written (``pending``)."""
+
+    manager: ChangelogManager
+    pending: dict[int, Snapshot]
+
+    def ids(self) -> list[int]:
+        return sorted({*self.manager.ids(), *self.pending})
+
+    def try_get(self, cid: int) -> Snapshot | None:
+        return self.pending.get(cid) or self.manager.try_get(cid)
+
+
+def _expire_one(files: TableFiles, c: Snapshot, skip: set[str], out: ChangelogExpiry,
+                delete: Callable[[str], object]) -> None:
+    mio = files.manifests
     lists = files.existing_lists(c)
     if c.changelogManifestList in lists:
         for path in sorted(files.changelog_paths(c) - skip):
-            io.delete(path)
+            delete(path)
             out.changelog_files.append(path)
     if c.deltaManifestList in lists:
         for e in mio.entries_of(mio.read_list(c.deltaManifestList)):
@@ -102,13 +125,13 @@ def _expire_one(files: TableFiles, c: Snapshot, skip: set[str], out: ChangelogEx
                 continue
             for path in files.entry_paths(e):
                 if path not in skip:
-                    io.delete(path)
+                    delete(path)
                     out.data_files.append(path)
     doomed: set[str] = set()
     for name in lists:
         doomed |= files.manifest_paths(files.manifests_of_list(name))
     for path in sorted(doomed - skip):
-        io.delete(path)
+        delete(path)
         out.manifests.append(path)
 
 
