@@ -304,6 +304,38 @@ def test_spark_writes_an_orc_table_in_orc(spark: Any, tmp_path: Path) -> None:
     assert got == {**{i: float(i) for i in range(20)}, **{i: i * 5.0 for i in range(20, 40)}}
 
 
+def test_many_files_are_split_into_scans_of_few_leaves(spark: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema version of more than SCAN_LEAVES files is read by several scans (files as
+    stored, files filtered by kind, and scans of at most SCAN_LEAVES files with rows to
+    leave out), whose union is the read; more than 32 local files are listed by the driver,
+    the session's listing threshold back after."""
+    from minipaimon_spark import native
+
+    monkeypatch.setattr(native, "SCAN_LEAVES", 3)
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "8", "write-only": "true"})
+    t.write(rows(list(range(400))))  # a file a bucket, read as stored but by kind (counts untrusted)
+    t.write(rows(list(range(0, 400, 9)), v=3.0))  # merged buckets: positions to leave out
+    t.write(rows([9, 18, 27], kind="-D"))
+    df = same_as_core(spark, path)
+    assert all_native(df) and plan_of(df).count("FileScan parquet") >= 4
+
+    append = str(tmp_path / "append")
+    a = mp.create_table(append, SCHEMA, options={"deletion-vectors.enabled": "true"})
+    for i in range(34):
+        a.write(rows([i]))
+    a.delete([("id", "<", 3)])  # three files marked
+    threshold = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    spark.conf.set(threshold, "31")
+    try:
+        df = same_as_core(spark, append)
+        assert all_native(df) and df.count() == 31
+        assert spark.conf.get(threshold) == "31"
+    finally:
+        spark.conf.unset(threshold)
+
+
 def test_rows_left_out_find_their_file_by_size_or_name_and_a_wrong_size_raises(spark: Any, tmp_path: Path) -> None:
     """``keep_condition`` routes a row to its file's bits by the size the manifest records
     (by name where sizes repeat) and checks the file at the leaf, by its name, or by its size
