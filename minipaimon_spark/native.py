@@ -72,6 +72,9 @@ if TYPE_CHECKING:
 
 S3A_CLASS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 VERIFY_CHECKSUMS = "parquet.page.verify-checksum.enabled"  # a Hadoop option of the scan
+# Spark's Parquet source by its class: the file source (DSv1), which has the _metadata
+# column, whatever spark.sql.sources.useV1SourceList says ("parquet" may be DSv2 without it)
+PARQUET_V1 = "org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat"
 # Spark's per-read options over the session's spark.sql.files.ignore*Files: a table's file
 # missing or damaged fails the read, as in the core, never leaves its rows out
 NEVER_SKIP_FILES = {"ignoreMissingFiles": "false", "ignoreCorruptFiles": "false"}
@@ -176,7 +179,7 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
     with _listed_by_the_driver(spark, files):
         df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true").options(**NEVER_SKIP_FILES) \
-            .parquet(*[_literal(f.path) for f in files])
+            .format(PARQUET_V1).load([_literal(f.path) for f in files])
     keep = keep_condition(spark, [ScannedFile(f.name, f.size, f.dropped) for f in files],
                           sizes_verified=any(f.dropped is not None for f in files) and _sizes_are_real(files))
     if kinds:

@@ -304,6 +304,31 @@ def test_spark_writes_an_orc_table_in_orc(spark: Any, tmp_path: Path) -> None:
     assert got == {**{i: float(i) for i in range(20)}, **{i: i * 5.0 for i in range(20, 40)}}
 
 
+def test_a_session_reading_parquet_through_dsv2_still_reads_natively(spark: Any, tmp_path: Path) -> None:
+    """With ``spark.sql.sources.useV1SourceList`` leaving Parquet out, Spark's "parquet" is
+    its DSv2 source, which has no ``_metadata`` column: the native read names the file
+    source by its class, so the rows left out are still found (and aggregates still see
+    only the rows kept, with Parquet aggregate pushdown on)."""
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["id"], options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(rows(list(range(300))))
+    t.write(rows(list(range(0, 300, 3)), v=-1.0))
+    confs = {"spark.sql.sources.useV1SourceList": "avro,csv,json,kafka,orc,text",
+             "spark.sql.parquet.aggregatePushdown": "true"}
+    before = {k: spark.conf.get(k) for k in confs}
+    try:
+        for k, v in confs.items():
+            spark.conf.set(k, v)
+        df = same_as_core(spark, path)
+        assert all_native(df)
+        assert tuple(df.agg(F.count("*"), F.min("v")).collect()[0]) == (300, -297.0)
+    finally:
+        for k, v in before.items():
+            spark.conf.set(k, v)
+
+
 def test_many_files_are_split_into_scans_of_few_leaves(spark: Any, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A schema version of more than SCAN_LEAVES files is read by several scans (files as
