@@ -75,9 +75,12 @@ VERIFY_CHECKSUMS = "parquet.page.verify-checksum.enabled"  # a Hadoop option of 
 # Spark's Parquet source by its class: the file source (DSv1), which has the _metadata
 # column, whatever spark.sql.sources.useV1SourceList says ("parquet" may be DSv2 without it)
 PARQUET_V1 = "org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat"
-# Spark's per-read options over the session's spark.sql.files.ignore*Files: a table's file
-# missing or damaged fails the read, as in the core, never leaves its rows out
-NEVER_SKIP_FILES = {"ignoreMissingFiles": "false", "ignoreCorruptFiles": "false"}
+# Spark's per-read options over session settings that would read a table's files otherwise
+# than the core: spark.sql.files.ignore*Files (a missing or damaged file fails the read, never
+# leaves its rows out) and spark.sql.parquet.*RebaseModeInRead (Paimon's dates and times are
+# proleptic Gregorian: LEGACY shifted those before 1582 by days, EXCEPTION failed the read)
+READ_AS_THE_CORE = {"ignoreMissingFiles": "false", "ignoreCorruptFiles": "false",
+                    "datetimeRebaseMode": "CORRECTED", "int96RebaseMode": "CORRECTED"}
 ABFS_CLASS = "org.apache.hadoop.fs.azurebfs.SecureAzureBlobFileSystem"
 # Files one filtered scan tells apart (its condition's tree has a leaf a file): at 256 the
 # generated code outgrew Java's 64 KB a method, and Spark fell back to interpreting the
@@ -161,8 +164,8 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
 
     Spark's reader verifies the pages' CRC32 checksums, as the core's reads do (parquet-mr
     does not by default): a flipped bit fails the read instead of changing a value. And it
-    skips no file, whatever the session's ``spark.sql.files.ignoreMissingFiles`` /
-    ``ignoreCorruptFiles``: a missing or damaged file of the table fails the read.
+    reads as the core whatever the session says (:data:`READ_AS_THE_CORE`): no file
+    skipped, no date rebased.
 
     Spark's reader is given the files' schema (their columns in the Python source's Spark
     types) rather than inferring one: with ``spark.sql.parquet.inferTimestampNTZ.enabled``
@@ -178,7 +181,7 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
     if kinds:
         stored = stored.add(StructField(VALUE_KIND, ByteType()))
     with _listed_by_the_driver(spark, files):
-        df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true").options(**NEVER_SKIP_FILES) \
+        df = spark.read.schema(stored).option(VERIFY_CHECKSUMS, "true").options(**READ_AS_THE_CORE) \
             .format(PARQUET_V1).load([_literal(f.path) for f in files])
     keep = keep_condition(spark, [ScannedFile(f.name, f.size, f.dropped) for f in files],
                           sizes_verified=any(f.dropped is not None for f in files) and _sizes_are_real(files))

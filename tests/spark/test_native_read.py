@@ -304,6 +304,28 @@ def test_spark_writes_an_orc_table_in_orc(spark: Any, tmp_path: Path) -> None:
     assert got == {**{i: float(i) for i in range(20)}, **{i: i * 5.0 for i in range(20, 40)}}
 
 
+@pytest.mark.parametrize("mode", ["LEGACY", "EXCEPTION"])
+def test_dates_before_1582_read_as_written_whatever_the_sessions_rebase_mode(spark: Any, tmp_path: Path,
+                                                                            mode: str) -> None:
+    """Paimon's dates and times are proleptic Gregorian; a session set to rebase Parquet
+    files without Spark's version stamp (LEGACY) shifted them by days, EXCEPTION failed."""
+    import datetime
+
+    path = str(tmp_path / "t")
+    data = pa.table({"id": [1, 2], "d": [datetime.date(1000, 1, 1), datetime.date(2000, 1, 1)],
+                     "ts": pa.array([datetime.datetime(1000, 1, 1, 12), None], pa.timestamp("us", tz="UTC"))})
+    mp.create_table(path, data.schema).write(data)
+    conf = "spark.sql.parquet.datetimeRebaseModeInRead"
+    before = spark.conf.get(conf)
+    spark.conf.set(conf, mode)
+    try:
+        df = same(spark, path)
+        assert all_native(df)
+        assert sorted(df.select("d").collect())[0][0] == datetime.date(1000, 1, 1)
+    finally:
+        spark.conf.set(conf, before)
+
+
 def test_a_session_reading_parquet_through_dsv2_still_reads_natively(spark: Any, tmp_path: Path) -> None:
     """With ``spark.sql.sources.useV1SourceList`` leaving Parquet out, Spark's "parquet" is
     its DSv2 source, which has no ``_metadata`` column: the native read names the file
