@@ -7,7 +7,8 @@ Python data source, at the same snapshot.
    splits Spark reads: append tables; primary-key buckets whose files do not overlap; files
    with deletion vectors; buckets merged by deduplicate or first-row (the core picks the
    winning rows from the key, sequence and kind columns)
-     └► per schema version: one spark.read.parquet(files), one filter: rows left out
+     └► per schema version: one scan of Spark's Parquet file source (several past 64
+        files: _scans), one filter: rows left out
         by _metadata.file_size / file_name / row_index (native_rows: bitsets, in the
         JVM) and, where a file may hold retractions, kept row kinds (+I, +U)
         ─► if the version is not the table's: columns by field id onto the read schema
@@ -206,13 +207,13 @@ def _read_files(spark: SparkSession, t: mp.Table, files: list[NativeFile]) -> Da
 @contextlib.contextmanager
 def _listed_by_the_driver(spark: SparkSession, files: list[NativeFile]) -> Iterator[None]:
     """Spark looks up more than ``spark.sql.sources.parallelPartitionDiscovery.threshold``
-    (32) paths with a job of its own: for local files that job costs seconds where the
-    driver takes a stat each (500 files: 1.3-2.9 s -> 0.1 s), so the threshold is raised
-    while a scan of local files is made (the session's own value back after)."""
-    if len(files) <= 32 or not all(f.path.startswith("file://") for f in files):
+    (default 32) paths with a job of its own: for local files that job costs seconds where
+    the driver takes a stat each (500 files: 1.3-2.9 s -> 0.1 s), so the threshold is
+    raised while a scan of local files is made (the session's own setting back after)."""
+    before = spark.conf.get(LISTING_THRESHOLD)
+    if len(files) <= int(before or 32) or not all(f.path.startswith("file://") for f in files):
         yield
         return
-    before = spark.conf.get(LISTING_THRESHOLD)
     spark.conf.set(LISTING_THRESHOLD, str(len(files)))
     try:
         yield
