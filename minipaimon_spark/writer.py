@@ -93,9 +93,12 @@ def prepare_table(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
     try:
         table = mp.open_table(options.path, options=options.connection)
     except mp.TableNotFoundError:
+        _refuse_names_differing_in_case([], arrow)
         table = _create(options, arrow)
     else:
-        if table.snapshot_manager.latest_id() is None:
+        committed = table.snapshot_manager.latest_id() is not None  # else the write may redefine it
+        _refuse_names_differing_in_case(table.schema().names if committed else [], arrow)
+        if not committed:
             table = _redefine_if_contradicted(table, options, arrow)
         _check_definition(table, options, arrow)
         if options.merge_schema:
@@ -203,12 +206,42 @@ def _check_definition(table: mp.Table, options: WriteOptions, arrow: pa.Schema) 
 
 
 def _add_new_columns(table: mp.Table, arrow: pa.Schema) -> mp.Table:
-    """``mergeSchema``: add the DataFrame's columns the table lacks (nullable, at the end)."""
-    have = set(table.schema().names)
-    for field in arrow:
-        if field.name not in have and field.name != ROW_KIND_COLUMN:
-            table.add_column(field.name, field.type)
+    """``mergeSchema``: add the DataFrame's columns the table lacks (nullable, at the end),
+    once the data is known to fit the table they make (else nothing changes).
+
+    Raises SchemaMismatchError."""
+    have = table.schema()
+    new = [f for f in arrow if f.name not in have.names and f.name != ROW_KIND_COLUMN]
+    if not new:
+        return table
+    keys = table.primary_keys()
+    conform(pa.RecordBatch.from_pylist([], schema=arrow), pa.schema([*have, *[f.with_nullable(True) for f in new]]),
+            keys, allow_row_kind=bool(keys))
+    for field in new:
+        table.add_column(field.name, field.type)
     return mp.open_table(table.path, io=table.io)
+
+
+def _refuse_names_differing_in_case(table_names: list[str], arrow: pa.Schema) -> None:
+    """Spark resolves column names without case (``spark.sql.caseSensitive`` off, its
+    default), so a table whose columns differ only in case cannot be read back by name
+    (AMBIGUOUS_REFERENCE): refuse data with two such columns, or with a column named as a
+    table column in another case (``mergeSchema`` would have added it beside).
+
+    Raises SchemaMismatchError."""
+    seen: dict[str, str] = {}
+    for name in [n for n in arrow.names if n != ROW_KIND_COLUMN]:
+        other = seen.setdefault(name.lower(), name)
+        if other != name:
+            raise SchemaMismatchError(f"the data's columns {other!r} and {name!r} differ only in case; "
+                                      "Spark resolves column names without case: rename one of them")
+    by_lower = {n.lower(): n for n in table_names}
+    for name in arrow.names:
+        table_name = by_lower.get(name.lower())
+        if table_name is not None and table_name != name:
+            raise SchemaMismatchError(f"the data's column {name!r} is the table's column {table_name!r} "
+                                      f"in another case: write it as {table_name!r} (Spark resolves "
+                                      "column names without case, so the table cannot hold both)")
 
 
 def _check_fits(table: mp.Table, arrow: pa.Schema) -> None:

@@ -153,6 +153,39 @@ def test_variant_column_is_refused_before_anything_is_written(spark: Any, tmp_pa
     assert not path.exists()  # no table, no schema file
 
 
+def test_merge_schema_changes_nothing_when_the_data_does_not_fit(spark: Any, tmp_path: Path) -> None:
+    """mergeSchema adds the new columns only once the write is known to fit the table they
+    make: a data frame lacking a NOT NULL column fails with the schema unchanged."""
+    path = str(tmp_path / "t")
+    spark.createDataFrame([(1, 10)], "id long not null, v long").write.format("minipaimon").mode("append").save(path)
+    missing_id = spark.createDataFrame([(20, 7)], "v long, extra int")
+    with pytest.raises(Exception, match="SchemaMismatchError"):
+        missing_id.write.format("minipaimon").mode("append").option("mergeSchema", "true").save(path)
+    t = mp.open_table(path)
+    assert t.schema().names == ["id", "v"] and os.listdir(os.path.join(path, "schema")) == ["schema-0"]
+    spark.createDataFrame([(2, 20, 7)], "id long not null, v long, extra int").write.format("minipaimon") \
+        .mode("append").option("mergeSchema", "true").save(path)
+    assert mp.open_table(path).schema().names == ["id", "v", "extra"]
+
+
+@pytest.mark.parametrize("columns", ["ID long not null, v long", "id long not null, v long, V long"])
+def test_columns_differing_only_in_case_are_refused(spark: Any, tmp_path: Path, columns: str) -> None:
+    """Spark resolves names without case: a column named as a table column in another case
+    (which mergeSchema added beside it) or two such columns in the data would make a table
+    Spark cannot read back by name (AMBIGUOUS_REFERENCE)."""
+    path = str(tmp_path / "t")
+    spark.createDataFrame([(1, 10)], "id long not null, v long").write.format("minipaimon").mode("append").save(path)
+    rows = [(2, 20, 30)] if columns.count(",") == 2 else [(2, 20)]
+    with pytest.raises(Exception, match="differ only in case|in another case"):
+        spark.createDataFrame(rows, columns).write.format("minipaimon").mode("append") \
+            .option("mergeSchema", "true").save(path)
+    assert mp.open_table(path).schema().names == ["id", "v"]
+    with pytest.raises(Exception, match="differ only in case"):
+        spark.createDataFrame([(1, 2, 3)], "id long, v long, V long").write.format("minipaimon") \
+            .mode("append").save(str(tmp_path / "new"))
+    assert not (tmp_path / "new").exists()
+
+
 # -- 28: '$' in a table path ---------------------------------------------------------------
 
 @pytest.mark.smoke
