@@ -124,6 +124,29 @@ def test_expire_after_an_overwrite_never_deletes_outside_the_table(storage: Stor
     assert_victim(t, victim, data)
 
 
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_changelog_expiration_never_deletes_outside_the_table(storage: Storage, dry_run: bool) -> None:
+    """A long-lived changelog (``changelog/changelog-<id>``, a snapshot's file kept) naming
+    a manifest list outside the table: expiration, and its dry run, refuse it."""
+    from minipaimon_core.metadata.changelog_manager import ChangelogManager
+
+    t = mp.create_table(storage.path("t"), SCHEMA, primary_key=["id"],
+                        options={"bucket": "1", "changelog-producer": "input", "snapshot.num-retained.min": "1",
+                                 "snapshot.num-retained.max": "2", "changelog.num-retained.max": "5"})
+    for i in range(6):
+        t.write(rows(i * 10, 3))
+    first = ChangelogManager(t.io, t.layout).ids()[0]
+    victim = plant(t, storage, b"outside")
+    hostile.rewrite_json(t, t.layout.changelog_path(first), checksum=False, changelogManifestList=OUT)
+    t.set_options({"changelog.num-retained.max": "2"})
+    t = mp.open_table(t.path)
+    before = storage.list_all(t.path)
+    with pytest.raises(CorruptMetadataError, match="victim"):
+        t.expire_snapshots(dry_run=dry_run)
+    assert storage.list_all(t.path) == before
+    assert_victim(t, victim, b"outside")
+
 def test_orphan_cleanup_never_deletes_outside_the_table(storage: Storage) -> None:
     t = three_snapshots(storage)
     _, data = first_data_file(t, 2)
