@@ -214,9 +214,7 @@ def _add_new_columns(table: mp.Table, arrow: pa.Schema) -> mp.Table:
     new = [f for f in arrow if f.name not in have.names and f.name != ROW_KIND_COLUMN]
     if not new:
         return table
-    keys = table.primary_keys()
-    conform(pa.RecordBatch.from_pylist([], schema=arrow), pa.schema([*have, *[f.with_nullable(True) for f in new]]),
-            keys, allow_row_kind=bool(keys))
+    _check_fits(table, arrow, pa.schema([*have, *[f.with_nullable(True) for f in new]]))
     for field in new:
         table.add_column(field.name, field.type)
     return mp.open_table(table.path, io=table.io)
@@ -244,10 +242,11 @@ def _refuse_names_differing_in_case(table_names: list[str], arrow: pa.Schema) ->
                                       "column names without case, so the table cannot hold both)")
 
 
-def _check_fits(table: mp.Table, arrow: pa.Schema) -> None:
-    """Raise the core's SchemaMismatchError now, before any task writes a file."""
+def _check_fits(table: mp.Table, arrow: pa.Schema, schema: pa.Schema | None = None) -> None:
+    """Raise the core's SchemaMismatchError now, before any task writes a file, if data of
+    ``arrow`` does not fit the table (or ``schema``, a schema it is about to take)."""
     keys = table.primary_keys()
-    conform(pa.RecordBatch.from_pylist([], schema=arrow), table.schema(), keys,
+    conform(pa.RecordBatch.from_pylist([], schema=arrow), schema or table.schema(), keys,
             allow_row_kind=bool(keys))
 
 

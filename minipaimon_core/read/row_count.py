@@ -47,9 +47,11 @@ def count_rows(ctx: TableContext, snapshot: Snapshot | None) -> int:
     rest = [s for s in splits if not _from_metadata(s, bool(keys), trusted)]
     total = sum(_metadata_count(ctx, s) for s in exact)
     if rest:
+        reader = SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema)
+
         def rows(split: Split) -> int:
             if split.raw_convertible and split.deletion_index is None:  # no merge, no marks: by kind
-                return sum(_live_kinds(ctx, split, f) for f in split.files)
+                return sum(_live_kinds(reader, split, f) for f in split.files)
             return sum(b.num_rows for b in read_split(ctx, split))
 
         workers = min(len(rest), os.cpu_count() or 1)
@@ -65,9 +67,9 @@ def _from_metadata(split: Split, primary_key: bool, counts_trusted: bool) -> boo
     return split.raw_convertible and counts_trusted and all(f.deleteRowCount == 0 for f in split.files)
 
 
-def _live_kinds(ctx: TableContext, split: Split, f: DataFileMeta) -> int:
+def _live_kinds(reader: SplitReader, split: Split, f: DataFileMeta) -> int:
     """The +I/+U rows of ``f``, by its kind column."""
-    kinds = SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema).read_file(split, f, [VALUE_KIND])
+    kinds = reader.read_file(split, f, [VALUE_KIND])
     return int(pc.sum(pc.is_in(kinds.column(VALUE_KIND), pa.array([int(RowKind.INSERT), int(RowKind.UPDATE_AFTER)],
                                                                      pa.int8()))).as_py() or 0)
 
