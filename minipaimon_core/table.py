@@ -41,10 +41,11 @@ from .io.fileio import FileIO
 from .io.fileio_resolve import resolve, split_options
 from .maintenance import compaction
 from .maintenance import manifests as manifest_rewrite
+from .maintenance.partition_expire import ExpireClock, local_time
 from .maintenance.post_commit import AfterCommitResult, after_commit
 from .metadata.commit_message import CommitMessage
 from .metadata.consumer import ConsumerManager
-from .metadata.context import TableContext
+from .metadata.context import Clock, TableContext, wall_clock_ms
 from .metadata.deletion_vectors import DeletionVectorIO
 from .metadata.manifest_io import ManifestIO
 from .metadata.sequence import SequenceStart
@@ -58,6 +59,7 @@ from .schema.schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .schema.table_schema_changes import SchemaChanges
 from .stream.table_stream import TableStream
 from .table_ops import TableOperations
+from .table_post_commit import PostCommitOperations
 
 
 def create_table(
@@ -89,23 +91,25 @@ def create_table(
 
 
 def open_table(path: str, io: FileIO | None = None,
-               options: dict[str, str] | None = None) -> Table:
-    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``, ``azure.*``).
+               options: dict[str, str] | None = None, clock: Clock | None = None) -> Table:
+    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``, ``azure.*``);
+    ``clock`` (epoch ms) dates its commits and the post-commit options (default: the wall clock).
 
     Raises TableNotFoundError if there is none, InvalidArgumentError for a bad path.
     """
     path, io = resolve(path, options, io)
-    return Table(path, io)
+    return Table(path, io, clock)
 
 
-class Table(SchemaChanges, TableOperations):
+class Table(SchemaChanges, TableOperations, PostCommitOperations):
     """A minipaimon table at a path. Cheap to open; holds no locks. Schema changes are in
     :class:`~minipaimon_core.schema.table_schema_changes.SchemaChanges`; counts, history, health,
     restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`."""
 
-    def __init__(self, path: str, io: FileIO | None = None) -> None:
+    def __init__(self, path: str, io: FileIO | None = None, clock: Clock | None = None) -> None:
         path, io = resolve(path, None, io)
         self.path = path
+        self.clock: Clock = clock or wall_clock_ms
         self.io: FileIO = io
         self.layout = TableLayout(path)
         self._schema_manager = SchemaManager(self.io, self.layout)
@@ -117,11 +121,13 @@ class Table(SchemaChanges, TableOperations):
         self.vectors = DeletionVectorIO(self.io, self.layout, self.manifests)
         #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
         self.last_after_commit: AfterCommitResult | None = None
+        #: this handle's partition-expiration clock, as a Paimon committer's (post_commit)
+        self.partition_clock = ExpireClock(self.clock())
 
     def context(self) -> TableContext:
         """The narrow view of this table (current schema) that operations take."""
         return TableContext(self.path, self.io, self.layout, self.table_schema, self._schemas,
-                            self.snapshot_manager, self.manifests, self.vectors)
+                            self.snapshot_manager, self.manifests, self.vectors, self.clock)
 
     # -- schema and options ----------------------------------------------------------------
 
@@ -158,8 +164,8 @@ class Table(SchemaChanges, TableOperations):
         promises nothing was committed by this user before (skips the scan for an earlier
         commit of the same identifier; ``is_committed`` still scans)."""
         fresh = fresh_user or commit_user is None
-        return FileStoreCommit(self.io, self.layout, self.table_schema,
-                               commit_user or str(uuid.uuid4()), fresh_user=fresh, manifests=self.manifests)
+        return FileStoreCommit(self.io, self.layout, self.table_schema, commit_user or str(uuid.uuid4()),
+                               fresh_user=fresh, manifests=self.manifests, clock=self.clock)
 
     def write(self, data: Any, mode: str = "append") -> int | None:
         """Write ``data`` in one commit; returns the new snapshot id (None if nothing changed).
@@ -180,7 +186,7 @@ class Table(SchemaChanges, TableOperations):
             CommitOutcomeUnknownError: the store never answered whether it landed.
         """
         snap_id, messages = write_and_commit(self.context(), data, mode)
-        self.last_after_commit = self.after_commit(messages) if snap_id is not None else None
+        self.last_after_commit = self.after_commit(messages, end_of_input=True) if snap_id is not None else None
         return snap_id
 
     def commit_landed(self, error: CommitOutcomeUnknownError) -> bool:
@@ -208,13 +214,16 @@ class Table(SchemaChanges, TableOperations):
         ``when_*`` clauses, then ``execute()`` (minipaimon_core.dml.merge_into)."""
         return MergeBuilder(lambda: self.refresh().context(), source, on)
 
-    def after_commit(self, messages: Sequence[CommitMessage] | None = None) -> AfterCommitResult:
+    def after_commit(self, messages: Sequence[CommitMessage] | None = None,
+                     end_of_input: bool = False, clock: ExpireClock | None = None) -> AfterCommitResult:
         """The follow-ups of a landed commit of ``messages`` (all buckets if None):
-        automatic compaction, then snapshot expiration. Never raises for a failed follow-up:
-        the commit stands, the failure is logged and in the result's ``errors``
-        (minipaimon_core.maintenance.post_commit). Every writer (Python, Spark batch and streaming
-        sinks) calls this after its commit."""
-        return after_commit(self.context(), messages)
+        automatic compaction, snapshot expiration, partition expiration and tags, as
+        Paimon's committer (``end_of_input``: the commit ends a batch write; ``clock``: the
+        committer's partition-expiration clock, default this handle's). Never raises for a
+        failed follow-up: the commit stands, the failure is logged and in the result's
+        ``errors`` (minipaimon_core.maintenance.post_commit). Every writer (Python, Spark
+        batch and streaming sinks) calls this after its commit."""
+        return after_commit(self.context(), messages, end_of_input, clock or self.partition_clock)
 
     def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:
         """Automatic compaction after a commit of ``messages`` (all buckets if None): the
@@ -327,7 +336,8 @@ class Table(SchemaChanges, TableOperations):
         return self.snapshot_manager.get(snapshot_id)
 
     def create_tag(self, name: str, snapshot_id: int | None = None) -> None:
-        """Pin a snapshot (latest by default) under ``name``.
+        """Pin a snapshot (latest by default) under ``name``; with the table's
+        ``tag.default-time-retained`` the tag expires that long after now, as in Paimon.
 
         Raises InvalidArgumentError (bad or existing name), SnapshotNotFoundError.
         """
@@ -335,7 +345,8 @@ class Table(SchemaChanges, TableOperations):
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
         if snap is None:
             raise SnapshotNotFoundError("cannot tag an empty table: it has no snapshot")
-        self._tags().create(name, snap)
+        retained = self.typed_options()["tag.default-time-retained"]
+        self._tags().create(name, snap, retained, local_time(self.clock()) if retained is not None else None)
 
     def tag_snapshot(self, name: str) -> Snapshot:
         """The snapshot tag ``name`` pins. Raises SnapshotNotFoundError, InvalidArgumentError."""

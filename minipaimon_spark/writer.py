@@ -285,7 +285,7 @@ class MiniPaimonWriter(ShippedToWorkers, DataSourceArrowWriter):
             self._may_have_landed = committer.may_have_landed()  # then abort keeps the files
             raise
         if committed is not None:  # compaction + expiration; never raises (the commit stands)
-            mp.open_table(self.path, options=self.connection).after_commit(core)
+            mp.open_table(self.path, options=self.connection).after_commit(core, end_of_input=True)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Delete the tasks' files, unless the commit landed (then they are the table's)."""

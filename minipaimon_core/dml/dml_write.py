@@ -115,7 +115,8 @@ def commit_change(ctx: TableContext, base: Snapshot | None, user: str, messages:
             since ``base`` wrote one of ``removed_keys`` or replaced files of a touched
             bucket), or the snapshot race lost too often.
     """
-    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True, manifests=ctx.manifests)
+    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True, manifests=ctx.manifests,
+                                clock=ctx.clock)
     check = None
     if removed_keys is not None:
         check = rows_changed_check(ctx, base, {(tuple(m.partition), m.bucket) for m in messages}, removed_keys)
@@ -126,7 +127,7 @@ def commit_change(ctx: TableContext, base: Snapshot | None, user: str, messages:
             committer.abort(messages)
         raise
     if snap_id is not None:
-        after_commit(ctx, messages)
+        after_commit(ctx, messages, end_of_input=True)
     return snap_id
 
 

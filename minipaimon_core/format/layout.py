@@ -40,15 +40,19 @@ from ..errors import CorruptMetadataError, InvalidArgumentError
 from .file_names import is_data_file_name, is_file_name
 
 _NAME = re.compile(r"[A-Za-z0-9_\-.]{1,200}")  # fullmatch: "$" would pass a trailing "\n"
+# tags may also hold single inner spaces: Paimon's hourly automatic tags are "2024-03-05 10"
+_TAG_NAME = re.compile(r"(?=.{1,200}$)[A-Za-z0-9_\-.]+(?: [A-Za-z0-9_\-.]+)*", re.DOTALL)
 _TEMP_SUFFIX = ".tmp"
 _EXPIRED_SUFFIX = ".expired"
 
 
 def check_name(kind: str, name: str) -> str:
-    """Return ``name`` if it is a plain file-name-safe name, else raise InvalidArgumentError."""
-    if not _is_plain(name):
+    """Return ``name`` if it is a plain file-name-safe name, else raise InvalidArgumentError
+    (a tag name may also hold single spaces between its words, as Paimon's hourly tags)."""
+    if not _is_plain(name, kind):
         raise InvalidArgumentError(
             f"invalid {kind} name {name!r}: use 1-200 letters, digits, '_', '-' or '.'"
+            + (" (and single spaces between them)" if kind == "tag" else "")
         )
     return name
 
@@ -99,7 +103,7 @@ def parse(name: str) -> ParsedName | None:
         if m is None:
             continue
         key = m.group(1)
-        if kind in ("tag", "consumer") and not _is_plain(key):
+        if kind in ("tag", "consumer") and not _is_plain(key, kind):
             return None
         return ParsedName(kind, key)
     return None
@@ -128,8 +132,8 @@ def temp_name(base: str) -> str:
     return f".{base}.{uuid.uuid4().hex}{_TEMP_SUFFIX}"
 
 
-def _is_plain(name: str) -> bool:
-    return bool(_NAME.fullmatch(name)) and set(name) != {"."}
+def _is_plain(name: str, kind: str = "") -> bool:
+    return bool((_TAG_NAME if kind == "tag" else _NAME).fullmatch(name)) and set(name) != {"."}
 
 
 def _is_kind(kind: str, name: object) -> bool:

@@ -73,6 +73,10 @@ AGGREGATE_FUNCTIONS = (
     "first_value", "first_non_null_value", "first_not_null_value", "bool_and", "bool_or",
     "listagg", "collect", "merge_map", "nested_update",
 )
+PARTITION_EXPIRE_STRATEGIES = ("values-time", "update-time")
+TAG_CREATION_MODES = ("none", "process-time", "watermark", "batch")
+TAG_CREATION_PERIODS = ("daily", "hourly", "two-hours")  # Paimon 0.9's
+TAG_PERIOD_FORMATTERS = ("with_dashes", "without_dashes")
 #: Paimon's aggregate functions minipaimon does not implement (binary sketch and bitmap
 #: states: no exact vectorised union in Python); a table using one is refused by name.
 PAIMON_ONLY_FUNCTIONS = ("rbm32", "rbm64", "hll_sketch", "theta_sketch")
@@ -150,6 +154,21 @@ KNOWN: dict[str, Spec] = {
     "source.split.open-file-cost": Spec("size", "4 mb", 0),
     "file-index.in-manifest-threshold": Spec("size", "500 b", 0),
     "file-index.read.enabled": Spec("bool", "true"),
+    # post-commit options (minipaimon_core.maintenance.partition_expire, .tag_auto): as Paimon 0.9
+    "partition.expiration-time": Spec("duration", None, 0),
+    "partition.expiration-check-interval": Spec("duration", "1 h", 0),
+    "partition.expiration-strategy": Spec("str", "values-time", choices=PARTITION_EXPIRE_STRATEGIES),
+    "partition.timestamp-formatter": Spec("str", None),
+    "partition.timestamp-pattern": Spec("str", None),
+    "end-input.check-partition-expire": Spec("bool", "false"),
+    "tag.automatic-creation": Spec("str", "none", choices=TAG_CREATION_MODES),
+    "tag.creation-period": Spec("str", "daily", choices=TAG_CREATION_PERIODS),
+    "tag.creation-delay": Spec("duration", "0 ms", 0),
+    "tag.period-formatter": Spec("str", "with_dashes", choices=TAG_PERIOD_FORMATTERS),
+    "tag.num-retained-max": Spec("int", None, 1),
+    "tag.default-time-retained": Spec("duration", None, 0),
+    "tag.automatic-completion": Spec("bool", "false"),
+    "sink.watermark-time-zone": Spec("str", "UTC"),
 }
 # fields.<column>.<suffix>: the kind of each per-field option
 FIELD_OPTIONS: dict[str, Spec] = {

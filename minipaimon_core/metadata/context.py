@@ -9,6 +9,8 @@ delegates. Anything with a ``context()`` method (a ``Table``, a context itself) 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,6 +22,14 @@ from ..schema.schema import SchemaCache, TableSchema
 from .deletion_vectors import DeletionVectorIO
 from .manifest_io import ManifestIO
 from .snapshot_manager import SnapshotManager
+
+Clock = Callable[[], int]
+"""Epoch milliseconds now: snapshot times and the post-commit options' "now" (injected by
+tests, :func:`wall_clock_ms` otherwise)."""
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,7 @@ class TableContext:
     snapshots: SnapshotManager
     manifests: ManifestIO
     vectors: DeletionVectorIO
+    clock: Clock = wall_clock_ms
 
     def context(self) -> TableContext:
         return self
@@ -58,4 +69,4 @@ class HasContext(Protocol):
     def context(self) -> TableContext: ...
 
 
-__all__ = ["HasContext", "TableContext"]
+__all__ = ["Clock", "HasContext", "TableContext", "wall_clock_ms"]

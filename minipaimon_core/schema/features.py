@@ -25,6 +25,7 @@ from ..file_format import file_index
 from ..format.options import KNOWN, PAIMON_ONLY_FUNCTIONS, field_option, file_index_option
 from ..format.table_schema import TableSchema
 from ..lsm.merge_config import MergeConfig
+from . import post_commit_options
 
 # Paimon options that change nothing minipaimon reads or writes.
 IGNORED = frozenset({
@@ -35,16 +36,13 @@ IGNORED = frozenset({
     "write-manifest-cache", "page-size", "parquet.enable.dictionary", "sort-spill-threshold",
     "sort-spill-buffer-size", "local-sort.max-num-file-handles", "spill-compression",
     "snapshot.expire.limit", "snapshot.expire.execution-mode", "snapshot.clean-empty-directories",
-    "snapshot.watermark-idle-timeout", "tag.automatic-creation", "tag.creation-period",
-    "tag.num-retained-max", "tag.default-time-retained", "partition.expiration-time",
-    "partition.expiration-check-interval", "partition.timestamp-formatter",
-    "partition.timestamp-pattern", "consumer.ignore-progress", "scan.plan-sort-partition",
+    "snapshot.watermark-idle-timeout", "consumer.ignore-progress", "scan.plan-sort-partition",
     "lookup.cache-max-disk-size", "lookup.cache-max-memory-size", "lookup.cache-file-retention",
     "lookup-wait", "lookup.local-file-type", "changelog-producer.row-deduplicate",
     "full-compaction.delta-commits", "compaction.optimization-interval", "commit.force-compact",
     "commit.user-prefix", "dynamic-bucket.assigner-parallelism", "streaming-read-mode",
     "continuous.discovery-interval",
-    "scan.bounded.watermark", "sink.watermark-time-zone", "num-sorted-run.compaction-trigger",
+    "scan.bounded.watermark", "num-sorted-run.compaction-trigger",
 })
 
 
@@ -120,6 +118,7 @@ def check_writable(schema: TableSchema, path: str) -> None:
     = -1, are written: see :mod:`minipaimon_core.dynamic`.)"""
     check_migrated(schema, path)
     check_readable(schema, path)
+    post_commit_options.check(schema, path)  # partition expiration, automatic tags
     if not schema.primaryKeys:  # Paimon 0.9 indexes append files only
         file_index.check_writable(schema.options, schema.arrow_schema(), path)
     unknown = sorted(k for k in schema.options if k not in KNOWN and k not in IGNORED
