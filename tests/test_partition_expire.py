@@ -9,7 +9,11 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.errors import InvalidArgumentError, UnsupportedFeatureError, UnsupportedOptionError
+from minipaimon_core.errors import (
+    InvalidArgumentError,
+    UnsupportedFeatureError,
+    UnsupportedOptionError,
+)
 from minipaimon_core.maintenance.partition_expire import java_text, partition_time
 from minipaimon_core.schema.post_commit_options import java_pattern, parse_partition_time
 
