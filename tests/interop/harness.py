@@ -158,14 +158,20 @@ class Batch:
 
     def commit(self, warehouse: str | Path, table: str, data: pa.Table,
                overwrite: dict[str, str] | None = None,
-               before_commit: list[str] | None = None) -> int:
+               before_commit: list[str] | None = None, identifier: int | None = None,
+               watermark: int | None = None) -> int:
         return self._add({"op": "commit", "warehouse": str(warehouse), "table": table,
                           "data": self._ipc(data), "overwrite": overwrite,
-                          "before_commit": before_commit})
+                          "before_commit": before_commit, "identifier": identifier,
+                          "watermark": watermark})
 
-    def tag(self, warehouse: str | Path, table: str, name: str, snapshot: int | None = None) -> int:
+    def tag(self, warehouse: str | Path, table: str, name: str, snapshot: int | None = None,
+            time_retained_ms: int | None = None) -> int:
         return self._add({"op": "tag", "warehouse": str(warehouse), "table": table, "name": name,
-                          "snapshot": snapshot})
+                          "snapshot": snapshot, "time_retained_ms": time_retained_ms})
+
+    def tags(self, warehouse: str | Path, table: str) -> int:
+        return self._add({"op": "tags", "warehouse": str(warehouse), "table": table})
 
     def alter(self, warehouse: str | Path, table: str, *changes: list[str]) -> int:
         return self._add({"op": "alter", "warehouse": str(warehouse), "table": table,

@@ -18,9 +18,13 @@ Jobs (every job has ``op``, ``warehouse`` and ``table`` = ``"db.name"``):
 * ``commit``: ``data`` (an Arrow IPC file; for the Java judge it may hold ``_row_kind``,
   each row's kind: +I, -U, +U or -D), optional ``options`` (dynamic options),
   ``overwrite`` (a partition dict, ``{}`` = everything), ``before_commit`` (a command run
-  after the writer prepared its commit and before it commits: a deterministic race);
-  result ``snapshot`` (the latest snapshot after the commit).
-* ``tag``: ``name``, optional ``snapshot``.  ``alter``: ``changes``, a list of
+  after the writer prepared its commit and before it commits: a deterministic race),
+  (Java) ``identifier`` and ``watermark`` (epoch ms or null): a streaming commit of that
+  identifier and watermark instead of a batch one; result ``snapshot`` (the latest
+  snapshot after the commit).
+* ``tag``: ``name``, optional ``snapshot``, (Java) ``time_retained_ms``.  ``tags`` (Java, not
+  a write): result ``tags``, name -> [snapshot id, create time text or null, retention ms
+  or null], as Java reads each tag file.  ``alter``: ``changes``, a list of
   ``["add", name, "PAIMON TYPE"]``, ``["drop", name]``, ``["rename", old, new]``,
   ``["set", key, value]``.  ``compact`` (Java): optional ``full`` (bool).
 """

@@ -209,8 +209,31 @@ def commit(job: dict[str, Any]) -> dict[str, Any]:
         data = _jobs.conform(data, w._arrow_schema)
     if dynamic:
         w = DynamicWrite(table._j_table, w, job.get("overwrite") is not None)
-    _jobs.write_and_commit(w, wb.new_commit(), data, job)
+    committer = wb.new_commit() if job.get("identifier") is None else \
+        StreamCommit(table._j_table, int(job["identifier"]), job.get("watermark"))
+    _jobs.write_and_commit(w, committer, data, job)
     return {"snapshot": latest(cat.get_table(job["table"]))}
+
+
+class StreamCommit:
+    """A commit as Flink's committer makes it: ``TableCommitImpl.commit(ManifestCommittable)``
+    with the job's identifier and watermark (epoch ms or None), then the committer's
+    follow-ups (snapshot, partition and tag expiration, automatic tags)."""
+
+    def __init__(self, jt: Any, identifier: int, watermark: int | None) -> None:
+        self._commit = jt.newCommit("judge-stream")
+        self._identifier, self._watermark = identifier, watermark
+
+    def commit(self, messages: list[Any]) -> None:
+        j = jvm().org.apache.paimon.manifest
+        watermark = None if self._watermark is None else jvm().java.lang.Long.valueOf(str(self._watermark))
+        committable = j.ManifestCommittable(self._identifier, watermark)
+        for m in messages:
+            committable.addFileCommittable(m.to_j_commit_message())
+        self._commit.commit(committable)
+
+    def close(self) -> None:
+        self._commit.close()
 
 
 class KindedWrite:
@@ -355,11 +378,29 @@ class _Consumer:
 
 def tag(job: dict[str, Any]) -> dict[str, Any]:
     table = catalog(job).get_table(job["table"])
-    if job.get("snapshot") is None:
-        table._j_table.createTag(job["name"])
+    jt = table._j_table
+    if job.get("time_retained_ms") is not None:
+        retained = jvm().java.time.Duration.ofMillis(int(job["time_retained_ms"]))
+        snapshot = job.get("snapshot") or latest(table)
+        jt.createTag(job["name"], int(snapshot), retained)
+    elif job.get("snapshot") is None:
+        jt.createTag(job["name"])
     else:
-        table._j_table.createTag(job["name"], int(job["snapshot"]))
+        jt.createTag(job["name"], int(job["snapshot"]))
     return {}
+
+
+def tags(job: dict[str, Any]) -> dict[str, Any]:
+    """The table's tags as Java reads them: name -> [snapshot id, create time text or None,
+    retention in ms or None] (Tag.fromPath of each tag file)."""
+    jt = catalog(job).get_table(job["table"])._j_table
+    out = {}
+    for pair in jt.tagManager().tagObjects():
+        tag, name = pair.getLeft(), pair.getRight()
+        created, retained = tag.getTagCreateTime(), tag.getTagTimeRetained()
+        out[str(name)] = [int(tag.id()), None if created is None else str(created.toString()),
+                          None if retained is None else int(retained.toMillis())]
+    return {"tags": out}
 
 
 def alter(job: dict[str, Any]) -> dict[str, Any]:
@@ -435,7 +476,7 @@ def describe(e: BaseException) -> str:
 
 if __name__ == "__main__":
     try:
-        _jobs.main({"read": read, "create": create, "commit": commit, "tag": tag,
+        _jobs.main({"read": read, "create": create, "commit": commit, "tag": tag, "tags": tags,
                     "alter": alter, "compact": compact}, describe)
     finally:
         shutil.rmtree(SPILL, ignore_errors=True)
