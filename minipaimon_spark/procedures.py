@@ -15,6 +15,8 @@ SELECT * FROM minipaimon_rewrite_manifests('/data/orders')
 SELECT * FROM minipaimon_tables('/data/warehouse')               -- the tables of a catalog
 SELECT * FROM minipaimon_delete('/data/orders', "dt < '2025-01-01' AND status = 'void'")
 SELECT * FROM minipaimon_update('/data/orders', "status = 'void'", "amount < 0")
+SELECT * FROM minipaimon_expire_partitions('/data/orders', '30 d')  -- minipaimon_auto_tags,
+                                                                    -- minipaimon_expire_tags
 ```
 
 ``minipaimon_delete`` / ``minipaimon_update`` take a condition in the grammar of
@@ -61,6 +63,7 @@ from minipaimon_spark.procedure_support import (
     schema_of,
 )
 from minipaimon_spark.procedures_dml import row_change_procedures
+from minipaimon_spark.procedures_post_commit import post_commit_procedures
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -297,6 +300,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
 
     return {
         **row_change_procedures(conn, table_arg),
+        **post_commit_procedures(conn, table_arg),
         "minipaimon_compact": Compact,
         "minipaimon_compaction_units": CompactionUnits,
         "minipaimon_compact_unit": CompactUnit,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import pyarrow as pa
@@ -228,3 +229,24 @@ def test_primary_key_tables_drop_partitions_and_take_the_keys_again(tmp_path, op
     assert t.to_arrow().column("id").to_pylist() == [2]
     t.write(rows([1], ["2024-01-01"]))
     assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2]
+
+
+def test_the_command_line_expires_partitions_and_tags(tmp_path, capsys):
+    from minipaimon_core.cli.cli import main
+
+    clock = Clock(datetime(2024, 3, 10))
+    t = table(tmp_path, clock, {"write-only": "true", "tag.automatic-creation": "process-time"})
+    t.write(rows([1, 2], ["2000-01-01", "2999-01-01"]))
+    assert main(["expire-partitions", t.path, "--expiration-time", "30 d", "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["partitions"] == [{"dt": "2000-01-01"}]
+    assert main(["expire-partitions", t.path, "--expiration-time", "30 d"]) == 0
+    assert "dropped (snapshot 2) 1 partitions: dt=2000-01-01" in capsys.readouterr().out
+    assert main(["tag", "auto", t.path, "--dry-run"]) == 0
+    assert "would create tag" in capsys.readouterr().out and mp.open_table(t.path).tags() == {}
+    assert main(["tag", "auto", t.path]) == 0  # snapshot 1 (the clock's) and 2 (the CLI's: now)
+    assert list(mp.open_table(t.path).tags().values()) == [1, 2]
+    capsys.readouterr()
+    assert main(["tag", "expire", t.path, "--older-than", "0s", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["deleted"]) == 2 and mp.open_table(t.path).tags() == {}
+    assert main(["expire-partitions", t.path]) == 1  # no partition.expiration-time
+    assert "partition.expiration-time" in capsys.readouterr().err

@@ -17,6 +17,10 @@ minipaimon orphans   PATH [--older-than TIME] [--dry-run]
 minipaimon rollback  PATH (--snapshot-id N | --tag NAME) [--dry-run]
 minipaimon restore   PATH (--snapshot-id N | --tag NAME) [--dry-run]
 minipaimon tag       create PATH NAME [--snapshot-id N] | delete PATH NAME | list PATH
+minipaimon tag       auto PATH [--dry-run]        (tag.automatic-creation & retention, now)
+minipaimon tag       expire PATH [--older-than TIME] [--dry-run]   (tags past their retention)
+minipaimon expire-partitions PATH [--expiration-time DURATION] [--timestamp-formatter F]
+                     [--timestamp-pattern P] [--strategy values-time|update-time] [--dry-run]
 minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
 minipaimon delete    PATH --where CONDITION [--dry-run]
 ```
@@ -172,6 +176,20 @@ def build_parser() -> argparse.ArgumentParser:
     _snapshot_id(create, "tag snapshot N (default: the latest)")
     cmd("delete", "delete a tag", parent=tag_sub).add_argument("name", help="the tag's name")
     cmd("list", "list the tags", parent=tag_sub)
+    cmd("auto", "create the tags tag.automatic-creation owes and delete those past "
+        "tag.num-retained-max or their retention, as a commit does", parent=tag_sub).add_argument(
+        "--dry-run", action="store_true", help="print what would change, change nothing")
+    c = cmd("expire", "delete the tags whose retention (tag.default-time-retained) has passed",
+            parent=tag_sub)
+    c.add_argument("--older-than", metavar="TIME", help="also every tag created before TIME")
+    c.add_argument("--dry-run", action="store_true", help="print what would go, change nothing")
+    c = cmd("expire-partitions", "drop the partitions older than partition.expiration-time (or "
+            "--expiration-time), as Paimon's expire_partitions")
+    c.add_argument("--expiration-time", metavar="DURATION", help="e.g. '30 d' (default: the option)")
+    c.add_argument("--timestamp-formatter", metavar="F", help="a Java pattern, e.g. yyyyMMdd")
+    c.add_argument("--timestamp-pattern", metavar="P", help="e.g. '$dt $hour:00:00'")
+    c.add_argument("--strategy", choices=["values-time", "update-time"], help="how a partition's time is read")
+    c.add_argument("--dry-run", action="store_true", help="print what would be dropped, change nothing")
     return p
 
 
@@ -179,7 +197,8 @@ _SIMPLE: dict[str, Callable[[Table, argparse.Namespace], Output]] = {
     "info": c.cmd_info, "snapshots": c.cmd_snapshots, "history": c.cmd_history, "files": c.cmd_files,
     "schema": c.cmd_schema, "plan": c.cmd_plan, "rewrite-manifests": c.cmd_rewrite_manifests,
     "system": c.cmd_system, "health": c.cmd_health, "expire": c.cmd_expire, "rollback": c.cmd_rollback,
-    "restore": c.cmd_restore, "tag": c.cmd_tag, "delete": c.cmd_delete}
+    "restore": c.cmd_restore, "tag": c.cmd_tag, "delete": c.cmd_delete,
+    "expire-partitions": c.cmd_expire_partitions}
 _LONG: dict[str, Callable[[Table, argparse.Namespace, ProgressBar], Output]] = {
     "compact": c.cmd_compact, "orphans": c.cmd_orphans}
 

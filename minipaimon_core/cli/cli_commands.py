@@ -305,7 +305,33 @@ def cmd_restore(t: Table, args: argparse.Namespace) -> Output:
                   data)
 
 
+def cmd_expire_partitions(t: Table, args: argparse.Namespace) -> Output:
+    r = t.expire_partitions(args.expiration_time, args.timestamp_formatter, args.timestamp_pattern,
+                            args.strategy, dry_run=args.dry_run)
+    names = [",".join(f"{k}={v}" for k, v in p.items()) for p in r.partitions]
+    data = {"dry_run": r.dry_run, "partitions": r.partitions, "snapshot_id": r.snapshot_id}
+    if not names:
+        return Output("no expired partitions", data)
+    verb = "would drop" if r.dry_run else f"dropped (snapshot {r.snapshot_id})"
+    return Output(f"{verb} {len(names)} partitions: {'; '.join(names)}", data)
+
+
+def _tag_changes(r: Any) -> Output:
+    """The tags a tag run created and deleted (``TagAutoResult``)."""
+    data = {"dry_run": r.dry_run, "created": r.created, "deleted": r.deleted}
+    would = "would " if r.dry_run else ""
+    lines = [f"{would}create tag {n} on snapshot {sid}" for n, sid in r.created.items()]
+    lines += [f"{would}delete tag {n}" for n in r.deleted]
+    return Output("\n".join(lines) or "no tag to create or delete", data)
+
+
 def cmd_tag(t: Table, args: argparse.Namespace) -> Output:
+    if args.tag_command == "auto":
+        return _tag_changes(t.create_auto_tags(dry_run=args.dry_run))
+    if args.tag_command == "expire":
+        older = None if args.older_than is None else \
+            datetime.datetime.fromtimestamp(parse_time(args.older_than) / 1000, datetime.timezone.utc)
+        return _tag_changes(t.expire_tags(older_than=older, dry_run=args.dry_run))
     if args.tag_command == "create":
         t.create_tag(args.name, args.snapshot_id)
         sid = t.tags()[args.name]

@@ -268,3 +268,24 @@ def test_spark_reads_and_writes_tables_by_name_in_a_warehouse(spark: Any, tmp_pa
     assert sorted(tuple(r) for r in got.collect()) == [(1, "a"), (2, "b")]
     snapshots = spark.read.format("minipaimon").option("warehouse", warehouse).load("sales.orders$snapshots")
     assert [r.snapshot_id for r in snapshots.collect()] == [1]
+
+
+def test_partition_expiration_and_tags_by_hand_from_sql(sql: Any, tmp_path: Path) -> None:
+    """minipaimon_expire_partitions / minipaimon_auto_tags / minipaimon_expire_tags, with dry runs."""
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("dt", pa.string())])
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, schema, partition_by=["dt"],
+                        options={"write-only": "true", "tag.automatic-creation": "process-time"})
+    t.write(pa.table({"id": [1, 2], "dt": ["2000-01-01", "2999-01-01"]}, schema=schema))
+    rows = sql(f"SELECT * FROM minipaimon_expire_partitions('{path}', '30 d', true)").collect()
+    assert [(r.partition, r.dry_run) for r in rows] == [("dt=2000-01-01", True)]
+    assert len(mp.open_table(path).snapshots()) == 1
+    rows = sql(f"SELECT * FROM minipaimon_expire_partitions('{path}', '30 d')").collect()
+    assert [r.partition for r in rows] == ["dt=2000-01-01"] and rows[0].snapshot_id == 2
+    assert mp.open_table(path).to_arrow().column("dt").to_pylist() == ["2999-01-01"]
+    rows = sql(f"SELECT * FROM minipaimon_auto_tags('{path}')").collect()
+    assert [r.action for r in rows] == ["created"] and rows[0].tag in mp.open_table(path).tags()
+    rows = sql(f"SELECT * FROM minipaimon_expire_tags('{path}', '0s', true)").collect()
+    assert [(r.tag, r.action, r.dry_run) for r in rows] == [(rows[0].tag, "deleted", True)]
+    with pytest.raises(Exception, match="partition.expiration-time"):
+        sql(f"SELECT * FROM minipaimon_expire_partitions('{path}', NULL)").collect()
