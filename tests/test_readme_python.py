@@ -50,12 +50,15 @@ def test_python_and_operations_snippets_run_as_written(tmp_path: Path, monkeypat
     copy = mp.open_table("warehouse/users_copy")
     assert copy.to_arrow().sort_by("id").equals(t.to_arrow().sort_by("id"))
     assert t.consumers() == {"copy": 5}  # every batch committed: next is the one after 4
-    (operations,) = blocks("Operations")
+    operations, post_commit = blocks("Operations")
     exec(compile(operations, "README:Operations", "exec"), scope)
     t = mp.open_table(t.path)
     assert t.latest_snapshot().id == 2  # type: ignore[union-attr]  # rolled back (the restore too)
     assert t.schema().names == ["id", "name", "dt"] and t.tags() == {}
     assert t.options()["snapshot.num-retained.min"] == "5"
+    exec(compile(post_commit, "README:Partition expiration and automatic tags", "exec"), scope)
+    logs = mp.open_table("warehouse/logs")
+    assert logs.to_arrow().column("dt").to_pylist() == ["29990101"] and len(logs.tags()) == 1
 
 
 def test_object_storage_snippets_run_as_written_on_a_real_s3_server(
@@ -125,6 +128,7 @@ RUN_BY = {
     ("Row-level changes: delete, update, merge", 0):
         "tests/test_readme_python.py::test_row_level_changes_snippet_runs_as_written",
     ("Operations", 0): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
+    ("Operations", 1): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
     ("Running on a cluster and object storage", 0):
         "tests/test_readme_python.py::test_object_storage_snippets_run_as_written_on_a_real_s3_server",
 }
