@@ -209,44 +209,18 @@ def test_options_minipaimon_cannot_honour_refuse_writes(tmp_path, option, value)
 
 
 def test_a_creation_delay_of_a_whole_period_is_refused(tmp_path):
-    t = table(tmp_path, Clock(datetime(2024, 3, 10)), {"tag.automatic-creation": "process-time",
+    with pytest.raises(UnsupportedOptionError, match="tag.creation-delay"):
+        table(tmp_path, Clock(datetime(2024, 3, 10)), {"tag.automatic-creation": "process-time",
                                                        "tag.creation-period": "hourly",
                                                        "tag.creation-delay": "1 h"})
-    with pytest.raises(UnsupportedFeatureError, match="tag.creation-delay"):
-        t.write(rows([1], ["a"]))
 
 
-@pytest.mark.parametrize("options", [{"bucket": "2", "deletion-vectors.enabled": "true"}, {"bucket": "-1"},
-                                     {"bucket": "2", "changelog-producer": "lookup"}])
-def test_primary_key_tables_drop_partitions_and_take_the_keys_again(tmp_path, options):
-    clock = Clock(datetime(2024, 3, 10))
-    path = str(tmp_path / "t")
-    mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"], options=options)
-    t = mp.open_table(path, clock=clock)
-    t.write(rows([1, 2], ["2024-01-01", "2024-03-09"]))
-    t.write(rows([1, 3], ["2024-01-01", "2024-01-01"]))
-    assert t.expire_partitions(expiration_time="30 d").partitions == [{"dt": "2024-01-01"}]
-    assert t.to_arrow().column("id").to_pylist() == [2]
-    t.write(rows([1], ["2024-01-01"]))
-    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2]
-
-
-def test_the_command_line_expires_partitions_and_tags(tmp_path, capsys):
-    from minipaimon_core.cli.cli import main
-
-    clock = Clock(datetime(2024, 3, 10))
-    t = table(tmp_path, clock, {"write-only": "true", "tag.automatic-creation": "process-time"})
-    t.write(rows([1, 2], ["2000-01-01", "2999-01-01"]))
-    assert main(["expire-partitions", t.path, "--expiration-time", "30 d", "--dry-run", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["partitions"] == [{"dt": "2000-01-01"}]
-    assert main(["expire-partitions", t.path, "--expiration-time", "30 d"]) == 0
-    assert "dropped (snapshot 2) 1 partitions: dt=2000-01-01" in capsys.readouterr().out
-    assert main(["tag", "auto", t.path, "--dry-run"]) == 0
-    assert "would create tag" in capsys.readouterr().out and mp.open_table(t.path).tags() == {}
-    assert main(["tag", "auto", t.path]) == 0  # snapshot 1 (the clock's) and 2 (the CLI's: now)
-    assert list(mp.open_table(t.path).tags().values()) == [1, 2]
-    capsys.readouterr()
-    assert main(["tag", "expire", t.path, "--older-than", "0s", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)["deleted"]) == 2 and mp.open_table(t.path).tags() == {}
-    assert main(["expire-partitions", t.path]) == 1  # no partition.expiration-time
-    assert "partition.expiration-time" in capsys.readouterr().err
+@pytest.mark.parametrize("option, value", [("partition.timestamp-formatter", "MMM yyyy"),
+                                           ("sink.watermark-time-zone", "Nowhere/City"),
+                                           ("tag.creation-period", "weekly")])
+def test_create_table_and_set_options_refuse_what_cannot_be_honoured(tmp_path, option, value):
+    with pytest.raises(UnsupportedOptionError, match=option):
+        mp.create_table(str(tmp_path / "t"), SCHEMA, partition_by=["dt"], options={option: value})
+    t = mp.create_table(str(tmp_path / "u"), SCHEMA, partition_by=["dt"])
+    with pytest.raises(UnsupportedOptionError, match=option):
+        t.set_options({option: value})

@@ -20,6 +20,7 @@ punctuation literals (other letters are refused for writes: see :func:`java_patt
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -186,32 +187,40 @@ class TagConfig:
                          options["tag.automatic-completion"], zone(options["sink.watermark-time-zone"]))
 
 
-def check(schema: TableSchema, path: str) -> None:
-    """Raises UnsupportedFeatureError naming the first post-commit option whose value
-    minipaimon cannot honour as Paimon does (a bad value, a formatter letter it does not
-    parse, a creation delay of a whole period or more, which Paimon refuses too)."""
-    options = Options(schema.options)
+def check_values(options: Mapping[str, str]) -> None:
+    """Raises UnsupportedOptionError naming the first post-commit option whose value
+    minipaimon cannot honour as Paimon does: a bad value, a formatter letter it does not
+    parse, a time zone Python cannot resolve, a creation delay of a whole period or more
+    (which Paimon refuses too). At ``create_table`` and ``set_options``."""
+    typed = Options(options)
     for name in (*PARTITION_OPTIONS, *TAG_OPTIONS):
-        if name not in schema.options:
-            continue
+        if name in options:
+            typed.get(name)
+    if "partition.timestamp-formatter" in options:
         try:
-            options.get(name)
-            if name == "partition.timestamp-formatter":
-                java_pattern(options[name])
-            elif name == "sink.watermark-time-zone":
-                zone(options[name])
+            java_pattern(typed["partition.timestamp-formatter"])
         except UnsupportedOptionError as e:
-            raise UnsupportedFeatureError(
-                f"{path}: option {name!r} cannot be honoured after commits as Paimon does ({e}); "
-                "writes are refused rather than leaving it unapplied") from None
-    tags = TagConfig.of(options)
+            raise UnsupportedOptionError(f"option 'partition.timestamp-formatter': {e}") from None
+    zone(typed["sink.watermark-time-zone"])
+    tags = TagConfig.of(typed)
     if tags.mode in ("process-time", "watermark") and tags.delay_ms >= PERIOD_MS[tags.period]:
+        raise UnsupportedOptionError(
+            f"option 'tag.creation-delay' must be shorter than one 'tag.creation-period' ({tags.period}), "
+            "as Paimon requires")
+
+
+def check(schema: TableSchema, path: str) -> None:
+    """:func:`check_values` for a write: UnsupportedFeatureError naming the option (a table
+    another engine configured), so an option is never left silently unapplied."""
+    try:
+        check_values(schema.options)
+    except UnsupportedOptionError as e:
         raise UnsupportedFeatureError(
-            f"{path}: option 'tag.creation-delay' must be shorter than one 'tag.creation-period' "
-            f"({tags.period}), as Paimon requires")
+            f"{path}: a post-commit option cannot be honoured as Paimon does ({e}); writes are "
+            "refused rather than leaving it unapplied") from None
 
 
 PERIOD_MS = {"daily": 86_400_000, "hourly": 3_600_000, "two-hours": 7_200_000}
 
 __all__ = ["PARTITION_OPTIONS", "PERIOD_MS", "PartitionExpireConfig", "TAG_OPTIONS", "TagConfig",
-           "TimePattern", "check", "java_pattern", "parse_partition_time", "zone"]
+           "TimePattern", "check", "check_values", "java_pattern", "parse_partition_time", "zone"]

@@ -43,6 +43,7 @@ from ..errors import UnsupportedFeatureError, UnsupportedOptionError
 from ..file_format import file_index
 from ..format.options import Options, field_option
 from ..lsm.merge_engines import MergeConfig
+from . import post_commit_options
 
 PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delete",
            "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
@@ -67,6 +68,7 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
     typed = Options(options)
     pk = list(primary_keys)
     _check_buckets(typed, options, schema, pk)
+    post_commit_options.check_values(options)
     outside = [c for c in partition_keys if c not in pk]
     if pk and outside and typed["bucket"] != -1:
         raise UnsupportedOptionError(
