@@ -197,7 +197,6 @@ def test_options_minipaimon_cannot_honour_refuse_writes(tmp_path, option, value)
     mp.create_table(path, SCHEMA, partition_by=["dt"])
     t = mp.open_table(path)
     schema_file = tmp_path / "t" / "schema" / "schema-0"
-    import json
     doc = json.loads(schema_file.read_text())
     doc.pop("checksum", None)
     doc["options"][option] = value
