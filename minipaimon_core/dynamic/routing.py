@@ -23,9 +23,17 @@ import numpy as np
 import pyarrow as pa
 
 from ..expressions.sets import distinct
+from ..format.layout import POSTPONE_BUCKET
 from ..format.snapshot import Snapshot
 from ..metadata.context import TableContext
-from ..schema.bucket import CROSS_PARTITION, HASH_DYNAMIC, bucket_ids, bucket_mode, key_hashes
+from ..schema.bucket import (
+    CROSS_PARTITION,
+    HASH_DYNAMIC,
+    POSTPONE_MODE,
+    bucket_ids,
+    bucket_mode,
+    key_hashes,
+)
 from ..schema.partition import PartitionSpec, split_by_bucket
 from ..schema.schema import TableSchema
 from . import key_map
@@ -69,10 +77,22 @@ def dynamic_router(schema: TableSchema, load: Callable[[tuple[Any, ...]], dict[i
     return route
 
 
+def postpone_router(schema: TableSchema) -> Router:
+    """Rows of a postponed-bucket table (``bucket`` = -2) by partition, all into bucket -2
+    (``bucket-postpone``): a compaction puts them in real buckets (maintenance.postpone)."""
+    spec = PartitionSpec.of(schema)
+
+    def route(table: pa.Table) -> list[Routed]:
+        return [Routed(tuple(values), POSTPONE_BUCKET, part, _no_hashes()) for values, part in spec.split(table)]
+    return route
+
+
 def router_for(ctx: TableContext, base_id: int | None, overwrite: bool) -> Router:
     """The router of a writer of ``ctx``'s table starting on snapshot ``base_id``."""
     schema = ctx.schema
     mode = bucket_mode(schema)
+    if mode == POSTPONE_MODE:
+        return postpone_router(schema)
     if mode not in (HASH_DYNAMIC, CROSS_PARTITION):
         return fixed_router(schema)
     options = ctx.options
@@ -91,4 +111,4 @@ def router_for(ctx: TableContext, base_id: int | None, overwrite: bool) -> Route
     return router.route
 
 
-__all__ = ["Router", "Routed", "dynamic_router", "fixed_router", "router_for"]
+__all__ = ["Router", "Routed", "dynamic_router", "fixed_router", "postpone_router", "router_for"]

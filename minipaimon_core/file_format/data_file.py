@@ -136,7 +136,7 @@ def write_data_file_parts(
     InvalidArgumentError / UnsupportedFeatureError for what the format cannot hold (the file
     is deleted: nothing of it stays)."""
     fmt = file_format.table_format(schema)
-    name = TableLayout.new_data_file_name(prefix, fmt.extension)
+    name = TableLayout.new_data_file_name(prefix, fmt.extension, bucket)
     path = layout.data_file_path(partition_path, bucket, name)
     index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(name))
     try:

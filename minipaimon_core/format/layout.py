@@ -87,7 +87,7 @@ _PARSE = [
     ("data-index", re.compile(r"data-(.+\.(?:parquet|orc|avro))\.index")),
     ("data", re.compile(r"data-(.+)\.(?:parquet|orc|avro)")),
     ("changelog", re.compile(r"changelog-(.+)\.(?:parquet|orc|avro)")),
-    ("bucket", re.compile(r"bucket-(-?\d+)")),
+    ("bucket", re.compile(r"bucket-(-?\d+|postpone)")),
     ("hint", re.compile(r"(LATEST|EARLIEST)")),
     ("expired", re.compile(r"\.snapshot-(\d+)\.expired")),
 ]
@@ -180,6 +180,10 @@ def check_partition_path(partition_path: object) -> str:
             f"refusing the partition path {partition_path!r}: not a partition directory of "
             "the table (k=v segments); the commit message or metadata is damaged or hostile")
     return partition_path
+
+
+POSTPONE_BUCKET = -2  # the bucket of rows not yet in a bucket (``bucket-postpone/``)
+_POSTPONE_WRITER = uuid.uuid4()  # this process, as the writer of its postponed files
 
 
 def _check_bucket(bucket: object) -> int:
@@ -345,9 +349,10 @@ class TableLayout:
     def bucket_dir(self, partition_path: str, bucket: int) -> str:
         check_partition_path(partition_path)
         _check_bucket(bucket)
+        name = "postpone" if bucket == POSTPONE_BUCKET else str(bucket)  # Paimon's postponed rows
         if partition_path:
-            return self._join(partition_path, f"bucket-{bucket}")
-        return self._join(f"bucket-{bucket}")
+            return self._join(partition_path, f"bucket-{name}")
+        return self._join(f"bucket-{name}")
 
     def data_file_path(self, partition_path: str, bucket: int, file_name: str) -> str:
         return f"{self.bucket_dir(partition_path, bucket)}/{check_path_name(file_name)}"
@@ -358,6 +363,11 @@ class TableLayout:
         return f"{data_file_name}.index"
 
     @staticmethod
-    def new_data_file_name(prefix: str = "data", extension: str = "parquet") -> str:
-        """A new data (``prefix`` ``data``) or changelog file name in a format's extension."""
+    def new_data_file_name(prefix: str = "data", extension: str = "parquet", bucket: int = 0) -> str:
+        """A new data (``prefix`` ``data``) or changelog file name in a format's extension; a
+        postponed data file (``bucket`` -2) is named as Paimon's postpone writers name theirs,
+        ``data--u-<writer>-s-<n>-w-<uuid>-0``: Paimon's compaction replays the files of one
+        writer (the text up to ``-w-``; here: this process) in their creation order."""
+        if bucket == POSTPONE_BUCKET and prefix == "data":
+            return f"data--u-{_POSTPONE_WRITER}-s-0-w-{uuid.uuid4()}-0.{extension}"
         return f"{prefix}-{uuid.uuid4()}-0.{extension}"

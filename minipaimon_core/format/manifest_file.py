@@ -43,6 +43,7 @@ from .data_file_meta import (
     SimpleStats,
 )
 from .file_names import check_data_file_names, is_file_name
+from .layout import POSTPONE_BUCKET
 
 VERSION = 2  # the _VERSION of entries Paimon 0.9 .. 2.x write and read
 PAYLOAD_KEY = "minipaimon.entries"
@@ -339,7 +340,7 @@ def _check_record(r: dict[str, Any], path: str) -> None:
     f = r["_FILE"]
     bad = [name for name, value, ok in (
         ("_KIND", r["_KIND"], r["_KIND"] in (ADD, DELETE)),
-        ("_BUCKET", r["_BUCKET"], r["_BUCKET"] >= 0),
+        ("_BUCKET", r["_BUCKET"], r["_BUCKET"] >= 0 or r["_BUCKET"] == POSTPONE_BUCKET),  # -2: postponed
         ("_FILE_SIZE", f["_FILE_SIZE"], f["_FILE_SIZE"] >= 0),
         ("_ROW_COUNT", f["_ROW_COUNT"], f["_ROW_COUNT"] >= 0),
         ("_MIN_SEQUENCE_NUMBER", f["_MIN_SEQUENCE_NUMBER"], 0 <= f["_MIN_SEQUENCE_NUMBER"] < MAX_SEQUENCE),

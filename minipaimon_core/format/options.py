@@ -94,7 +94,7 @@ class Spec:
 
 
 KNOWN: dict[str, Spec] = {
-    "bucket": Spec("int", "-1", -1),
+    "bucket": Spec("int", "-1", -2),  # -2: postponed buckets (primary-key tables, Paimon 1.x)
     "bucket-key": Spec("str", None),
     "target-file-size": Spec("size", "128 mb", 1),
     "write-buffer-size": Spec("size", "256 mb", 1),
@@ -169,6 +169,12 @@ KNOWN: dict[str, Spec] = {
     "tag.default-time-retained": Spec("duration", None, 0),
     "tag.automatic-completion": Spec("bool", "false"),
     "sink.watermark-time-zone": Spec("str", "UTC"),
+    # postponed buckets (bucket = -2, minipaimon_core.maintenance.postpone), as Paimon 1.x
+    "postpone.batch-write-fixed-bucket": Spec("bool", "true"),
+    "postpone.default-bucket-num": Spec("int", None, 1),
+    "postpone.target-row-num-per-bucket": Spec("int", None, 1),
+    "postpone.target-size-per-bucket": Spec("size", "1 gb", 1),
+    "postpone.batch-write-fixed-bucket.max-parallelism": Spec("int", "2048", 1),
 }
 # fields.<column>.<suffix>: the kind of each per-field option
 FIELD_OPTIONS: dict[str, Spec] = {

@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..file_format.data_file import write_changelog_file, write_data_file
 from ..format.kinds import SEQUENCE, VALUE_KIND
+from ..format.layout import POSTPONE_BUCKET
 from ..format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from ..format.snapshot import Snapshot
 from ..lsm import changelog
@@ -47,6 +48,7 @@ from ..metadata.manifest_io import live_files
 from ..read.read import read_file_as, sorted_runs_newest_first
 from ..schema.features import check_writable
 from ..write.kv_writer import write_sorted_run
+from . import postpone
 
 BucketKey = tuple[tuple[Any, ...], int]
 _ROW_INDEX = "__row_index"
@@ -69,7 +71,7 @@ def bucket_units(table: HasContext, only: set[BucketKey] | None = None,
     base = snapshot if snapshot is not None else ctx.snapshots.latest()
     for e in live_files(ctx.manifests, base):
         key = (tuple(e.partition), e.bucket)
-        if only is None or key in only:
+        if e.bucket != POSTPONE_BUCKET and (only is None or key in only):  # postponed: postpone.py
             buckets[key].append(e)
     return [entries for _, entries in sorted(buckets.items(), key=lambda kv: repr(kv[0]))]
 
@@ -104,10 +106,14 @@ def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = 
     :attr:`PickerOptions.stop_trigger` sorted runs are compacted, so runs never pile up
     unbounded. Append tables are compacted on demand only (None).
     """
+    return compact_due(table, None if messages is None else {(tuple(m.partition), m.bucket) for m in messages})
+
+
+def compact_due(table: HasContext, only: set[BucketKey] | None) -> int | None:
+    """:func:`maybe_compact` of the buckets ``only`` (all if None)."""
     ctx = table.context()
     if not ctx.schema.primaryKeys:
         return None
-    only = None if messages is None else {(tuple(m.partition), m.bucket) for m in messages}
     if only is not None and not only:
         return None
     options = ctx.options
@@ -151,6 +157,8 @@ def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey
     ``raise_on_conflict``).
     """
     ctx = table.context()
+    postponed_id = postpone.compact_postponed(ctx, raise_on_conflict=raise_on_conflict)[0] \
+        if only is None and strategy != "auto" else None  # an explicit compaction: postponed rows first
     base = ctx.snapshots.latest()
     messages: list[CommitMessage] = []
     try:
@@ -173,7 +181,7 @@ def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey
                 f"concurrent compaction replaced its files): {e}; retry the compaction",
                 ConflictReason.BASE_EXPIRED) from e
         return None
-    return commit_compaction(ctx, messages, raise_on_conflict)
+    return commit_compaction(ctx, messages, raise_on_conflict) or postponed_id
 
 
 def discard(table: HasContext, messages: list[CommitMessage]) -> None:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import CorruptMetadataError, InvalidArgumentError
-from ..format.layout import TableLayout, is_temp_name, parse
+from ..format.layout import POSTPONE_BUCKET, TableLayout, is_temp_name, parse
 from ..io.fileio import FileStatus
 from ..metadata.changelog_manager import ChangelogManager
 from ..schema.partition import partition_prefix
@@ -117,7 +117,8 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
             parsed = parse(n)
             if parsed is None or parsed.kind != "bucket":
                 continue
-            collect(layout.bucket_dir(rel, int(parsed.key)), _is_data)
+            bucket = POSTPONE_BUCKET if parsed.key == "postpone" else int(parsed.key)
+            collect(layout.bucket_dir(rel, bucket), _is_data)
             progress("listing", len(found), 0)
     return {path: f.size for path, f in found if f.modified_ms < older_than_ms}
 

@@ -4,6 +4,8 @@ Every writer of the core and of the Spark sinks calls :func:`after_commit` (as
 ``Table.after_commit(messages)``) once its snapshot has landed:
 
 ```
+ 0. postponed rows        a batch write's rows of a postponed-bucket table into real buckets
+                          (maintenance.postpone; not for streaming writes, as in Paimon)
  1. compaction            the buckets written, when their triggers are reached
  2. snapshot expiration   snapshot.* / changelog.* retention, idle consumers
  3. partition expiration  partition.expiration-time, when the committer's check is due
@@ -30,9 +32,10 @@ from dataclasses import dataclass, field
 
 from ..metadata.commit_message import CommitMessage
 from ..metadata.context import HasContext
+from ..schema.bucket import postponed
 from ..schema.post_commit_options import PartitionExpireConfig, TagConfig
-from . import partition_expire, tag_auto
-from .compaction import maybe_compact
+from . import partition_expire, postpone, tag_auto
+from .compaction import compact_due
 from .expire import ExpireResult, maybe_expire
 from .partition_expire import ExpireClock, PartitionExpireResult
 from .tag_auto import TagAutoResult
@@ -73,8 +76,14 @@ def after_commit(table: HasContext, messages: Sequence[CommitMessage] | None = N
     ctx = table.context()
     errors: list[Exception] = []
     compacted = None
+    only = None if messages is None else {(tuple(m.partition), m.bucket) for m in messages}
+    if end_of_input and postponed(ctx.schema) and ctx.options["postpone.batch-write-fixed-bucket"]:
+        try:  # a batch write's postponed rows into real buckets, as Paimon's batch writes
+            compacted, only = postpone.compact_postponed(ctx, None if only is None else {p for p, _ in only})
+        except Exception as e:  # noqa: BLE001 - the policy: the landed commit stands
+            _report(ctx.path, "compaction of postponed rows", e, errors)
     try:
-        compacted = maybe_compact(ctx, messages)
+        compacted = compact_due(ctx, only) or compacted
     except Exception as e:  # noqa: BLE001 - the policy: the landed commit stands
         _report(ctx.path, "compaction", e, errors)
     expired = None

@@ -17,8 +17,10 @@ from ..errors import InvalidArgumentError
 from ..expressions.sets import distinct
 from ..format.file_names import bad_data_file_names
 from ..format.kinds import CommitKind, EntryKind
+from ..format.layout import POSTPONE_BUCKET
 from ..format.manifest_file import FILE_SOURCE_COMPACT, MAX_SEQUENCE, DataFileMeta, ManifestEntry
 from ..format.table_schema import TableSchema
+from ..schema.bucket import postponed
 from ..schema.partition import PartitionSpec
 
 
@@ -81,7 +83,7 @@ def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> No
             "of the table (a path outside it?); nothing was committed")
     added: set[tuple[tuple[Any, ...], int, str]] = set()
     for m in messages:
-        if not isinstance(m.bucket, int) or m.bucket < 0:
+        if not isinstance(m.bucket, int) or (m.bucket < 0 and not (m.bucket == POSTPONE_BUCKET and postponed(schema))):
             raise InvalidArgumentError(f"a commit message has the bucket {m.bucket!r}; nothing was committed")
         if partition_path(list(m.partition)) != m.partitionPath:
             raise InvalidArgumentError(

@@ -34,6 +34,7 @@ from ..lsm.merge_config import skips_level0
 from ..metadata.deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry
 from ..metadata.manifest_io import ManifestIO, check_unique, live_adds
 from ..metadata.snapshot_manager import SnapshotManager
+from ..schema.bucket import postponed
 from ..schema.partition import PartitionSpec
 from ..schema.schema import TableSchema
 
@@ -218,6 +219,8 @@ class Planner:
             if skips_level0(self._schema):  # as Paimon's batch reads: level 0 is not yet visible
                 entries = [e for e in entries if e.file.level > 0]
             snap_id = snapshot.id
+        if postponed(self._schema):  # as Paimon's reads: postponed rows are not in a bucket yet
+            entries = [e for e in entries if e.bucket >= 0]
         groups: dict[tuple[tuple[Any, ...], int], list[ManifestEntry]] = defaultdict(list)
         pk = self._schema.primaryKeys
         # with deletion vectors a snapshot's files are read one by one, never merged

@@ -64,7 +64,8 @@ def _feature(schema: TableSchema) -> str | None:
          "partition directories named by cast ('partition.legacy-name' = false)"),
         (options.get("partition.default-name", "__DEFAULT_PARTITION__") != "__DEFAULT_PARTITION__",
          "another 'partition.default-name'"),
-        (options.get("bucket", "").strip() == "-2", "postponed buckets ('bucket' = -2)"),
+        (options.get("postpone.merge-on-read", "false").strip().lower() != "false",
+         "postponed rows merged on read ('postpone.merge-on-read')"),
         ("," in options.get("sequence.field", ""), "several sequence fields ('sequence.field')"),
         (options.get("bucket-function.type", "default").lower() != "default",
          f"bucket function '{options.get('bucket-function.type')}' ('bucket-function.type')"),
@@ -119,6 +120,7 @@ def check_writable(schema: TableSchema, path: str) -> None:
     check_migrated(schema, path)
     check_readable(schema, path)
     post_commit_options.check(schema, path)  # partition expiration, automatic tags
+    _check_postponed(schema, path)
     if not schema.primaryKeys:  # Paimon 0.9 indexes append files only
         file_index.check_writable(schema.options, schema.arrow_schema(), path)
     unknown = sorted(k for k in schema.options if k not in KNOWN and k not in IGNORED
@@ -127,6 +129,23 @@ def check_writable(schema: TableSchema, path: str) -> None:
         raise UnsupportedFeatureError(
             f"{path} has options minipaimon does not implement: {', '.join(unknown)}; writing "
             "it could break what they promise")
+
+
+def _check_postponed(schema: TableSchema, path: str) -> None:
+    """A postponed-bucket table (``bucket`` = -2) is written with the deduplicate,
+    partial-update and aggregation engines, no changelog producer and no deletion vectors
+    (what minipaimon's replay of postponed rows reproduces exactly)."""
+    options = schema.options
+    if options.get("bucket", "").strip() != "-2":
+        return
+    for name, value, allowed in (("merge-engine", "deduplicate", ("deduplicate", "partial-update", "aggregation")),
+                                 ("changelog-producer", "none", ("none",)),
+                                 ("deletion-vectors.enabled", "false", ("false",))):
+        if options.get(name, value).strip().lower() not in allowed:
+            raise UnsupportedFeatureError(
+                f"{path} postpones buckets ('bucket' = -2) with {name!r} = {options[name]!r}: minipaimon "
+                "writes postponed-bucket tables with the deduplicate, partial-update and aggregation "
+                "engines, no changelog producer and no deletion vectors")
 
 
 __all__ = ["IGNORED", "check_migrated", "check_readable", "check_writable"]

@@ -101,8 +101,8 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
 def _check_buckets(typed: Options, options: Mapping[str, str], schema: pa.Schema,
                    pk: list[str]) -> None:
     buckets = typed["bucket"]
-    if buckets == 0:
-        need = "-1 (dynamic buckets) or >= 1" if pk else "-1 (unbucketed) or >= 1"
+    if buckets == 0 or (buckets == -2 and not pk):
+        need = "-1 (dynamic buckets), -2 (postponed buckets) or >= 1" if pk else "-1 (unbucketed) or >= 1"
         raise UnsupportedOptionError(f"option 'bucket' must be {need}")
     keys = names_in(options.get("bucket-key"))
     if pk and buckets == -1 and keys:

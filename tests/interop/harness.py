@@ -159,11 +159,11 @@ class Batch:
     def commit(self, warehouse: str | Path, table: str, data: pa.Table,
                overwrite: dict[str, str] | None = None,
                before_commit: list[str] | None = None, identifier: int | None = None,
-               watermark: int | None = None) -> int:
+               watermark: int | None = None, fixed_bucket: bool = False) -> int:
         return self._add({"op": "commit", "warehouse": str(warehouse), "table": table,
                           "data": self._ipc(data), "overwrite": overwrite,
                           "before_commit": before_commit, "identifier": identifier,
-                          "watermark": watermark})
+                          "watermark": watermark, "fixed_bucket": fixed_bucket})
 
     def tag(self, warehouse: str | Path, table: str, name: str, snapshot: int | None = None,
             time_retained_ms: int | None = None) -> int:

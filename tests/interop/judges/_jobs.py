@@ -20,8 +20,9 @@ Jobs (every job has ``op``, ``warehouse`` and ``table`` = ``"db.name"``):
   ``overwrite`` (a partition dict, ``{}`` = everything), ``before_commit`` (a command run
   after the writer prepared its commit and before it commits: a deterministic race),
   (Java) ``identifier`` and ``watermark`` (epoch ms or null): a streaming commit of that
-  identifier and watermark instead of a batch one; result ``snapshot`` (the latest
-  snapshot after the commit).
+  identifier and watermark instead of a batch one, (pypaimon) ``fixed_bucket``: a
+  postponed-bucket table written into real buckets (``new_postpone_fixed_bucket_write_builder``);
+  result ``snapshot`` (the latest snapshot after the commit).
 * ``tag``: ``name``, optional ``snapshot``, (Java) ``time_retained_ms``.  ``tags`` (Java, not
   a write): result ``tags``, name -> [snapshot id, create time text or null, retention ms
   or null], as Java reads each tag file.  ``alter``: ``changes``, a list of

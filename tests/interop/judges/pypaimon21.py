@@ -65,7 +65,10 @@ def commit(job: dict[str, Any]) -> dict[str, Any]:
         table = table.copy(job["options"])
     data = _jobs.conform(_jobs.read_ipc(job["data"]),
                          PyarrowFieldParser.from_paimon_schema(table.fields))
-    wb = table.new_batch_write_builder()
+    # a postponed-bucket table (bucket = -2): rows into the postpone bucket, or with
+    # ``fixed_bucket`` into real buckets (Paimon's postpone.batch-write-fixed-bucket writes)
+    wb = table.new_postpone_fixed_bucket_write_builder() if job.get("fixed_bucket") \
+        else table.new_batch_write_builder()
     if job.get("overwrite") is not None:
         wb = wb.overwrite(job["overwrite"] or None)
     _jobs.write_and_commit(wb.new_write(), wb.new_commit(), data, job)
