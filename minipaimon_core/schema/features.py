@@ -13,7 +13,10 @@ change what the files mean are refused.
 Read and written (issue 27): Parquet, ORC and Avro data files (``file.format``, each file
 by its extension: :mod:`.file_format`), bloom-filter file indexes (:mod:`.file_index`;
 ``bitmap`` / ``bsi`` are read past and refused for writes there), long-lived changelogs
-(``changelog.*`` retention: :mod:`.changelog_manager`). The table in docs/format.md,
+(``changelog.*`` retention: :mod:`.changelog_manager`). Issue 39: postponed buckets
+(``bucket`` = -2, :mod:`minipaimon_core.maintenance.postpone`; written with the engines
+:func:`_check_postponed` allows) and the post-commit options (:mod:`.post_commit_options`:
+applied after commits, refused where they cannot be). The table in docs/format.md,
 "Versions and compatibility", lists them.
 """
 
