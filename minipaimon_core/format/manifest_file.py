@@ -300,6 +300,10 @@ def check_entries(entries: Sequence[ManifestEntry], path: str) -> list[str]:
     file names (vectorised). Returns the names; raises CorruptMetadataError naming ``path``."""
     names = [e.file.fileName for e in entries]
     check_data_file_names(names, path)
+    bad = next((e.bucket for e in entries if e.bucket < 0 and e.bucket != POSTPONE_BUCKET), None)
+    if bad is not None:  # the struct allows -2..: only -2 (postponed rows) is a bucket below 0
+        raise CorruptMetadataError(f"{path}: an entry has the bucket {bad}, not a bucket (>= 0, or -2: "
+                                   "postponed rows); the manifest is damaged")
     return names
 
 

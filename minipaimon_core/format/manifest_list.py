@@ -122,6 +122,9 @@ def check_metas(metas: Sequence[ManifestFileMeta], path: str) -> None:
     name. Raises CorruptMetadataError naming ``path``."""
     for m in metas:
         check_file_name("manifest", m.fileName, path)
+        if -1 in (m.minBucket, m.maxBucket):  # the struct allows -2..: -2 is postponed rows
+            raise CorruptMetadataError(f"{path}: manifest {m.fileName!r} has the bucket range "
+                                       f"{m.minBucket}..{m.maxBucket}: the manifest list is damaged")
 
 
 __all__ = ["ManifestFileMeta", "SCHEMA", "check_metas", "decode", "encode"]
