@@ -153,15 +153,22 @@ def test_expire_partitions_by_hand_and_dry_run(tmp_path):
 
 
 def test_update_time_strategy_uses_the_newest_file_of_a_partition(tmp_path):
+    """update-time: a partition expires once its newest file (creationTime, the writer's
+    local wall clock as Paimon reads it) is older than the expiration time."""
+    from minipaimon_core.metadata.manifest_io import live_files
+
     clock = Clock(datetime(2024, 3, 10))
     t = table(tmp_path, clock, {"partition.expiration-strategy": "update-time"})
     t.write(rows([1, 2], ["a", "b"]))
     t.write(rows([3], ["b"]))
-    # every file was written just now: nothing is a day old
-    assert t.expire_partitions(expiration_time="1 d").partitions == []
-    # a later 'now' past the files' creation: both go (their files' times are the wall clock)
-    later = int(datetime.now().timestamp() * 1000) + 3 * 86_400_000
-    clock.now = later
+    newest = {e.partition[0]: 0 for e in live_files(t.manifests, t.latest_snapshot())}
+    for e in live_files(t.manifests, t.latest_snapshot()):
+        newest[e.partition[0]] = max(newest[e.partition[0]], e.file.creationTime)
+    local = int((datetime(1970, 1, 1) - datetime.fromtimestamp(0)).total_seconds() * 1000)  # local <-> epoch
+    day = 86_400_000
+    clock.now = newest["a"] + day + local  # exactly a day after a's newest file: not yet
+    assert t.expire_partitions(expiration_time="1 d", dry_run=True).partitions == []
+    clock.now = newest["b"] + day + local + 1
     assert t.expire_partitions(expiration_time="1 d", dry_run=True).partitions == [{"dt": "a"}, {"dt": "b"}]
 
 
