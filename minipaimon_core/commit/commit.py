@@ -71,7 +71,7 @@ from .commit_dedupe import CommitRecords, committed_kinds
 from .commit_metadata import write_manifests
 from .commit_point import CommitPoint, retry_wait
 from .conflicts import check_compaction, files_still_live
-from .dv_maintainer import VectorMaintainer
+from .dv_maintainer import VectorMaintainer, check_applied
 from .first_row import first_rows_only
 from .placement import place_messages
 
@@ -284,6 +284,8 @@ class FileStoreCommit:
                                         bool(self._schema.primaryKeys))
             if conflict is not None:
                 raise conflict.error()
+            if self._vectors is not None:
+                check_applied(self._dvio, latest, messages)
         elif kind == OVERWRITE:
             overwritten = self._overwritten(latest, messages, dynamic)
         hashes = self._dynamic.apply(latest, messages, kind == OVERWRITE and not rewrite, dynamic, written) \
