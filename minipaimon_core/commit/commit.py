@@ -284,8 +284,7 @@ class FileStoreCommit:
                                         bool(self._schema.primaryKeys))
             if conflict is not None:
                 raise conflict.error()
-            if self._vectors is not None:
-                check_applied(self._dvio, latest, messages)
+            check_applied(self._dvio, latest, messages)  # rows a compaction left out: still marked
         elif kind == OVERWRITE:
             overwritten = self._overwritten(latest, messages, dynamic)
         hashes = self._dynamic.apply(latest, messages, kind == OVERWRITE and not rewrite, dynamic, written) \
@@ -387,9 +386,8 @@ class FileStoreCommit:
             minipaimonReplayable=None if self._fresh_user else True,
         )
 
-    def _overwritten(
-        self, latest: Snapshot | None, messages: Sequence[CommitMessage], dynamic: bool
-    ) -> list[ManifestEntry]:
+    def _overwritten(self, latest: Snapshot | None, messages: Sequence[CommitMessage],
+                     dynamic: bool) -> list[ManifestEntry]:
         """The live entries an overwrite replaces: all, or with dynamic partition overwrite
         those of the partitions ``messages`` write."""
         live = live_files(self._manifests, latest)
