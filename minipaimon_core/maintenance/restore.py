@@ -147,8 +147,8 @@ def restore(table: HasContext, target: Target) -> RestoreResult:
             result = _try_restore(ctx, snap, copies, point, deadline)
             if result is not None:
                 return result
-    finally:
-        if result is None and not point.in_doubt:  # known not to have landed: all garbage
+    finally:  # nothing landed (known: not in doubt), or the table already read as T: garbage
+        if (result is None or result.snapshot_id is None) and not point.in_doubt:
             _delete_data(ctx, list(copies.values()))
     raise CommitConflictError(
         f"gave up restoring {ctx.path} to snapshot {snap.id}: other writers kept committing; "
