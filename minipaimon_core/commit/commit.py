@@ -71,7 +71,7 @@ from .commit_dedupe import CommitRecords, committed_kinds
 from .commit_metadata import write_manifests
 from .commit_point import CommitPoint, retry_wait
 from .conflicts import check_compaction, files_still_live
-from .dv_maintainer import VectorMaintainer
+from .dv_maintainer import VectorMaintainer, check_applied
 from .first_row import first_rows_only
 from .placement import place_messages
 
@@ -284,6 +284,7 @@ class FileStoreCommit:
                                         bool(self._schema.primaryKeys))
             if conflict is not None:
                 raise conflict.error()
+            check_applied(self._dvio, latest, messages)  # rows a compaction left out: still marked
         elif kind == OVERWRITE:
             overwritten = self._overwritten(latest, messages, dynamic)
         hashes = self._dynamic.apply(latest, messages, kind == OVERWRITE and not rewrite, dynamic, written) \
@@ -385,9 +386,8 @@ class FileStoreCommit:
             minipaimonReplayable=None if self._fresh_user else True,
         )
 
-    def _overwritten(
-        self, latest: Snapshot | None, messages: Sequence[CommitMessage], dynamic: bool
-    ) -> list[ManifestEntry]:
+    def _overwritten(self, latest: Snapshot | None, messages: Sequence[CommitMessage],
+                     dynamic: bool) -> list[ManifestEntry]:
         """The live entries an overwrite replaces: all, or with dynamic partition overwrite
         those of the partitions ``messages`` write."""
         live = live_files(self._manifests, latest)

@@ -16,7 +16,7 @@ Jobs (every job has ``op``, ``warehouse`` and ``table`` = ``"db.name"``):
 * ``create``: ``schema`` (an Arrow IPC file whose schema is the table's), ``spec``
   (``{"primary_keys": [..], "partition_keys": [..], "options": {..}}``).
 * ``commit``: ``data`` (an Arrow IPC file; for the Java judge it may hold ``_row_kind``,
-  each row's kind: +I, -U, +U or -D), optional ``options`` (dynamic options),
+  each row's kind: +I, -U, +U or -D, in fixed-bucket and ``HASH_DYNAMIC`` tables), optional ``options`` (dynamic options),
   ``overwrite`` (a partition dict, ``{}`` = everything), ``before_commit`` (a command run
   after the writer prepared its commit and before it commits: a deterministic race);
   result ``snapshot`` (the latest snapshot after the commit).

@@ -202,9 +202,8 @@ def commit(job: dict[str, Any]) -> dict[str, Any]:
     w._j_batch_table_write.withIOManager(io_manager())
     data = _jobs.read_ipc(job["data"])
     if "_row_kind" in data.column_names:
-        if dynamic:
-            raise ValueError("the judge writes rows with kinds into fixed-bucket tables only")
-        w = KindedWrite(w, wb._j_batch_write_builder.rowType())
+        if not dynamic:
+            w = KindedWrite(w, wb._j_batch_write_builder.rowType())
     else:
         data = _jobs.conform(data, w._arrow_schema)
     if dynamic:
@@ -263,14 +262,20 @@ class DynamicWrite:
     ``dynamic-bucket.initial-buckets`` of them, keys routed by ``computeAssigner``; an
     overwrite by ``SimpleHashBucketAssigner``), ``CROSS_PARTITION`` by a
     ``GlobalIndexAssigner`` bootstrapped from the table (``IndexBootstrap``). Rows go row by
-    row through py4j (small test data)."""
+    row through py4j (small test data). A ``_row_kind`` column gives each row its kind
+    (``HASH_DYNAMIC`` only: the assigner finds a deleted key's bucket as an upsert's)."""
 
     def __init__(self, jt: Any, write: Any, overwrite: bool) -> None:
         self._jt, self._write, self._overwrite = jt, write, overwrite
         self._jw = write._j_batch_table_write
+        self._kinds: list[str] | None = None
 
     def _rows(self, data: pa.Table) -> Any:
-        """``data`` as Java InternalRows (the bridge's own Arrow reader), one at a time."""
+        """``data`` as Java InternalRows (the bridge's own Arrow reader), one at a time,
+        each of its kind if ``_kinds`` is set."""
+        kinds = self._kinds
+        by_name = {k: jvm().org.apache.paimon.types.RowKind.fromShortString(k) for k in set(kinds or ())}
+        done = 0
         sink = pa.BufferOutputStream()
         with pa.RecordBatchStreamWriter(sink, data.schema) as out:
             out.write_table(data)
@@ -282,10 +287,19 @@ class DynamicWrite:
         while reader.loadNextBatch():
             rows = batches.readBatch(root).iterator()
             while rows.hasNext():
-                yield rows.next()
+                row = rows.next()
+                if kinds is not None:
+                    row.setRowKind(by_name[kinds[done]])
+                done += 1
+                yield row
         reader.close()
 
     def write_arrow(self, data: pa.Table) -> None:
+        if "_row_kind" in data.column_names:
+            if str(self._jt.bucketMode()) != "HASH_DYNAMIC":
+                raise ValueError("the judge writes rows with kinds into HASH_DYNAMIC dynamic-bucket tables only")
+            self._kinds = data.column("_row_kind").to_pylist()
+            data = _jobs.conform(data.drop_columns(["_row_kind"]), self._write._arrow_schema)
         if str(self._jt.bucketMode()) == "HASH_DYNAMIC":
             self._hash_dynamic(data)
         else:
