@@ -33,6 +33,7 @@ from .errors import (
     TableNotFoundError,
 )
 from .expressions import predicate
+from .format.branch_names import MAIN_BRANCH
 from .format.layout import TableLayout
 from .format.manifest_file import DataFileMeta
 from .format.options import Options
@@ -42,6 +43,7 @@ from .io.fileio_resolve import resolve, split_options
 from .maintenance import compaction
 from .maintenance import manifests as manifest_rewrite
 from .maintenance.post_commit import AfterCommitResult, after_commit
+from .metadata.branches import BRANCH_OPTION, BranchManager
 from .metadata.commit_message import CommitMessage
 from .metadata.consumer import ConsumerManager
 from .metadata.context import TableContext
@@ -57,6 +59,7 @@ from .schema.features import check_migrated, check_readable
 from .schema.schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .schema.table_schema_changes import SchemaChanges
 from .stream.table_stream import TableStream
+from .table_branches import TableBranches
 from .table_ops import TableOperations
 
 
@@ -90,24 +93,30 @@ def create_table(
 
 def open_table(path: str, io: FileIO | None = None,
                options: dict[str, str] | None = None) -> Table:
-    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``, ``azure.*``).
+    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``,
+    ``azure.*``) and Paimon's ``branch`` (the branch to read and write, default ``main``).
 
-    Raises TableNotFoundError if there is none, InvalidArgumentError for a bad path.
+    Raises TableNotFoundError if there is none (BranchNotFoundError: no such branch),
+    InvalidArgumentError for a bad path or branch name.
     """
     path, io = resolve(path, options, io)
-    return Table(path, io)
+    return Table(path, io, branch=(options or {}).get(BRANCH_OPTION) or MAIN_BRANCH)
 
 
-class Table(SchemaChanges, TableOperations):
+class Table(SchemaChanges, TableOperations, TableBranches):
     """A minipaimon table at a path. Cheap to open; holds no locks. Schema changes are in
     :class:`~minipaimon_core.schema.table_schema_changes.SchemaChanges`; counts, history, health,
-    restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`."""
+    restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`; branches in
+    :class:`~minipaimon_core.table_branches.TableBranches`."""
 
-    def __init__(self, path: str, io: FileIO | None = None) -> None:
+    def __init__(self, path: str, io: FileIO | None = None, branch: str = MAIN_BRANCH) -> None:
         path, io = resolve(path, None, io)
         self.path = path
         self.io: FileIO = io
         self.layout = TableLayout(path)
+        if branch != MAIN_BRANCH:  # the table first (TableNotFoundError), then the branch
+            SchemaManager(self.io, self.layout).latest()
+            self.layout = BranchManager(self.io, self.layout).layout_of(branch)
         self._schema_manager = SchemaManager(self.io, self.layout)
         self.table_schema: TableSchema = self._schema_manager.latest()
         check_readable(self.table_schema, path)

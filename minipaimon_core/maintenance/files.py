@@ -127,7 +127,7 @@ class TableFiles:
         """Paths of the data files of ``snap`` and their extra files (file indexes): exactly
         what a full read of it opens."""
         metas = self.manifests.data_manifests(snap)
-        adds = live_adds(self.manifests.entries_of(metas), f"snapshot {snap.id} of {self.layout.root}",
+        adds = live_adds(self.manifests.entries_of(metas), f"snapshot {snap.id} of {self.layout.where}",
                          self.manifests.names_of(metas))
         return {p for e in adds for p in self.entry_paths(e)}
 
