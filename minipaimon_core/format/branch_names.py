@@ -17,6 +17,8 @@ from ..errors import InvalidArgumentError
 
 MAIN_BRANCH = "main"
 BRANCH_DIR_PREFIX = "branch-"
+BRANCH_OPTION = "branch"  # Paimon's option: the branch a table handle reads and writes
+FALLBACK_BRANCH = "scan.fallback-branch"  # Paimon's table option: where missing partitions are read
 _NAME = re.compile(r"[A-Za-z0-9_\-.]{1,200}")  # fullmatch
 
 
@@ -43,4 +45,4 @@ def is_branch_dir_name(name: str) -> bool:
     return name.startswith(BRANCH_DIR_PREFIX)
 
 
-__all__ = ["BRANCH_DIR_PREFIX", "MAIN_BRANCH", "check_branch_name", "is_branch_dir_name", "is_branch_name"]
+__all__ = ["BRANCH_DIR_PREFIX", "BRANCH_OPTION", "FALLBACK_BRANCH", "MAIN_BRANCH", "check_branch_name", "is_branch_dir_name", "is_branch_name"]

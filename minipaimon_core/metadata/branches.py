@@ -33,16 +33,19 @@ from __future__ import annotations
 
 from ..errors import BranchNotFoundError, CorruptMetadataError, InvalidArgumentError
 from ..format import snapshot as snapshot_codec
-from ..format.branch_names import MAIN_BRANCH, check_branch_name, is_branch_dir_name
+from ..format.branch_names import (
+    BRANCH_OPTION,
+    FALLBACK_BRANCH,
+    MAIN_BRANCH,
+    check_branch_name,
+    is_branch_dir_name,
+)
 from ..format.layout import TableLayout, branch_of_dir, keys_of
 from ..format.snapshot import Snapshot
 from ..io.fileio import FileIO
 from ..schema.schema import SchemaManager
 from .snapshot_manager import SnapshotManager
 from .tags import TagManager
-
-BRANCH_OPTION = "branch"  # Paimon's option naming the branch a table handle is on
-FALLBACK_BRANCH = "scan.fallback-branch"
 
 
 class BranchManager:
