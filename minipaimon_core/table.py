@@ -52,6 +52,7 @@ from .metadata.manifest_io import ManifestIO
 from .metadata.sequence import SequenceStart
 from .metadata.snapshot_manager import SnapshotManager
 from .metadata.tags import TagManager
+from .read.fallback import fallback_context, fallback_snapshot
 from .read.scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
 from .read.table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
 from .schema.definition import keys_from_options, time_travel_from_options
@@ -284,7 +285,11 @@ class Table(SchemaChanges, TableOperations, TableBranches):
         for c in cols or []:
             if c not in arrow.names:
                 raise InvalidArgumentError(f"column {c!r} is not in the table {arrow.names}")
-        return TableScan(self.context(), dnf, cols, snap, incremental, sizing)
+        ctx = self.context()
+        fb = fallback_context(ctx) if incremental is None else None
+        travelled = snapshot_id is not None or tag is not None or timestamp_ms is not None
+        fallback = None if fb is None else (fb, fallback_snapshot(ctx, snap, travelled, fb))
+        return TableScan(ctx, dnf, cols, snap, incremental, sizing, fallback)
 
     def to_arrow(self) -> pa.Table:
         """The latest snapshot as one Arrow table (``scan(...)`` filters and projects)."""
