@@ -250,3 +250,16 @@ def test_layout_of_a_branch():
     assert layout.data_file_path("dt=a", 0, "data-x-0.parquet") == "/w/t/dt=a/bucket-0/data-x-0.parquet"
     assert layout.on_branch("main").snapshot_path(3) == "/w/t/snapshot/snapshot-3"
     assert TableLayout("/w/t").branch_dir("br") == layout.home
+
+
+def test_the_readme_branches_block_runs_as_written(tmp_path, monkeypatch, capsys):
+    from tests.test_readme_python import blocks
+
+    monkeypatch.chdir(tmp_path)  # the block uses a relative "warehouse"
+    (block,) = blocks("Branches")
+    scope: dict = {}
+    exec(compile(block, "README:Branches", "exec"), scope)
+    out = capsys.readouterr().out
+    assert "[{'id': 1, 'amount': 10.0}, {'id': 2, 'amount': 25.0}]" in out and "['audit']" in out
+    orders = mp.open_table("warehouse/orders")
+    assert orders.branches() == [] and [s.id for s in orders.snapshots()] == [1, 2, 3]
