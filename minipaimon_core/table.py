@@ -118,15 +118,20 @@ class Table(SchemaChanges, TableOperations, TableBranches):
         if branch != MAIN_BRANCH:  # the table first (TableNotFoundError), then the branch
             SchemaManager(self.io, self.layout).latest()
             self.layout = BranchManager(self.io, self.layout).layout_of(branch)
+        self._load_line()
+        #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
+        self.last_after_commit: AfterCommitResult | None = None
+
+    def _load_line(self) -> None:
+        """(Re)read the metadata readers of this handle's branch; schemas are cached by id
+        until a fast-forward replaces some of them."""
         self._schema_manager = SchemaManager(self.io, self.layout)
         self.table_schema: TableSchema = self._schema_manager.latest()
-        check_readable(self.table_schema, path)
+        check_readable(self.table_schema, self.path)
         self._schemas = SchemaCache(self._schema_manager)
         self.snapshot_manager = SnapshotManager(self.io, self.layout)
         self.manifests = ManifestIO(self.io, self.layout, self._schemas)
         self.vectors = DeletionVectorIO(self.io, self.layout, self.manifests)
-        #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
-        self.last_after_commit: AfterCommitResult | None = None
 
     def context(self) -> TableContext:
         """The narrow view of this table (current schema) that operations take."""
@@ -381,7 +386,6 @@ class Table(SchemaChanges, TableOperations, TableBranches):
         snapshot with the same files), so filtered plans skip most manifests unread.
         Raises CommitConflictError if other writers keep winning the snapshot race."""
         return manifest_rewrite.rewrite_manifests(self.context())
-
 
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
         """A system table (snapshots, schemas, options, files, manifests, partitions, buckets,

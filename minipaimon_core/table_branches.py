@@ -12,7 +12,7 @@ t.branches(); t.fast_forward("audit"); t.delete_branch("audit")
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .format.layout import TableLayout
 from .io.fileio import FileIO
@@ -36,7 +36,7 @@ class TableBranches:
 
     if TYPE_CHECKING:
         def __init__(self, path: str, io: FileIO | None = None, branch: str = ...) -> None: ...
-        def refresh(self) -> Any: ...
+        def _load_line(self) -> None: ...
 
     @property
     def current_branch(self) -> str:
@@ -76,10 +76,11 @@ class TableBranches:
         ``fast_forward``: its snapshots, schemas and tags from the branch's first snapshot
         on are replaced by the branch's (minipaimon_core.maintenance.fast_forward). Must
         not run while writers commit to this branch. Raises BranchNotFoundError,
-        InvalidArgumentError (this branch itself, a branch without snapshots)."""
+        InvalidArgumentError (this branch itself, a branch without snapshots). Other handles
+        on this branch opened before cache schemas it replaced: open them again."""
         check_migrated(self.table_schema, self.path)
         fast_forward.fast_forward(self.io, self.layout, name)
-        self.refresh()
+        self._load_line()
 
 
 __all__ = ["TableBranches"]

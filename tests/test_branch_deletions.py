@@ -156,6 +156,28 @@ def test_a_branch_directory_minipaimon_cannot_read_stops_every_deletion(tmp_path
     assert sorted_ids(br.to_arrow()) == [*range(10), 100, 101, 102] and _missing(t) == []
 
 
+def test_a_hostile_branch_snapshot_naming_a_file_outside_the_table_stops_deletions(tmp_path):
+    """A branch's metadata is untrusted like main's: a snapshot naming a manifest list
+    outside the table is refused where it is decoded; nothing inside or outside is deleted."""
+    t, br = _branch_from_tag(tmp_path)
+    outside = tmp_path / "outside"
+    outside.write_text("keep me")
+    import msgspec
+
+    from minipaimon_core.format import snapshot as codec
+
+    snap = tmp_path / "t/branch/branch-br/snapshot/snapshot-3"
+    decoded = codec.decode(snap.read_bytes(), str(snap))
+    snap.write_bytes(codec.encode(msgspec.structs.replace(decoded, baseManifestList="../../../outside")))
+    before = sorted(p for d, _, fs in os.walk(tmp_path / "t") for p in (os.path.join(d, f) for f in fs))
+    for call in (lambda: t.remove_orphan_files(older_than="0s"),
+                 lambda: t.expire_snapshots(retain_max=1, retain_min=1, older_than="0s")):
+        with pytest.raises(mp.CorruptMetadataError, match="outside"):
+            call()
+    assert outside.read_text() == "keep me"
+    assert sorted(p for d, _, fs in os.walk(tmp_path / "t") for p in (os.path.join(d, f) for f in fs)) == before
+
+
 def test_deleting_a_branch_read_as_the_fallback_is_refused(tmp_path):
     t, br = _branch_from_tag(tmp_path)
     t.set_options({"scan.fallback-branch": "br"})

@@ -244,3 +244,21 @@ def test_fallback_branch_options_are_checked(tmp_path):
     keyed.branch("y").drop_column("amount")
     with pytest.raises(mp.SchemaMismatchError):
         keyed.to_arrow()
+
+
+def test_a_handle_reads_main_right_after_its_fast_forward_replaced_a_schema(tmp_path):
+    """main's schema 1 (an int column) and the branch's schema 1 (a string column) differ:
+    the handle that fast-forwards forgets main's cached schemas."""
+    t = mp.create_table(str(tmp_path / "t"), SCHEMA, primary_key=["id"], options=KEYED)
+    t.write(rows(0, 2))
+    t.create_tag("t1")
+    br = t.create_branch("br", "t1")
+    t.add_column("extra", pa.int32())
+    t.write(rows(2, 1).append_column("extra", pa.array([5], pa.int32())))
+    br.add_column("note", pa.string())
+    br.write(rows(7, 1).append_column("note", pa.array(["n"])))
+    assert t.to_arrow().num_rows == 3  # the handle has read main's schema 1
+    t.fast_forward("br")
+    got = t.to_arrow().sort_by("id")
+    assert got.schema.names == [*SCHEMA.names, "note"] and got.column("note").to_pylist() == [None, None, "n"]
+    assert t.write(rows(9, 1).append_column("note", pa.array(["x"]))) == 3

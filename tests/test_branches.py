@@ -59,6 +59,22 @@ def test_writes_go_to_the_branch_only_and_ids_continue_from_its_snapshot(tmp_pat
     assert sorted_ids(t.branch("br").to_arrow()) == [*range(3, 10), 100, 101, 102]
 
 
+def test_updates_merges_and_compactions_within_a_branch(tmp_path):
+    t = _table(str(tmp_path / "t"))
+    t.write(rows(0, 6))
+    t.create_tag("t1")
+    br = t.create_branch("br", "t1")
+    assert br.update([("id", "<", 2)], set={"k": "changed"}) == 2
+    result = br.merge(rows(4, 4), on=["id"]).when_matched_update_all().when_not_matched_insert_all().execute()
+    assert (result.updated, result.inserted) == (2, 2)
+    assert br.compact() is not None
+    got = {r["id"]: r["k"] for r in br.to_arrow().to_pylist()}
+    assert got == {0: "changed", 1: "changed", 2: "k2", 3: "k3", 4: "k4", 5: "k5", 6: "k6", 7: "k7"}
+    assert {r["id"]: r["k"] for r in t.to_arrow().to_pylist()} == {i: f"k{i}" for i in range(6)}
+    assert [s.commitKind for s in br.snapshots()] == ["APPEND", "APPEND", "APPEND", "COMPACT"]
+    assert [s.id for s in t.snapshots()] == [1]
+
+
 def test_the_branch_option_of_open_table_reads_and_writes_the_branch(tmp_path):
     """Before branches: the option was ignored, so this read and wrote main."""
     t = _table(str(tmp_path / "t"))
