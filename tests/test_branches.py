@@ -279,3 +279,16 @@ def test_the_readme_branches_block_runs_as_written(tmp_path, monkeypatch, capsys
     assert "[{'id': 1, 'amount': 10.0}, {'id': 2, 'amount': 25.0}]" in out and "['audit']" in out
     orders = mp.open_table("warehouse/orders")
     assert orders.branches() == [] and [s.id for s in orders.snapshots()] == [1, 2, 3]
+
+
+def test_a_branch_has_an_identity_of_its_own_for_streams(tmp_path):
+    """Stream offsets are stamped with the table's identity: one of main's does not resume a
+    stream of a branch (snapshot ids of one line mean nothing on another)."""
+    from minipaimon_core.schema.schema import SchemaManager
+
+    t = _table(str(tmp_path / "t"))
+    t.write(rows(0, 1))
+    br = t.create_branch("br")
+    main_id = SchemaManager(t.io, t.layout).table_id()
+    assert SchemaManager(br.io, br.layout).table_id() == f"{main_id}@branch:br"
+    assert br.stream().table_id != t.stream().table_id

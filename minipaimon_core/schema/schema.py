@@ -155,8 +155,14 @@ class SchemaManager:
         time of that schema, as Paimon's ``Table.uuid()`` takes it. A table dropped and
         created again at the same path is another table.
 
+        On a branch: the table's identity and the branch's name (a stream's offsets on one
+        branch mean nothing on another).
+
         Raises TableNotFoundError if there is no table.
         """
+        if not self._layout.is_main:
+            main = SchemaManager(self._io, self._layout.on_branch("main")).table_id()
+            return f"{main}@branch:{self._layout.branch}"
         ids = self.schema_ids()
         if not ids:
             raise TableNotFoundError(f"no minipaimon table at {self._layout.where} (no schema file)")
