@@ -92,3 +92,24 @@ def test_fallback_branch_read_by_spark(spark: Any, tmp_path: Path) -> None:
     assert sorted((r.id, r.v, r.dt) for r in python.collect()) == want
     native = minipaimon_spark.table(spark, path)
     assert sorted((r.id, r.v, r.dt) for r in native.collect()) == want
+
+
+def test_a_stream_reads_a_branch_and_a_sink_writes_one(spark: Any, tmp_path: Path) -> None:
+    """readStream/writeStream with the ``branch`` option: the stream sees the branch's
+    snapshots only, and the sink commits into the target's branch."""
+    src = str(tmp_path / "src")
+    t = mp.create_table(src, SCHEMA, primary_key=["id", "dt"], options={"bucket": "1"})
+    t.write(pa.table({"id": [1], "v": ["main"], "dt": ["d"]}, schema=SCHEMA))
+    t.create_tag("t1")
+    br = t.create_branch("br", "t1")
+    br.write(pa.table({"id": [2], "v": ["br"], "dt": ["d"]}, schema=SCHEMA))
+    t.write(pa.table({"id": [3], "v": ["main-only"], "dt": ["d"]}, schema=SCHEMA))
+    dst = str(tmp_path / "dst")
+    d = mp.create_table(dst, SCHEMA, primary_key=["id", "dt"], options={"bucket": "1"})
+    d.create_branch("copy")
+    q = (spark.readStream.format("minipaimon").option("branch", "br").load(src)
+         .writeStream.format("minipaimon").option("branch", "copy")
+         .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start(dst))
+    q.awaitTermination()
+    assert sorted(mp.open_table(dst, options={"branch": "copy"}).to_arrow().column("id").to_pylist()) == [1, 2]
+    assert mp.open_table(dst).to_arrow().num_rows == 0
