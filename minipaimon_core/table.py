@@ -388,8 +388,8 @@ class Table(SchemaChanges, TableOperations, TableBranches):
         return manifest_rewrite.rewrite_manifests(self.context())
 
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
-        """A system table (snapshots, schemas, options, files, manifests, partitions, buckets,
-        tags, consumers, audit_log) as Arrow. Raises InvalidArgumentError for other names."""
+        """A system table (minipaimon_core.system_tables: snapshots, tags, branches, ...) as
+        Arrow. Raises InvalidArgumentError for other names."""
         return system_tables.system_table(self, name, snapshot_id)
 
     def consumers(self) -> dict[str, int]:

@@ -292,3 +292,17 @@ def test_a_branch_has_an_identity_of_its_own_for_streams(tmp_path):
     main_id = SchemaManager(t.io, t.layout).table_id()
     assert SchemaManager(br.io, br.layout).table_id() == f"{main_id}@branch:br"
     assert br.stream().table_id != t.stream().table_id
+
+
+def test_the_branches_system_table(tmp_path):
+    t = _table(str(tmp_path / "t"))
+    t.write(rows(0, 2))
+    t.write(rows(2, 2))
+    t.create_tag("t1", 1)
+    t.create_branch("from_tag", "t1")
+    t.create_branch("empty")
+    got = t.system_table("branches").to_pylist()
+    assert [(r["branch_name"], r["created_from_tag"], r["created_from_snapshot"]) for r in got] == [
+        ("empty", None, None), ("from_tag", "t1", 1)]
+    assert all(r["create_time"] is not None for r in got)
+    assert t.branch("empty").system_table("branches").num_rows == 2

@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--parallelism", type=int, metavar="N", help="size append splits for N readers")
     c = cmd("system", "print a system table")
     c.add_argument("name", help="snapshots, schemas, options, files, manifests, partitions, buckets, "
-                   "tags, consumers, audit_log, health or history")
+                   "tags, branches, consumers, audit_log, health or history")
     _snapshot_id(c, "the table at snapshot N where it depends on one (files, manifests, ...)")
     cmd("health", "small files, sorted runs, deletion vectors, what expiration and orphan cleanup "
         "would free, each with the command that fixes it")
