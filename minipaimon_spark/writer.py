@@ -160,7 +160,8 @@ def _create(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
     try:
         return mp.create_table(options.path, pa.schema(fields), primary_key=options.primary_key,
                                partition_by=options.partition_by,
-                               options={**table_options, **options.connection})
+                               options={**table_options, **{k: v for k, v in options.connection.items()
+                                                            if k != BRANCH}})
     except mp.TableAlreadyExistsError:  # a concurrent first write won the race
         table = mp.open_table(options.path, options=options.connection)
         _check_definition(table, options, arrow)

@@ -229,6 +229,9 @@ def test_fallback_branch_options_are_checked(tmp_path):
     for bad in ("nope", "main", "../x"):
         with pytest.raises(mp.InvalidArgumentError, match="fallback-branch"):
             t.set_options({"scan.fallback-branch": bad})
+    test.set_options({"scan.fallback-branch": "main"})  # a branch may fall back to main
+    assert _rows(test.to_arrow()) == _rows(test.branch("test").to_arrow())  # main has no other partition
+    test.set_options({"scan.fallback-branch": None})
     test.add_column("more", pa.string())  # the fallback branch's columns no longer match
     with pytest.raises(mp.SchemaMismatchError, match="different columns"):
         t.to_arrow()

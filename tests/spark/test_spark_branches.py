@@ -113,3 +113,21 @@ def test_a_stream_reads_a_branch_and_a_sink_writes_one(spark: Any, tmp_path: Pat
     q.awaitTermination()
     assert sorted(mp.open_table(dst, options={"branch": "copy"}).to_arrow().column("id").to_pylist()) == [1, 2]
     assert mp.open_table(dst).to_arrow().num_rows == 0
+
+
+def test_connector_objects_take_the_branch_option_through_pickling(tmp_path: Path) -> None:
+    """Without a session: the data source's writer and reader, pickled as Spark ships them,
+    write and read the branch the option names; ``branch`` = main is the table itself (and
+    creates it on a first write, never storing the option)."""
+    from tests.spark.test_connector_objects import batch, read_all, write_job
+
+    path = tmp_path / "t"
+    write_job(path, [[batch([1, 2])]], branch="main")
+    t = mp.open_table(str(path))
+    assert "branch" not in t.options()
+    t.create_tag("t1")
+    t.create_branch("b", "t1")
+    write_job(path, [[batch([3])], [batch([4])]], branch="b")
+    assert sorted(read_all(path, branch="b").column("id").to_pylist()) == [1, 2, 3, 4]
+    assert sorted(read_all(path).column("id").to_pylist()) == [1, 2]
+    assert sorted(read_all(path, branch="b", **{"scan.tag-name": "t1"}).column("id").to_pylist()) == [1, 2]
