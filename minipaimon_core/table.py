@@ -33,6 +33,7 @@ from .errors import (
     TableNotFoundError,
 )
 from .expressions import predicate
+from .format.branch_names import MAIN_BRANCH
 from .format.layout import TableLayout
 from .format.manifest_file import DataFileMeta
 from .format.options import Options
@@ -42,6 +43,7 @@ from .io.fileio_resolve import resolve, split_options
 from .maintenance import compaction
 from .maintenance import manifests as manifest_rewrite
 from .maintenance.post_commit import AfterCommitResult, after_commit
+from .metadata.branches import BRANCH_OPTION, BranchManager
 from .metadata.commit_message import CommitMessage
 from .metadata.consumer import ConsumerManager
 from .metadata.context import TableContext
@@ -50,6 +52,7 @@ from .metadata.manifest_io import ManifestIO
 from .metadata.sequence import SequenceStart
 from .metadata.snapshot_manager import SnapshotManager
 from .metadata.tags import TagManager
+from .read.fallback import fallback_context, fallback_snapshot
 from .read.scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
 from .read.table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
 from .schema.definition import keys_from_options, time_travel_from_options
@@ -57,6 +60,7 @@ from .schema.features import check_migrated, check_readable
 from .schema.schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .schema.table_schema_changes import SchemaChanges
 from .stream.table_stream import TableStream
+from .table_branches import TableBranches
 from .table_ops import TableOperations
 
 
@@ -90,33 +94,44 @@ def create_table(
 
 def open_table(path: str, io: FileIO | None = None,
                options: dict[str, str] | None = None) -> Table:
-    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``, ``azure.*``).
+    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``,
+    ``azure.*``) and Paimon's ``branch`` (the branch to read and write, default ``main``).
 
-    Raises TableNotFoundError if there is none, InvalidArgumentError for a bad path.
+    Raises TableNotFoundError if there is none (BranchNotFoundError: no such branch),
+    InvalidArgumentError for a bad path or branch name.
     """
     path, io = resolve(path, options, io)
-    return Table(path, io)
+    return Table(path, io, branch=(options or {}).get(BRANCH_OPTION) or MAIN_BRANCH)
 
 
-class Table(SchemaChanges, TableOperations):
+class Table(SchemaChanges, TableOperations, TableBranches):
     """A minipaimon table at a path. Cheap to open; holds no locks. Schema changes are in
     :class:`~minipaimon_core.schema.table_schema_changes.SchemaChanges`; counts, history, health,
-    restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`."""
+    restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`; branches in
+    :class:`~minipaimon_core.table_branches.TableBranches`."""
 
-    def __init__(self, path: str, io: FileIO | None = None) -> None:
+    def __init__(self, path: str, io: FileIO | None = None, branch: str = MAIN_BRANCH) -> None:
         path, io = resolve(path, None, io)
         self.path = path
         self.io: FileIO = io
         self.layout = TableLayout(path)
+        if branch != MAIN_BRANCH:  # the table first (TableNotFoundError), then the branch
+            SchemaManager(self.io, self.layout).latest()
+            self.layout = BranchManager(self.io, self.layout).layout_of(branch)
+        self._load_line()
+        #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
+        self.last_after_commit: AfterCommitResult | None = None
+
+    def _load_line(self) -> None:
+        """(Re)read the metadata readers of this handle's branch; schemas are cached by id
+        until a fast-forward replaces some of them."""
         self._schema_manager = SchemaManager(self.io, self.layout)
         self.table_schema: TableSchema = self._schema_manager.latest()
-        check_readable(self.table_schema, path)
+        check_readable(self.table_schema, self.path)
         self._schemas = SchemaCache(self._schema_manager)
         self.snapshot_manager = SnapshotManager(self.io, self.layout)
         self.manifests = ManifestIO(self.io, self.layout, self._schemas)
         self.vectors = DeletionVectorIO(self.io, self.layout, self.manifests)
-        #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
-        self.last_after_commit: AfterCommitResult | None = None
 
     def context(self) -> TableContext:
         """The narrow view of this table (current schema) that operations take."""
@@ -275,7 +290,11 @@ class Table(SchemaChanges, TableOperations):
         for c in cols or []:
             if c not in arrow.names:
                 raise InvalidArgumentError(f"column {c!r} is not in the table {arrow.names}")
-        return TableScan(self.context(), dnf, cols, snap, incremental, sizing)
+        ctx = self.context()
+        fb = fallback_context(ctx) if incremental is None else None
+        travelled = snapshot_id is not None or tag is not None or timestamp_ms is not None
+        fallback = None if fb is None else (fb, fallback_snapshot(ctx, snap, travelled, fb))
+        return TableScan(ctx, dnf, cols, snap, incremental, sizing, fallback)
 
     def to_arrow(self) -> pa.Table:
         """The latest snapshot as one Arrow table (``scan(...)`` filters and projects)."""
@@ -368,10 +387,9 @@ class Table(SchemaChanges, TableOperations):
         Raises CommitConflictError if other writers keep winning the snapshot race."""
         return manifest_rewrite.rewrite_manifests(self.context())
 
-
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
-        """A system table (snapshots, schemas, options, files, manifests, partitions, buckets,
-        tags, consumers, audit_log) as Arrow. Raises InvalidArgumentError for other names."""
+        """A system table (minipaimon_core.system_tables: snapshots, tags, branches, ...) as
+        Arrow. Raises InvalidArgumentError for other names."""
         return system_tables.system_table(self, name, snapshot_id)
 
     def consumers(self) -> dict[str, int]:

@@ -125,6 +125,7 @@ RUN_BY = {
     ("Row-level changes: delete, update, merge", 0):
         "tests/test_readme_python.py::test_row_level_changes_snippet_runs_as_written",
     ("Operations", 0): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
+    ("Branches", 0): "tests/test_branches.py::test_the_readme_branches_block_runs_as_written",
     ("Running on a cluster and object storage", 0):
         "tests/test_readme_python.py::test_object_storage_snippets_run_as_written_on_a_real_s3_server",
 }

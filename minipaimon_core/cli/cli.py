@@ -17,6 +17,7 @@ minipaimon orphans   PATH [--older-than TIME] [--dry-run]
 minipaimon rollback  PATH (--snapshot-id N | --tag NAME) [--dry-run]
 minipaimon restore   PATH (--snapshot-id N | --tag NAME) [--dry-run]
 minipaimon tag       create PATH NAME [--snapshot-id N] | delete PATH NAME | list PATH
+minipaimon branch    create PATH NAME [--tag T] | delete PATH NAME | list PATH | fast-forward PATH NAME
 minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
 minipaimon delete    PATH --where CONDITION [--dry-run]
 ```
@@ -25,7 +26,8 @@ PATH is a table path (local, ``file:``, ``s3://``, ``az://`` or ``abfss://``), o
 ``namespace.table`` in the
 warehouse given by ``--warehouse ROOT`` or ``$MINIPAIMON_WAREHOUSE``. The options
 ``--json`` (print the command's data as JSON), ``--progress`` and ``--warehouse`` go before
-or after the command. CONDITION is SQL (``dt = '2025-01-01' AND status = 'void' OR id IN
+or after the command; so does ``--branch NAME``: the command works on that branch of the
+table (Paimon's ``branch`` option; default ``main``). CONDITION is SQL (``dt = '2025-01-01' AND status = 'void' OR id IN
 (1, 2)``; the grammar is minipaimon_core.expressions.condition's), the same for ``plan`` and
 ``delete``. TIME is an age (``2d``, ``36 h``, ``0s``: that long before now) or an ISO
 date-time (``2024-05-01T12:00``, local time unless it has an offset). Long work
@@ -88,6 +90,8 @@ def _common(suppress: bool) -> argparse.ArgumentParser:
                    help="always draw progress bars on stderr (default: when stderr is a terminal)")
     p.add_argument("--warehouse", metavar="ROOT", **default,
                    help=f"catalog root: PATH may then be a namespace.table identifier (default: ${WAREHOUSE_ENV})")
+    p.add_argument("--branch", metavar="NAME", **default,
+                   help="work on this branch of the table (default: main)")
     return p
 
 
@@ -126,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--parallelism", type=int, metavar="N", help="size append splits for N readers")
     c = cmd("system", "print a system table")
     c.add_argument("name", help="snapshots, schemas, options, files, manifests, partitions, buckets, "
-                   "tags, consumers, audit_log, health or history")
+                   "tags, branches, consumers, audit_log, health or history")
     _snapshot_id(c, "the table at snapshot N where it depends on one (files, manifests, ...)")
     cmd("health", "small files, sorted runs, deletion vectors, what expiration and orphan cleanup "
         "would free, each with the command that fixes it")
@@ -172,6 +176,15 @@ def build_parser() -> argparse.ArgumentParser:
     _snapshot_id(create, "tag snapshot N (default: the latest)")
     cmd("delete", "delete a tag", parent=tag_sub).add_argument("name", help="the tag's name")
     cmd("list", "list the tags", parent=tag_sub)
+    branch = cmd("branch", "create, delete, list or fast-forward to branches", path=False)
+    branch_sub = branch.add_subparsers(dest="branch_command", required=True, metavar="ACTION")
+    create = cmd("create", "create a branch from a tag (or empty, with the current schema)", parent=branch_sub)
+    create.add_argument("name", help="the branch's name")
+    create.add_argument("--tag", metavar="T", help="start from tag T (default: an empty branch)")
+    cmd("delete", "delete a branch", parent=branch_sub).add_argument("name", help="the branch's name")
+    cmd("list", "list the branches", parent=branch_sub)
+    cmd("fast-forward", "make the table (--branch: that branch) the branch NAME",
+        parent=branch_sub).add_argument("name", help="the branch to fast-forward to")
     return p
 
 
@@ -179,7 +192,7 @@ _SIMPLE: dict[str, Callable[[Table, argparse.Namespace], Output]] = {
     "info": c.cmd_info, "snapshots": c.cmd_snapshots, "history": c.cmd_history, "files": c.cmd_files,
     "schema": c.cmd_schema, "plan": c.cmd_plan, "rewrite-manifests": c.cmd_rewrite_manifests,
     "system": c.cmd_system, "health": c.cmd_health, "expire": c.cmd_expire, "rollback": c.cmd_rollback,
-    "restore": c.cmd_restore, "tag": c.cmd_tag, "delete": c.cmd_delete}
+    "restore": c.cmd_restore, "tag": c.cmd_tag, "delete": c.cmd_delete, "branch": c.cmd_branch}
 _LONG: dict[str, Callable[[Table, argparse.Namespace, ProgressBar], Output]] = {
     "compact": c.cmd_compact, "orphans": c.cmd_orphans}
 
@@ -192,7 +205,8 @@ def _run(args: argparse.Namespace, bar: ProgressBar) -> Output:
         return c.cmd_tables(Catalog(warehouse), args.namespace)
     if args.command == "migrate":  # not opened first: a crashed migration may be mid-swap
         return c.cmd_migrate(table_location(args.path, args.warehouse))
-    table = open_table(table_location(args.path, args.warehouse))
+    table = open_table(table_location(args.path, args.warehouse),
+                       options={"branch": args.branch} if args.branch else None)
     if args.command in _LONG:
         return _LONG[args.command](table, args, bar)
     return _SIMPLE[args.command](table, args)

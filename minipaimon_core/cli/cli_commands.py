@@ -317,6 +317,24 @@ def cmd_tag(t: Table, args: argparse.Namespace) -> Output:
     return Output(format_arrow(table), rows_of(table))
 
 
+def cmd_branch(t: Table, args: argparse.Namespace) -> Output:
+    if args.branch_command == "create":
+        t.create_branch(args.name, args.tag)
+        start = f"from tag {args.tag}" if args.tag else "empty"
+        return Output(f"created branch {args.name} ({start})", {"branch": args.name, "tag": args.tag})
+    if args.branch_command == "delete":
+        t.delete_branch(args.name)
+        return Output(f"deleted branch {args.name}", {"branch": args.name, "deleted": True})
+    if args.branch_command == "fast-forward":
+        t.fast_forward(args.name)
+        latest = t.latest_snapshot()
+        sid = latest.id if latest else None
+        return Output(f"fast-forwarded {t.current_branch} to branch {args.name}: latest snapshot {sid}",
+                      {"branch": t.current_branch, "to": args.name, "snapshot_id": sid})
+    names = t.branches()
+    return Output("\n".join(names) if names else "no branches", names)
+
+
 def cmd_delete(t: Table, args: argparse.Namespace) -> Output:
     flt = parse_condition(args.where, t.schema())
     if args.dry_run:

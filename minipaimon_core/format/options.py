@@ -142,6 +142,7 @@ KNOWN: dict[str, Spec] = {
     "scan.snapshot-id": Spec("int", None, 1),
     "scan.timestamp-millis": Spec("int", None, 0),
     "scan.tag-name": Spec("str", None),
+    "scan.fallback-branch": Spec("str", None),  # minipaimon_core.read.fallback
     "incremental-between": Spec("str", None),
     "incremental-between-timestamp": Spec("str", None),
     "incremental-between-scan-mode": Spec("str", "auto", choices=INCREMENTAL_SCAN_MODES),

@@ -7,6 +7,7 @@ it was written with, and readers map its columns by field id.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -120,18 +121,33 @@ class SchemaManager:
         """The current schema. Raises TableNotFoundError if there is none."""
         ids = self.schema_ids()
         if not ids:
-            raise TableNotFoundError(f"no minipaimon table at {self._layout.root} (no schema file)")
+            raise TableNotFoundError(f"no minipaimon table at {self._layout.where} (no schema file)")
         return self.get(ids[-1])
 
     def get(self, schema_id: int) -> TableSchema:
-        path = self._layout.schema_path(schema_id)
-        try:
-            data = self._io.read_bytes(path)
-        except FileNotFoundError:
-            raise CorruptMetadataError(f"schema file {path} is missing") from None
+        """Schema ``schema_id``. Raises CorruptMetadataError if it is missing or damaged."""
+        path, data = self.file_bytes(schema_id)
         if legacy.is_json(data):
             return legacy.decode_schema(data, path)
         return schema_codec.decode(data, path)
+
+    def file_bytes(self, schema_id: int) -> tuple[str, bytes]:
+        """(path, bytes) of the file of schema ``schema_id``. On a branch, an id below the
+        branch's first schema is the main line's (shared history: Paimon 0.9 copies only
+        the schema of a branch's first snapshot, whose files may name older ones). Raises
+        CorruptMetadataError if there is none."""
+        path = self._layout.schema_path(schema_id)
+        try:
+            return path, self._io.read_bytes(path)
+        except FileNotFoundError:
+            pass
+        if not self._layout.is_main:
+            ids = self.schema_ids()
+            if ids and schema_id < ids[0]:
+                main = self._layout.on_branch("main")
+                with contextlib.suppress(FileNotFoundError):
+                    return main.schema_path(schema_id), self._io.read_bytes(main.schema_path(schema_id))
+        raise CorruptMetadataError(f"schema file {path} is missing")
 
     def table_id(self) -> str:
         """The identity of the table at this path, read now: the ``minipaimonTableId`` of its
@@ -139,11 +155,17 @@ class SchemaManager:
         time of that schema, as Paimon's ``Table.uuid()`` takes it. A table dropped and
         created again at the same path is another table.
 
+        On a branch: the table's identity and the branch's name (a stream's offsets on one
+        branch mean nothing on another).
+
         Raises TableNotFoundError if there is no table.
         """
+        if not self._layout.is_main:
+            main = SchemaManager(self._io, self._layout.on_branch("main")).table_id()
+            return f"{main}@branch:{self._layout.branch}"
         ids = self.schema_ids()
         if not ids:
-            raise TableNotFoundError(f"no minipaimon table at {self._layout.root} (no schema file)")
+            raise TableNotFoundError(f"no minipaimon table at {self._layout.where} (no schema file)")
         first = self.get(ids[0])
         return first.minipaimonTableId or f"created-{first.timeMillis}"
 
@@ -165,7 +187,7 @@ class SchemaManager:
         new = msgspec.structs.replace(schema, id=current.id + 1, highestFieldId=highest, fields=fields)
         if not self.commit(new):
             raise TableAlreadyExistsError(
-                f"the table at {self._layout.root} was redefined concurrently; retry the write")
+                f"the table at {self._layout.where} was redefined concurrently; retry the write")
         return new
 
     def create(self, schema: TableSchema) -> None:
@@ -174,11 +196,11 @@ class SchemaManager:
         leftovers = self.leftovers()
         if leftovers:
             raise TableAlreadyExistsError(
-                f"{self._layout.root} holds the metadata of a table ({', '.join(leftovers)}) that "
+                f"{self._layout.where} holds the metadata of a table ({', '.join(leftovers)}) that "
                 "was dropped half-way or is still being created; drop it again "
                 "(catalog.drop_table) or pick another path")
         if self.schema_ids() or not self.commit(schema):
-            raise TableAlreadyExistsError(f"a table already exists at {self._layout.root}")
+            raise TableAlreadyExistsError(f"a table already exists at {self._layout.where}")
 
     def leftovers(self) -> list[str]:
         """The table's metadata directories other than ``schema/`` that hold files

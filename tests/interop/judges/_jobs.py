@@ -23,6 +23,12 @@ Jobs (every job has ``op``, ``warehouse`` and ``table`` = ``"db.name"``):
 * ``tag``: ``name``, optional ``snapshot``.  ``alter``: ``changes``, a list of
   ``["add", name, "PAIMON TYPE"]``, ``["drop", name]``, ``["rename", old, new]``,
   ``["set", key, value]``.  ``compact`` (Java): optional ``full`` (bool).
+* ``read``, ``commit``, ``tag``, ``alter``, ``compact`` take an optional ``branch``: the job
+  runs on that branch of the table (Paimon's ``branch``; none or ``main``: the main branch).
+* branches: ``create_branch`` (``name``, optional ``tag``: from that tag, else empty),
+  ``delete_branch`` (``name``), ``fast_forward`` (``name``: main becomes that branch),
+  ``branches`` (result ``names``, sorted); ``orphans`` (Java: Paimon's
+  ``OrphanFilesClean`` of files older than ``older_than_ms``; result ``deleted``, the paths).
 """
 
 from __future__ import annotations
