@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from ..dynamic.commit_step import DynamicBucketCommit
-from ..errors import DAMAGED_OR_GONE, CommitConflictError, ConflictReason
+from ..errors import DAMAGED_OR_GONE, CommitConflictError, ConflictReason, StorageError
 from ..file_format.data_file import file_paths
 from ..format.index_manifest import IndexFileEntry
 from ..format.layout import TableLayout
@@ -203,7 +203,7 @@ class FileStoreCommit:
         max_retries = self._options["commit.max-retries"]
         started = time.monotonic()
         deadline = started + self._options["commit.timeout"] / 1000
-        attempt = 0
+        attempt = store_failures = 0
         while True:
             read_at = time.monotonic()
             latest = self._snapshots.latest()
@@ -226,12 +226,21 @@ class FileStoreCommit:
                 return snap.id
             self._clean(written, moved)  # the attempt is known not to have landed
             attempt += 1
+            failure = self._point.store_failure if snap is not None else None
+            store_failures += failure is not None
+            if (attempt > max_retries or time.monotonic() > deadline) and failure is not None:
+                raise StorageError(  # the store, not other writers, kept the commit out
+                    f"gave up committing to {self._layout.root} after {attempt} attempts in "
+                    f"{time.monotonic() - started:.1f} s: the store failed to create the snapshot "
+                    f"file {store_failures} times (the last: {failure}); nothing was committed. "
+                    "Retry when the store is healthy") from failure
             if attempt > max_retries or time.monotonic() > deadline:
                 raise CommitConflictError(
                     f"gave up committing to {self._layout.root} after {attempt} attempts in "
                     f"{time.monotonic() - started:.1f} s: other writers kept winning the race for "
-                    "the next snapshot id; raise 'commit.max-retries' / 'commit.timeout' or reduce "
-                    "concurrent writers",
+                    "the next snapshot id" + (f" (and the store failed {store_failures} of the attempts)"
+                                              if store_failures else "")
+                    + "; raise 'commit.max-retries' / 'commit.timeout' or reduce concurrent writers",
                     ConflictReason.RETRIES_EXHAUSTED,
                 )
             time.sleep(retry_wait(attempt, self._options["commit.min-retry-wait"],

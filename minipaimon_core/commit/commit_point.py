@@ -70,6 +70,9 @@ class CommitPoint:
         self._snapshots = snapshots
         #: a create was tried and is not known lost: its files may be the table's
         self.in_doubt = False
+        #: why the last create was lost when the store failed it (the call raised and the
+        #: look found no snapshot of ours), not another writer; None after a lost race
+        self.store_failure: BaseException | None = None
 
     def create(self, snap: Snapshot, deadline: float) -> bool:
         """Create ``snap`` if its id is free; True if it is committed.
@@ -79,10 +82,12 @@ class CommitPoint:
                 (``time.monotonic()``; at least OUTCOME_LOOK_SECONDS from now).
         """
         self.in_doubt = True
+        self.store_failure = None
         try:
             created = self._io.write_if_absent(self._layout.snapshot_path(snap.id), snapshot_codec.encode(snap))
         except Exception as e:  # noqa: BLE001 - any failure of the call: the outcome is unknown
             landed = self._look(snap, deadline, e, created=False)
+            self.store_failure = None if landed else e
         else:
             if not created:
                 self.in_doubt = False
