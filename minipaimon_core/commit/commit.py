@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from ..dynamic.commit_step import DynamicBucketCommit
-from ..errors import DAMAGED_OR_GONE, CommitConflictError, ConflictReason, StorageError
+from ..errors import DAMAGED_OR_GONE
 from ..file_format.data_file import file_paths
 from ..format.index_manifest import IndexFileEntry
 from ..format.layout import TableLayout
@@ -69,7 +69,7 @@ from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .append_vectors import AppendVectors
 from .commit_dedupe import CommitRecords, committed_kinds
 from .commit_metadata import write_manifests
-from .commit_point import CommitPoint, retry_wait
+from .commit_point import CommitPoint, gave_up, retry_wait
 from .conflicts import check_compaction, files_still_live
 from .dv_maintainer import VectorMaintainer
 from .first_row import first_rows_only
@@ -228,21 +228,8 @@ class FileStoreCommit:
             attempt += 1
             failure = self._point.store_failure if snap is not None else None
             store_failures += failure is not None
-            if (attempt > max_retries or time.monotonic() > deadline) and failure is not None:
-                raise StorageError(  # the store, not other writers, kept the commit out
-                    f"gave up committing to {self._layout.root} after {attempt} attempts in "
-                    f"{time.monotonic() - started:.1f} s: the store failed to create the snapshot "
-                    f"file {store_failures} times (the last: {failure}); nothing was committed. "
-                    "Retry when the store is healthy") from failure
             if attempt > max_retries or time.monotonic() > deadline:
-                raise CommitConflictError(
-                    f"gave up committing to {self._layout.root} after {attempt} attempts in "
-                    f"{time.monotonic() - started:.1f} s: other writers kept winning the race for "
-                    "the next snapshot id" + (f" (and the store failed {store_failures} of the attempts)"
-                                              if store_failures else "")
-                    + "; raise 'commit.max-retries' / 'commit.timeout' or reduce concurrent writers",
-                    ConflictReason.RETRIES_EXHAUSTED,
-                )
+                raise gave_up(self._layout.root, attempt, time.monotonic() - started, store_failures, failure)
             time.sleep(retry_wait(attempt, self._options["commit.min-retry-wait"],
                                   self._options["commit.max-retry-wait"],
                                   (time.monotonic() - started) * 1000) / 1000)

@@ -26,7 +26,13 @@ import random
 import time
 from collections.abc import Iterable
 
-from ..errors import CommitOutcomeUnknownError
+from ..errors import (
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    ConflictReason,
+    MiniPaimonError,
+    StorageError,
+)
 from ..format import snapshot as snapshot_codec
 from ..format.layout import TableLayout
 from ..format.snapshot import Snapshot
@@ -59,6 +65,24 @@ def retry_wait(attempt: int, min_ms: float, max_ms: float, trying_ms: float = 0)
     if trying_ms > AGED_MS:
         wait = random.uniform(min_ms, max(min_ms, min(wait, AGED_WAIT_MS)))
     return wait
+
+
+def gave_up(root: str, attempts: int, seconds: float, store_failures: int,
+            last_failure: BaseException | None) -> MiniPaimonError:
+    """The error of a commit that gave up after ``attempts`` lost creates (none landed, so
+    nothing was committed): StorageError when the last one was lost to the store failing the
+    create (``last_failure``; nobody else wrote), else CommitConflictError RETRIES_EXHAUSTED."""
+    head = f"gave up committing to {root} after {attempts} attempts in {seconds:.1f} s: "
+    if last_failure is not None:
+        error = StorageError(
+            head + f"the store failed to create the snapshot file {store_failures} times (the last: "
+            f"{last_failure}); nothing was committed. Retry when the store is healthy")
+        error.__cause__ = last_failure
+        return error
+    also = f" (and the store failed {store_failures} of the attempts)" if store_failures else ""
+    return CommitConflictError(
+        head + f"other writers kept winning the race for the next snapshot id{also}; raise "
+        "'commit.max-retries' / 'commit.timeout' or reduce concurrent writers", ConflictReason.RETRIES_EXHAUSTED)
 
 
 class CommitPoint:
@@ -121,4 +145,4 @@ class CommitPoint:
             time.sleep(retry_wait(looks, 10, 1000) / 1000)
 
 
-__all__ = ["AGED_MS", "AGED_WAIT_MS", "OUTCOME_LOOK_SECONDS", "CommitPoint", "retry_wait"]
+__all__ = ["AGED_MS", "AGED_WAIT_MS", "OUTCOME_LOOK_SECONDS", "CommitPoint", "gave_up", "retry_wait"]
