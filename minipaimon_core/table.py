@@ -300,6 +300,12 @@ class Table(SchemaChanges, TableOperations, TableBranches):
         """The latest snapshot as one Arrow table (``scan(...)`` filters and projects)."""
         return self.scan().to_arrow()
 
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow C stream protocol (PyCapsule interface): the latest snapshot at the
+        time of the call, read split by split, so ``duckdb.sql("SELECT ... FROM t")``,
+        ``pl.DataFrame(t)`` and ``pa.table(t)`` take a table as they take a scan."""
+        return self.scan().__arrow_c_stream__(requested_schema)
+
     def stream(self, consumer_id: str | None = None,
                options: dict[str, str] | None = None) -> TableStream:
         """A streaming consumer in plain Python: iterate it for the batches available now

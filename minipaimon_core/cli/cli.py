@@ -34,8 +34,10 @@ date-time (``2024-05-01T12:00``, local time unless it has an offset). Long work
 (compaction, orphan scan) draws a progress bar on stderr when stderr is a terminal, or
 always with ``--progress``. Sizes are printed as KiB/MiB/GiB (bytes in ``--json``).
 Deprecated spellings (``--snapshot``, epoch-millisecond times, unquoted ``--where``
-values) still work with a warning on stderr. Any error exits with status 1 and one line on
-stderr.
+values) still work with a warning on stderr. Any error exits with status 1 (a usage error:
+2) and one line on stderr; with ``--json`` it is also printed on stdout as
+``{"error": {"type": "TableNotFoundError", "message": "...", "exit_code": 1}}``, so a script
+parses every outcome.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from typing import Any
+from typing import Any, NoReturn
 
 from ..catalog import WAREHOUSE_ENV, Catalog, table_location
 from ..errors import InvalidArgumentError, MiniPaimonError
@@ -79,6 +81,22 @@ class _Deprecated(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class UsageError(Exception):
+    """A command line argparse refuses (exit status 2)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises UsageError where argparse would print and exit, so that ``main`` reports it
+    as every other error (as JSON with ``--json``). Subcommand parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self, message)
+
+
 def _common(suppress: bool) -> argparse.ArgumentParser:
     """The options every command takes, before or after it (after: no default, so the one
     given before the command stays)."""
@@ -103,8 +121,8 @@ def _snapshot_id(c: argparse.ArgumentParser, help: str, required: Any = None) ->
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minipaimon", parents=[_common(False)],
-                                description="Inspect and maintain minipaimon (Apache Paimon) tables.")
+    p = _Parser(prog="minipaimon", parents=[_common(False)],
+                description="Inspect and maintain minipaimon (Apache Paimon) tables.")
     p.add_argument("--version", action="version", version=f"minipaimon {version()}",
                    help="print the version and exit")
     common = _common(True)
@@ -214,18 +232,27 @@ def _run(args: argparse.Namespace, bar: ProgressBar) -> Output:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv  # known before parsing: a usage error is reported as JSON too
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeprecationWarning)
         try:
-            args = build_parser().parse_args(argv)
+            try:
+                args = build_parser().parse_args(argv)
+            except UsageError as e:
+                if not as_json:
+                    e.parser.print_usage(sys.stderr)
+                return _fail(e.parser.prog, "UsageError", str(e), 2, as_json)
             bar = ProgressBar(sys.stderr, args.progress or sys.stderr.isatty())
             try:
                 out = _run(args, bar)
             except (MiniPaimonError, OSError) as e:
                 bar.close()
-                message = " ".join(str(e).split()) or type(e).__name__
-                print(f"minipaimon: error: {message}", file=sys.stderr)
-                return 1
+                return _fail("minipaimon", type(e).__name__, " ".join(str(e).split()), 1, as_json)
+            except Exception as e:  # a bug: its traceback follows, on stderr
+                if as_json:
+                    _fail("minipaimon", type(e).__name__, " ".join(str(e).split()), 1, True)
+                raise
         finally:
             for w in caught:
                 if issubclass(w.category, DeprecationWarning):
@@ -234,7 +261,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["build_parser", "format_table", "main", "parse_time", "version"]
+def _fail(prog: str, kind: str, message: str, status: int, as_json: bool) -> int:
+    """Report an error: one line on stderr and, with ``--json``, its JSON on stdout."""
+    print(f"{prog}: error: {message or kind}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": {"type": kind, "message": message or kind, "exit_code": status}}))
+    return status
+
+
+__all__ = ["UsageError", "build_parser", "format_table", "main", "parse_time", "version"]
 
 
 if __name__ == "__main__":

@@ -105,6 +105,24 @@ def _ids(type_json: object) -> Iterator[int]:
                 yield from _ids(type_json[key])
 
 
+def other_format(names: list[str]) -> str | None:
+    """What a directory whose entries are ``names`` holds when it is no Paimon table but
+    another format's (Delta Lake, plain Parquet files), said with how to read it; else None."""
+    if "_delta_log" in names:
+        return ("it is a Delta Lake table (it has _delta_log/), not an Apache Paimon table: read "
+                "it with the deltalake package (DeltaTable(path).to_pyarrow_table()) or Spark's "
+                "delta format")
+    if any(n.endswith(".parquet") for n in names):
+        return ("it holds plain Parquet files, not a table: read them with "
+                "pyarrow.dataset.dataset(path), or create_table(...) and write their rows into it")
+    if any("=" in n for n in names):
+        return ("it holds partition directories (like "
+                f"{next(n for n in names if '=' in n)!r}) but no table metadata: a plain "
+                "(Hive-partitioned) dataset, read with pyarrow.dataset.dataset(path, "
+                "partitioning='hive'), or a table dropped with purge=False")
+    return None
+
+
 class SchemaManager:
     """Reads and writes ``schema/schema-<id>`` files."""
 
@@ -121,7 +139,7 @@ class SchemaManager:
         """The current schema. Raises TableNotFoundError if there is none."""
         ids = self.schema_ids()
         if not ids:
-            raise TableNotFoundError(f"no minipaimon table at {self._layout.where} (no schema file)")
+            raise self._not_found()
         return self.get(ids[-1])
 
     def get(self, schema_id: int) -> TableSchema:
@@ -165,9 +183,17 @@ class SchemaManager:
             return f"{main}@branch:{self._layout.branch}"
         ids = self.schema_ids()
         if not ids:
-            raise TableNotFoundError(f"no minipaimon table at {self._layout.where} (no schema file)")
+            raise self._not_found()
         first = self.get(ids[0])
         return first.minipaimonTableId or f"created-{first.timeMillis}"
+
+    def _not_found(self) -> TableNotFoundError:
+        """The error for a path without a schema file; it says what the directory holds
+        instead when that is another format's data (one listing of the directory)."""
+        layout = self._layout
+        other = other_format(self._io.list_names(layout.root)) if layout.is_main else None
+        return TableNotFoundError(f"no minipaimon table at {layout.where} (no schema file)"
+                                  + (f": {other}" if other else ""))
 
     def commit(self, schema: TableSchema) -> bool:
         """Create the file of ``schema`` unless one with its id exists (returns False)."""
@@ -192,15 +218,25 @@ class SchemaManager:
 
     def create(self, schema: TableSchema) -> None:
         """Write schema 0 of a new table. Raises TableAlreadyExistsError if a table is
-        there, or the metadata of one dropped half-way (never adopted)."""
+        there, or the metadata of one dropped half-way (never adopted).
+
+        A table's schema file is the last thing a drop deletes (catalog.drop_table), so
+        metadata without a schema is a drop that failed half-way; with one, it is a table.
+        """
+        if self.schema_ids():
+            raise self._exists()
         leftovers = self.leftovers()
         if leftovers:
             raise TableAlreadyExistsError(
-                f"{self._layout.where} holds the metadata of a table ({', '.join(leftovers)}) that "
-                "was dropped half-way or is still being created; drop it again "
-                "(catalog.drop_table) or pick another path")
-        if self.schema_ids() or not self.commit(schema):
-            raise TableAlreadyExistsError(f"a table already exists at {self._layout.where}")
+                f"{self._layout.where} holds the metadata of a table ({', '.join(leftovers)}) but no "
+                "schema: a drop of it failed half-way. Finish the drop (catalog.drop_table "
+                "again) or pick another path")
+        if not self.commit(schema):
+            raise self._exists()
+
+    def _exists(self) -> TableAlreadyExistsError:
+        return TableAlreadyExistsError(
+            f"a table already exists at {self._layout.where}: open it (open_table), or pick another path")
 
     def leftovers(self) -> list[str]:
         """The table's metadata directories other than ``schema/`` that hold files
