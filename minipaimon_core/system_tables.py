@@ -11,6 +11,7 @@ manifests      data manifest of the snapshot (base list, then delta list)
 partitions     partition of the snapshot, with record/file counts and sizes
 buckets        (partition, bucket) of the snapshot, likewise
 tags           tag
+branches       branch other than main (Paimon's ``$branches``: the tag and snapshot it starts from)
 consumers      streaming consumer (its next snapshot)
 audit_log      row of the snapshot, after a leading ``rowkind`` column
 health         check of :mod:`minipaimon_core.maintenance.health` (value, detail, the action that fixes it)
@@ -40,8 +41,11 @@ from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
 from .format.snapshot import Snapshot
 from .maintenance import health as table_health
 from .maintenance import history as table_history
+from .metadata.branches import BranchManager
 from .metadata.consumer import ConsumerManager
 from .metadata.manifest_io import live_files
+from .metadata.snapshot_manager import SnapshotManager
+from .metadata.tags import TagManager
 from .read.table_view import TableView
 from .schema.partition import PartitionSpec
 from .schema.schema import SchemaManager
@@ -86,6 +90,8 @@ TAGS_SCHEMA = pa.schema([
     ("commit_time", _MS), ("record_count", pa.int64()),
 ])
 CONSUMERS_SCHEMA = pa.schema([("consumer_id", pa.string()), ("next_snapshot_id", pa.int64())])
+BRANCHES_SCHEMA = pa.schema([("branch_name", pa.string()), ("created_from_tag", pa.string()),
+                             ("created_from_snapshot", pa.int64()), ("create_time", _MS)])
 
 
 def system_table(table: TableView, name: str, snapshot_id: int | None = None) -> pa.Table:
@@ -226,6 +232,21 @@ def consumers(table: TableView, _: int | None = None) -> pa.Table:
     return _rows(CONSUMERS_SCHEMA, [{"consumer_id": c, "next_snapshot_id": n} for c, n in found.items()])
 
 
+def branches(table: TableView, _: int | None = None) -> pa.Table:
+    """Paimon's ``$branches``: each branch, the tag and snapshot it starts from (its earliest
+    snapshot, and the tag on it where it has one), when its first schema was written."""
+    rows = []
+    for name in BranchManager(table.io, table.layout).names():
+        layout = table.layout.on_branch(name)
+        earliest = SnapshotManager(table.io, layout).earliest_id()
+        tags = TagManager(table.io, layout).snapshots()
+        based = sorted(n for n, snap in tags.items() if earliest is not None and snap.id == earliest)
+        times = [f.modified_ms for f in table.io.list_files(layout.schema_dir)]
+        rows.append({"branch_name": name, "created_from_tag": based[0] if based else None,
+                     "created_from_snapshot": earliest, "create_time": min(times, default=None)})
+    return _rows(BRANCHES_SCHEMA, rows)
+
+
 def audit_log(table: TableView, snapshot_id: int | None = None) -> pa.Table:
     data = table.scan(snapshot_id=snapshot_id).to_arrow()
     kinds = pa.repeat(pa.scalar(RowKind.INSERT.short, pa.string()), data.num_rows)
@@ -252,6 +273,7 @@ _TABLES: dict[str, Callable[[TableView, int | None], pa.Table]] = {
     "partitions": partitions,
     "buckets": buckets,
     "tags": tags,
+    "branches": branches,
     "consumers": consumers,
     "audit_log": audit_log,
     "health": lambda table, _: table_health.health(table.context()).to_arrow(),

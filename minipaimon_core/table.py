@@ -29,10 +29,10 @@ from .dml.merge_into import MergeBuilder
 from .errors import (
     CommitOutcomeUnknownError,
     InvalidArgumentError,
-    SnapshotNotFoundError,
     TableNotFoundError,
 )
 from .expressions import predicate
+from .format.branch_names import MAIN_BRANCH
 from .format.layout import TableLayout
 from .format.manifest_file import DataFileMeta
 from .format.options import Options
@@ -41,8 +41,9 @@ from .io.fileio import FileIO
 from .io.fileio_resolve import resolve, split_options
 from .maintenance import compaction
 from .maintenance import manifests as manifest_rewrite
-from .maintenance.partition_expire import ExpireClock, local_time
+from .maintenance.partition_expire import ExpireClock
 from .maintenance.post_commit import AfterCommitResult, after_commit
+from .metadata.branches import BRANCH_OPTION, BranchManager
 from .metadata.commit_message import CommitMessage
 from .metadata.consumer import ConsumerManager
 from .metadata.context import Clock, TableContext, wall_clock_ms
@@ -50,14 +51,15 @@ from .metadata.deletion_vectors import DeletionVectorIO
 from .metadata.manifest_io import ManifestIO
 from .metadata.sequence import SequenceStart
 from .metadata.snapshot_manager import SnapshotManager
-from .metadata.tags import TagManager
+from .read.fallback import fallback_context, fallback_snapshot
 from .read.scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
 from .read.table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
 from .schema.definition import keys_from_options, time_travel_from_options
-from .schema.features import check_migrated, check_readable
+from .schema.features import check_readable
 from .schema.schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .schema.table_schema_changes import SchemaChanges
 from .stream.table_stream import TableStream
+from .table_branches import TableBranches
 from .table_ops import TableOperations
 from .table_post_commit import PostCommitOperations
 
@@ -92,37 +94,49 @@ def create_table(
 
 def open_table(path: str, io: FileIO | None = None,
                options: dict[str, str] | None = None, clock: Clock | None = None) -> Table:
-    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``, ``azure.*``);
+    """Open the table at ``path``; ``options`` may carry connection options (``s3.*``,
+    ``azure.*``) and Paimon's ``branch`` (the branch to read and write, default ``main``);
     ``clock`` (epoch ms) dates its commits and the post-commit options (default: the wall clock).
 
-    Raises TableNotFoundError if there is none, InvalidArgumentError for a bad path.
+    Raises TableNotFoundError if there is none (BranchNotFoundError: no such branch),
+    InvalidArgumentError for a bad path or branch name.
     """
     path, io = resolve(path, options, io)
-    return Table(path, io, clock)
+    return Table(path, io, branch=(options or {}).get(BRANCH_OPTION) or MAIN_BRANCH, clock=clock)
 
 
-class Table(SchemaChanges, TableOperations, PostCommitOperations):
+class Table(SchemaChanges, TableOperations, TableBranches, PostCommitOperations):
     """A minipaimon table at a path. Cheap to open; holds no locks. Schema changes are in
     :class:`~minipaimon_core.schema.table_schema_changes.SchemaChanges`; counts, history, health,
-    restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`."""
+    restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`; branches in
+    :class:`~minipaimon_core.table_branches.TableBranches`."""
 
-    def __init__(self, path: str, io: FileIO | None = None, clock: Clock | None = None) -> None:
+    def __init__(self, path: str, io: FileIO | None = None, branch: str = MAIN_BRANCH,
+                 clock: Clock | None = None) -> None:
         path, io = resolve(path, None, io)
         self.path = path
         self.clock: Clock = clock or wall_clock_ms
         self.io: FileIO = io
         self.layout = TableLayout(path)
-        self._schema_manager = SchemaManager(self.io, self.layout)
-        self.table_schema: TableSchema = self._schema_manager.latest()
-        check_readable(self.table_schema, path)
-        self._schemas = SchemaCache(self._schema_manager)
-        self.snapshot_manager = SnapshotManager(self.io, self.layout)
-        self.manifests = ManifestIO(self.io, self.layout, self._schemas)
-        self.vectors = DeletionVectorIO(self.io, self.layout, self.manifests)
+        if branch != MAIN_BRANCH:  # the table first (TableNotFoundError), then the branch
+            SchemaManager(self.io, self.layout).latest()
+            self.layout = BranchManager(self.io, self.layout).layout_of(branch)
+        self._load_line()
         #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
         self.last_after_commit: AfterCommitResult | None = None
         #: this handle's partition-expiration clock, as a Paimon committer's (post_commit)
         self.partition_clock = ExpireClock(self.clock())
+
+    def _load_line(self) -> None:
+        """(Re)read the metadata readers of this handle's branch; schemas are cached by id
+        until a fast-forward replaces some of them."""
+        self._schema_manager = SchemaManager(self.io, self.layout)
+        self.table_schema: TableSchema = self._schema_manager.latest()
+        check_readable(self.table_schema, self.path)
+        self._schemas = SchemaCache(self._schema_manager)
+        self.snapshot_manager = SnapshotManager(self.io, self.layout)
+        self.manifests = ManifestIO(self.io, self.layout, self._schemas)
+        self.vectors = DeletionVectorIO(self.io, self.layout, self.manifests)
 
     def context(self) -> TableContext:
         """The narrow view of this table (current schema) that operations take."""
@@ -284,11 +298,21 @@ class Table(SchemaChanges, TableOperations, PostCommitOperations):
         for c in cols or []:
             if c not in arrow.names:
                 raise InvalidArgumentError(f"column {c!r} is not in the table {arrow.names}")
-        return TableScan(self.context(), dnf, cols, snap, incremental, sizing)
+        ctx = self.context()
+        fb = fallback_context(ctx) if incremental is None else None
+        travelled = snapshot_id is not None or tag is not None or timestamp_ms is not None
+        fallback = None if fb is None else (fb, fallback_snapshot(ctx, snap, travelled, fb))
+        return TableScan(ctx, dnf, cols, snap, incremental, sizing, fallback)
 
     def to_arrow(self) -> pa.Table:
         """The latest snapshot as one Arrow table (``scan(...)`` filters and projects)."""
         return self.scan().to_arrow()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow C stream protocol (PyCapsule interface): the latest snapshot at the
+        time of the call, read split by split, so ``duckdb.sql("SELECT ... FROM t")``,
+        ``pl.DataFrame(t)`` and ``pa.table(t)`` take a table as they take a scan."""
+        return self.scan().__arrow_c_stream__(requested_schema)
 
     def stream(self, consumer_id: str | None = None,
                options: dict[str, str] | None = None) -> TableStream:
@@ -335,36 +359,6 @@ class Table(SchemaChanges, TableOperations, PostCommitOperations):
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return self.snapshot_manager.get(snapshot_id)
 
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> None:
-        """Pin a snapshot (latest by default) under ``name``; with the table's
-        ``tag.default-time-retained`` the tag expires that long after now, as in Paimon.
-
-        Raises InvalidArgumentError (bad or existing name), SnapshotNotFoundError.
-        """
-        check_migrated(self.table_schema, self.path)
-        snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
-        if snap is None:
-            raise SnapshotNotFoundError("cannot tag an empty table: it has no snapshot")
-        retained = self.typed_options()["tag.default-time-retained"]
-        self._tags().create(name, snap, retained, local_time(self.clock()) if retained is not None else None)
-
-    def tag_snapshot(self, name: str) -> Snapshot:
-        """The snapshot tag ``name`` pins. Raises SnapshotNotFoundError, InvalidArgumentError."""
-        return self._tags().get(name)
-
-    def tags(self) -> dict[str, int]:
-        """Tag name -> snapshot id."""
-        tags = self._tags()
-        return {n: tags.get(n).id for n in tags.names()}
-
-    def _tags(self) -> TagManager:
-        return TagManager(self.io, self.layout)
-
-    def delete_tag(self, name: str) -> None:
-        """Delete tag ``name``. Raises SnapshotNotFoundError if there is none."""
-        check_migrated(self.table_schema, self.path)
-        self._tags().delete(name)
-
     # -- maintenance (see minipaimon_core/maintenance) --
 
     def refresh(self) -> Table:
@@ -379,10 +373,9 @@ class Table(SchemaChanges, TableOperations, PostCommitOperations):
         Raises CommitConflictError if other writers keep winning the snapshot race."""
         return manifest_rewrite.rewrite_manifests(self.context())
 
-
     def system_table(self, name: str, snapshot_id: int | None = None) -> pa.Table:
-        """A system table (snapshots, schemas, options, files, manifests, partitions, buckets,
-        tags, consumers, audit_log) as Arrow. Raises InvalidArgumentError for other names."""
+        """A system table (minipaimon_core.system_tables: snapshots, tags, branches, ...) as
+        Arrow. Raises InvalidArgumentError for other names."""
         return system_tables.system_table(self, name, snapshot_id)
 
     def consumers(self) -> dict[str, int]:

@@ -15,6 +15,8 @@ SELECT * FROM minipaimon_rewrite_manifests('/data/orders')
 SELECT * FROM minipaimon_tables('/data/warehouse')               -- the tables of a catalog
 SELECT * FROM minipaimon_delete('/data/orders', "dt < '2025-01-01' AND status = 'void'")
 SELECT * FROM minipaimon_update('/data/orders', "status = 'void'", "amount < 0")
+SELECT * FROM minipaimon_create_branch('/data/orders', 'audit', 'daily')  -- and _delete_branch,
+SELECT * FROM minipaimon_fast_forward('/data/orders', 'audit')            -- _branches (procedures_branches)
 SELECT * FROM minipaimon_expire_partitions('/data/orders', '30 d')  -- minipaimon_auto_tags,
                                                                     -- minipaimon_expire_tags
 ```
@@ -62,6 +64,7 @@ from minipaimon_spark.procedure_support import (
     one_line_errors,
     schema_of,
 )
+from minipaimon_spark.procedures_branches import branch_procedures
 from minipaimon_spark.procedures_dml import row_change_procedures
 from minipaimon_spark.procedures_post_commit import post_commit_procedures
 
@@ -300,6 +303,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
 
     return {
         **row_change_procedures(conn, table_arg),
+        **branch_procedures(conn, table_arg),
         **post_commit_procedures(conn, table_arg),
         "minipaimon_compact": Compact,
         "minipaimon_compaction_units": CompactionUnits,

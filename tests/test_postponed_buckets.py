@@ -10,7 +10,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.errors import UnsupportedFeatureError, UnsupportedOptionError
-from minipaimon_core.format.layout import POSTPONE_BUCKET
+from minipaimon_core.format.bucket_names import POSTPONE_BUCKET
 from minipaimon_core.metadata.manifest_io import live_files
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),

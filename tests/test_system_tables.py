@@ -30,7 +30,8 @@ def table(storage: Storage) -> mp.Table:
 
 def test_every_system_table_has_rows_and_a_fixed_schema(table):
     assert SYSTEM_TABLES == ("snapshots", "schemas", "options", "files", "manifests", "partitions",
-                             "buckets", "tags", "consumers", "audit_log", "health", "history")
+                             "buckets", "tags", "branches", "consumers", "audit_log", "health", "history")
+    table.create_branch("b", "first")
     empty = mp.create_table(table.path + "-empty", SCHEMA)
     for name in SYSTEM_TABLES:
         full = table.system_table(name)

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..expressions.sets import distinct
-from ..format.layout import POSTPONE_BUCKET
+from ..format.bucket_names import POSTPONE_BUCKET
 from ..format.snapshot import Snapshot
 from ..metadata.context import TableContext
 from ..schema.bucket import (

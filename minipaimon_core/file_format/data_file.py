@@ -31,6 +31,7 @@ from .. import file_format
 from ..errors import CorruptDataFileError, InvalidArgumentError, StorageError, redact_userinfo
 from ..expressions.stats import merge_stats, table_stats, to_stat
 from ..format import data_types
+from ..format.bucket_names import POSTPONE_BUCKET, postponed_file_name
 from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.layout import TableLayout
 from ..format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
@@ -136,7 +137,8 @@ def write_data_file_parts(
     InvalidArgumentError / UnsupportedFeatureError for what the format cannot hold (the file
     is deleted: nothing of it stays)."""
     fmt = file_format.table_format(schema)
-    name = TableLayout.new_data_file_name(prefix, fmt.extension, bucket)
+    name = postponed_file_name(fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
+        else TableLayout.new_data_file_name(prefix, fmt.extension)
     path = layout.data_file_path(partition_path, bucket, name)
     index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(name))
     try:

@@ -32,6 +32,7 @@ import zstandard
 from ..errors import CorruptMetadataError, UnsupportedFeatureError
 from . import avro, binary_row, typed_decode
 from .avro import optional, required
+from .bucket_names import POSTPONE_BUCKET
 from .data_file_meta import (
     ADD,
     DELETE,
@@ -43,7 +44,6 @@ from .data_file_meta import (
     SimpleStats,
 )
 from .file_names import check_data_file_names, is_file_name
-from .layout import POSTPONE_BUCKET
 
 VERSION = 2  # the _VERSION of entries Paimon 0.9 .. 2.x write and read
 PAYLOAD_KEY = "minipaimon.entries"

@@ -19,8 +19,9 @@ import msgspec
 from ..errors import CorruptMetadataError
 from . import avro
 from .avro import optional, required
+from .bucket_names import POSTPONE_BUCKET
 from .data_file_meta import Bucket, NonNegative
-from .layout import POSTPONE_BUCKET, check_file_name
+from .layout import check_file_name
 from .manifest_file import SimpleStats, decode_stats, encode_stats
 
 VERSION = 2

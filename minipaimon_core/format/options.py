@@ -146,6 +146,7 @@ KNOWN: dict[str, Spec] = {
     "scan.snapshot-id": Spec("int", None, 1),
     "scan.timestamp-millis": Spec("int", None, 0),
     "scan.tag-name": Spec("str", None),
+    "scan.fallback-branch": Spec("str", None),  # minipaimon_core.read.fallback
     "incremental-between": Spec("str", None),
     "incremental-between-timestamp": Spec("str", None),
     "incremental-between-scan-mode": Spec("str", "auto", choices=INCREMENTAL_SCAN_MODES),
@@ -187,6 +188,15 @@ FIELD_OPTIONS: dict[str, Spec] = {
 }
 _FIELD_OPTION = re.compile(r"^fields\.(.+)\.([a-z-]+)$")
 
+# Paimon's options for a table's keys (CoreOptions.PRIMARY_KEY / PARTITION): never stored
+# as table options (minipaimon_core.schema.definition takes them out first), but the names a
+# misspelt option is compared with too (primary_key -> 'primary-key'), each with what it is
+# and create_table's argument of the same meaning.
+PRIMARY_KEY = "primary-key"
+PARTITION = "partition"
+KEY_OPTIONS = {PRIMARY_KEY: ("primary key", "primary_key", "id,dt"),
+               PARTITION: ("partition keys", "partition_by", "dt")}
+
 
 # file-index.<type>.columns, file-index.<type>.<column>.<option> (minipaimon_core.file_format.file_index)
 _FILE_INDEX_OPTION = re.compile(r"^file-index\.(bloom-filter|bitmap|bsi)\.(columns|.+\.(items|fpp))$")
@@ -213,16 +223,21 @@ def spec_of(name: str) -> Spec:
         return FIELD_OPTIONS[f[1]]
     if file_index_option(name):
         return Spec("str", None)
-    raise unknown_option(name, KNOWN, "see docs/format.md, \"Options\", for the table options and "
-                         f"fields.<column>.({'|'.join(FIELD_OPTIONS)})")
+    raise unknown_option(name, [*KNOWN, *KEY_OPTIONS], "see docs/format.md, \"Options\", for the table "
+                         f"options and fields.<column>.({'|'.join(FIELD_OPTIONS)})")
 
 
 def unknown_option(name: str, known: Iterable[str], otherwise: str) -> UnsupportedOptionError:
     """The error for option ``name``, which is none of ``known``: it names the closest known
-    option (``buckett`` -> did you mean 'bucket'?), else says ``otherwise`` (where the
-    options are listed). The one wording of every unknown option, table, read or write."""
+    option (``buckett`` -> did you mean 'bucket'?; for a key option, how to give the keys),
+    else says ``otherwise`` (where the options are listed). The one wording of every unknown
+    option, table, read or write."""
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else otherwise
+    if close and close[0] in KEY_OPTIONS:
+        what, argument, example = KEY_OPTIONS[close[0]]
+        hint += (f" (a table's {what}: the option {close[0]!r} = {example!r}, or "
+                 f"create_table(..., {argument}=[...]))")
     return UnsupportedOptionError(f"unknown option {name!r}; {hint}")
 
 

@@ -35,7 +35,7 @@ from ..metadata.context import HasContext
 from ..schema.bucket import postponed
 from ..schema.post_commit_options import PartitionExpireConfig, TagConfig
 from . import partition_expire, postpone, tag_auto
-from .compaction import compact_due
+from .compaction import maybe_compact
 from .expire import ExpireResult, maybe_expire
 from .partition_expire import ExpireClock, PartitionExpireResult
 from .tag_auto import TagAutoResult
@@ -83,7 +83,7 @@ def after_commit(table: HasContext, messages: Sequence[CommitMessage] | None = N
         except Exception as e:  # noqa: BLE001 - the policy: the landed commit stands
             _report(ctx.path, "compaction of postponed rows", e, errors)
     try:
-        compacted = compact_due(ctx, only) or compacted
+        compacted = maybe_compact(ctx, None, only) or compacted
     except Exception as e:  # noqa: BLE001 - the policy: the landed commit stands
         _report(ctx.path, "compaction", e, errors)
     expired = None

@@ -43,8 +43,8 @@ import pyarrow.compute as pc
 from ..commit.commit import FileStoreCommit
 from ..dynamic.cross_partition import Routed
 from ..errors import CommitConflictError, CorruptMetadataError
+from ..format.bucket_names import POSTPONE_BUCKET
 from ..format.kinds import ROW_KIND_COLUMN, SEQUENCE, VALUE_KIND, row_kind_names
-from ..format.layout import POSTPONE_BUCKET
 from ..format.manifest_file import ManifestEntry
 from ..format.snapshot import Snapshot
 from ..metadata.commit_message import CommitMessage

@@ -60,7 +60,7 @@ class TagManager:
         try:
             data = self._io.read_bytes(path)
         except FileNotFoundError:
-            raise SnapshotNotFoundError(f"no tag {name!r} in {self._layout.root}") from None
+            raise SnapshotNotFoundError(f"no tag {name!r} in {self._layout.where}") from None
         return decode_tag(data, path)
 
     def exists(self, name: str) -> bool:
@@ -92,7 +92,7 @@ class TagManager:
     def delete(self, name: str) -> None:
         """Delete tag ``name``. Raises SnapshotNotFoundError if there is none."""
         if not self._io.delete(self._layout.tag_path(name)):
-            raise SnapshotNotFoundError(f"no tag {name!r} in {self._layout.root}")
+            raise SnapshotNotFoundError(f"no tag {name!r} in {self._layout.where}")
 
 
 __all__ = ["TagManager", "decode_tag"]

@@ -25,8 +25,12 @@ from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.manifest_file import DataFileMeta
 from ..format.snapshot import Snapshot
 from ..metadata.context import TableContext
+from .fallback import plan_fallback, read_context
 from .read import SplitReader
 from .scan import Planner, PlanStats, Split, SplitSizing
+
+Fallback = tuple[TableContext, Snapshot | None]
+"""A fallback branch's context and the snapshot of it a scan reads."""
 
 
 def planner(ctx: TableContext) -> Planner:
@@ -45,13 +49,21 @@ def planner(ctx: TableContext) -> Planner:
 
 
 def read_split(ctx: TableContext, split: Split) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of one split (projected and filtered as planned)."""
-    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split)
+    """Arrow batches of one split (projected and filtered as planned); a split of a fallback
+    branch is read with that branch's schemas and rules, in ``ctx``'s column types."""
+    line = read_context(ctx, split)
+    batches = SplitReader(line.io, line.layout, line.schemas, line.schema, line.vectors).read(split)
+    if line is ctx:
+        return batches
+    schema = ctx.schema.arrow_schema()
+    target = schema if split.columns is None else pa.schema([schema.field(c) for c in split.columns])
+    return (b if b.schema == target else b.cast(target) for b in batches)
 
 
 def dropped_rows(ctx: TableContext, split: Split) -> dict[str, np.ndarray] | None:
     """What a read of ``split`` leaves out of its files' stored rows (SplitReader.dropped_rows)."""
-    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).dropped_rows(split)
+    line = read_context(ctx, split)
+    return SplitReader(line.io, line.layout, line.schemas, line.schema, line.vectors).dropped_rows(split)
 
 
 def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kind: bool = False,
@@ -68,8 +80,11 @@ class TableScan:
 
     def __init__(self, ctx: TableContext, dnf: predicate.DNF | None, columns: list[str] | None,
                  snapshot: Snapshot | None, incremental: tuple[int, int] | None,
-                 sizing: SplitSizing | None = None) -> None:
+                 sizing: SplitSizing | None = None, fallback: Fallback | None = None) -> None:
+        """``fallback``: the ``scan.fallback-branch`` context and its snapshot to read the
+        partitions ``snapshot`` lacks from (minipaimon_core.read.fallback)."""
         self._ctx = ctx
+        self._fallback = fallback
         self._sizing = sizing
         self._dnf = dnf
         self._columns = columns
@@ -86,6 +101,10 @@ class TableScan:
             start = time.perf_counter()
             self._splits = plans.plan(self.snapshot, self._dnf, self._columns, self._incremental,
                                       self._sizing)
+            if self._fallback is not None:
+                fb, fb_snapshot = self._fallback
+                self._splits += plan_fallback(self._ctx, self.snapshot, fb, fb_snapshot, planner(fb),
+                                              self._dnf, self._columns, self._sizing)
             self.stats = dataclasses.replace(plans.stats, seconds=time.perf_counter() - start)
         return self._splits
 
@@ -125,4 +144,4 @@ class TableScan:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-__all__ = ["TableScan", "dropped_rows", "planner", "read_file_rows", "read_split"]
+__all__ = ["Fallback", "TableScan", "dropped_rows", "planner", "read_file_rows", "read_split"]

@@ -28,8 +28,9 @@ import pyarrow as pa
 
 from ..errors import CommitConflictError, ConflictReason, InvalidArgumentError, SchemaMismatchError
 from ..format import data_types, options
+from ..format.branch_names import FALLBACK_BRANCH, MAIN_BRANCH, is_branch_name
 from ..format.kinds import ROW_KIND_COLUMN, SYSTEM_COLUMNS
-from ..format.layout import TableLayout
+from ..format.layout import TableLayout, keys_of
 from ..io.fileio import FileIO
 from . import table_options
 from .features import check_migrated
@@ -233,6 +234,12 @@ def alter_column_type(io: FileIO, layout: TableLayout, name: str, arrow_type: pa
 
 
 def set_options(io: FileIO, layout: TableLayout, updates: Mapping[str, str | None]) -> TableSchema:
+    fallback = updates.get(FALLBACK_BRANCH)
+    if fallback is not None and (fallback == layout.branch or (fallback != MAIN_BRANCH and (
+            not is_branch_name(fallback) or not keys_of("schema", io.list_names(layout.on_branch(fallback).schema_dir))))):
+        raise InvalidArgumentError(  # as Paimon's SchemaValidation.validateFallbackBranch
+            f"cannot set {FALLBACK_BRANCH!r} = {fallback!r}: no such branch (other than this one) "
+            f"in {layout.root}")
     return commit_change(io, layout, lambda s: apply_set_options(s, updates))
 
 

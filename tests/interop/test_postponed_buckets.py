@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.format.layout import POSTPONE_BUCKET
+from minipaimon_core.format.bucket_names import POSTPONE_BUCKET
 from minipaimon_core.metadata.manifest_io import live_files
 from tests.interop import harness
 from tests.interop.compare import differences
