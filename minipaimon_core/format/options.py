@@ -108,6 +108,8 @@ KNOWN: dict[str, Spec] = {
     # dynamic buckets (bucket = -1 primary-key tables, minipaimon_core.dynamic)
     "dynamic-bucket.target-row-num": Spec("int", "2000000", 1),
     "dynamic-bucket.initial-buckets": Spec("int", None, 1),
+    "dynamic-bucket.assigner-parallelism": Spec("int", None, 1),  # lanes (dynamic/routing.py)
+    "dynamic-bucket.max-buckets": Spec("int", "-1", -1),  # -1: unbounded, as Paimon 1.x
     "cross-partition-upsert.index-ttl": Spec("duration", None, 0),
     "cross-partition-upsert.bootstrap-parallelism": Spec("int", "10", 1),
     "merge-engine": Spec("str", "deduplicate", choices=MERGE_ENGINES),

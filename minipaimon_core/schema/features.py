@@ -42,7 +42,7 @@ IGNORED = frozenset({
     "lookup.cache-max-disk-size", "lookup.cache-max-memory-size", "lookup.cache-file-retention",
     "lookup-wait", "lookup.local-file-type", "changelog-producer.row-deduplicate",
     "full-compaction.delta-commits", "compaction.optimization-interval", "commit.force-compact",
-    "commit.user-prefix", "dynamic-bucket.assigner-parallelism", "streaming-read-mode",
+    "commit.user-prefix", "streaming-read-mode",
     "continuous.discovery-interval",
     "scan.bounded.watermark", "sink.watermark-time-zone", "num-sorted-run.compaction-trigger",
 })

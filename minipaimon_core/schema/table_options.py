@@ -99,6 +99,9 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
 def _check_buckets(typed: Options, options: Mapping[str, str], schema: pa.Schema,
                    pk: list[str]) -> None:
     buckets = typed["bucket"]
+    if typed["dynamic-bucket.max-buckets"] == 0:
+        raise UnsupportedOptionError(
+            "option 'dynamic-bucket.max-buckets' must be -1 (unbounded) or >= 1")
     if buckets == 0:
         need = "-1 (dynamic buckets) or >= 1" if pk else "-1 (unbucketed) or >= 1"
         raise UnsupportedOptionError(f"option 'bucket' must be {need}")
