@@ -122,6 +122,9 @@ KNOWN: dict[str, Spec] = {
     "fields.default-aggregate-function": Spec("str", "last_non_null_value", choices=AGGREGATE_FUNCTIONS),
     "changelog-producer": Spec("str", "none", choices=CHANGELOG_PRODUCERS),
     "deletion-vectors.enabled": Spec("bool", "false"),
+    # a delete of a primary-key table always writes -D rows, never a metadata-only partition
+    # drop (minipaimon_core.dml), so it always produces the changelog this option forces
+    "delete.force-produce-changelog": Spec("bool", "false"),
     "num-levels": Spec("int", None, 2),  # default: num-sorted-run.compaction-trigger + 1, as Paimon
     "num-sorted-run.compaction-trigger": Spec("int", "5", 1),
     "num-sorted-run.stop-trigger": Spec("int", None, 1),
