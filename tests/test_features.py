@@ -41,7 +41,6 @@ UNREADABLE = [
     ({"deletion-vectors.bitmap64": "true"}, "64-bit deletion vectors"),
     ({"row-tracking.enabled": "true"}, "row tracking"),
     ({"data-evolution.enabled": "true"}, "data evolution"),
-    ({"partition.default-name": "NULLS"}, "partition.default-name"),
     ({"sequence.field": "a,b"}, "several sequence fields"),
     ({"bucket-function.type": "mod"}, "bucket function 'mod'"),
     ({"merge-engine": "some-future-engine"}, "'some-future-engine' merge engine"),

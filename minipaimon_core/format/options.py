@@ -105,6 +105,7 @@ KNOWN: dict[str, Spec] = {
     "commit.min-retry-wait": Spec("duration", "5 ms", 0),
     "commit.max-retry-wait": Spec("duration", "2 s", 0),
     "dynamic-partition-overwrite": Spec("bool", "false"),
+    "partition.default-name": Spec("str", "__DEFAULT_PARTITION__"),  # schema/partition.py
     # dynamic buckets (bucket = -1 primary-key tables, minipaimon_core.dynamic)
     "dynamic-bucket.target-row-num": Spec("int", "2000000", 1),
     "dynamic-bucket.initial-buckets": Spec("int", None, 1),

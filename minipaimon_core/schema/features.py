@@ -64,8 +64,6 @@ def _feature(schema: TableSchema) -> str | None:
          "data evolution ('data-evolution.enabled')"),
         (options.get("partition.legacy-name", "true").lower() != "true",
          "partition directories named by cast ('partition.legacy-name' = false)"),
-        (options.get("partition.default-name", "__DEFAULT_PARTITION__") != "__DEFAULT_PARTITION__",
-         "another 'partition.default-name'"),
         (options.get("bucket", "").strip() == "-2", "postponed buckets ('bucket' = -2)"),
         ("," in options.get("sequence.field", ""), "several sequence fields ('sequence.field')"),
         (options.get("bucket-function.type", "default").lower() != "default",

@@ -38,7 +38,7 @@ from .table_options import names_in
 
 MAX_ATTEMPTS = 50
 IMMUTABLE_OPTIONS = ("bucket", "bucket-key", "merge-engine", "sequence.field", "ignore-delete",
-                     "deletion-vectors.enabled")
+                     "deletion-vectors.enabled", "partition.default-name")
 _LIST_OPTIONS = ("sequence.field", "bucket-key")  # comma-separated column names
 
 Change = Callable[[TableSchema], TableSchema | None]

@@ -11,6 +11,8 @@ with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
 * ``bucket-key``: distinct, non-nested columns; in a primary-key table a subset of the
   primary key (an update must land in the bucket of its key), and not with dynamic buckets
   (their buckets are not a hash of any column).
+* ``partition.default-name`` (the directory value of a null partition value): not empty,
+  its directory name a path segment file systems take.
 * ``merge-engine``, ``sequence.field``, ``changelog-producer``, ``ignore-delete``,
   ``partial-update.*`` and the aggregation options belong to primary-key tables only.
 * ``deletion-vectors.enabled`` on a primary-key table needs the ``deduplicate`` engine
@@ -42,7 +44,9 @@ import pyarrow as pa
 from ..errors import UnsupportedFeatureError, UnsupportedOptionError
 from ..file_format import file_index
 from ..format.options import Options, field_option
+from ..format.partition_path import escape
 from ..lsm.merge_engines import MergeConfig
+from .partition import MAX_SEGMENT_BYTES
 
 PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delete",
            "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
@@ -67,6 +71,7 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
     typed = Options(options)
     pk = list(primary_keys)
     _check_buckets(typed, options, schema, pk)
+    _check_default_partition_name(typed, partition_keys)
     outside = [c for c in partition_keys if c not in pk]
     if pk and outside and typed["bucket"] != -1:
         raise UnsupportedOptionError(
@@ -131,6 +136,19 @@ def _check_buckets(typed: Options, options: Mapping[str, str], schema: pa.Schema
                 f"option 'bucket-key': column {c!r} is not in the primary key {pk}; the bucket "
                 "keys of a primary-key table must be primary-key columns (an update of the "
                 "column would move the key to another bucket)")
+
+
+def _check_default_partition_name(typed: Options, partition_keys: Sequence[str]) -> None:
+    """``partition.default-name`` names the directories of null values: not empty, and
+    ``<key>=<name>`` escaped a path segment a file system takes."""
+    name = typed["partition.default-name"]
+    if not name:
+        raise UnsupportedOptionError("option 'partition.default-name' must not be empty")
+    for key in partition_keys:
+        if len(f"{escape(key)}={escape(name)}".encode()) > MAX_SEGMENT_BYTES:
+            raise UnsupportedOptionError(
+                f"option 'partition.default-name' is too long: the directory of a null {key!r} "
+                f"would be longer than {MAX_SEGMENT_BYTES} bytes")
 
 
 def _orderable(t: pa.DataType) -> bool:
