@@ -162,7 +162,7 @@ FIELD_OPTIONS: dict[str, Spec] = {
     "aggregate-function": Spec("str", None, choices=AGGREGATE_FUNCTIONS),
     "ignore-retract": Spec("bool", "false"),
     "list-agg-delimiter": Spec("str", ","),
-    "distinct": Spec("bool", "false"),  # collect
+    "distinct": Spec("bool", "false"),  # collect, listagg
     "nested-key": Spec("str", None),  # nested_update: fields of the nested rows
     "sequence-group": Spec("str", None),  # fields.<s1,s2>.sequence-group = <f1,f2>
 }

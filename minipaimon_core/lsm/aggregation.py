@@ -18,6 +18,7 @@ update-after, ``-`` a retraction: update-before or delete):
 ``min`` ``max``             smallest / largest non-null (NaN is the largest float)
 ``bool_and`` ``bool_or``    over the non-null values
 ``listagg``                 non-null values joined by the delimiter, in merge order
+                            (``distinct``: new tokens only, :mod:`.agg_listagg`)
 ``collect`` ...             see :mod:`.agg_collections`
 ==========================  ============================================================
 
@@ -34,7 +35,7 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
-from . import agg_collections, agg_sequential
+from . import agg_collections, agg_listagg, agg_sequential
 from .merge_config import MergeConfig
 from .merge_groups import Groups, value_columns
 
@@ -69,6 +70,8 @@ def fold_column(col: pa.ChunkedArray, name: str, fn: str, g: Groups, retract: np
     try:
         if fn in agg_collections.FUNCTIONS:
             return agg_collections.fold(col, fn, g, use, ret, config, name)
+        if fn == "listagg" and name in config.collect_distinct:
+            return agg_listagg.distinct_listagg(col, g, use, config.listagg_delimiter.get(name, ","))
         return _fold(col, fn, g, use, ret, config.listagg_delimiter.get(name, ","))
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise UnsupportedOptionError(

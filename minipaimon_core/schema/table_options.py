@@ -27,7 +27,7 @@ with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
   ``merge-engine`` = ``aggregation`` (a partial-update table takes
   ``aggregate-function`` and ``ignore-retract`` of its sequence groups' columns); the
   function fits the column's type (and so does ``fields.default-aggregate-function`` for
-  every column it applies to): ``collect`` an ARRAY (``distinct`` with it only),
+  every column it applies to): ``collect`` an ARRAY (``distinct`` with it or ``listagg``),
   ``merge_map`` a MAP, ``nested_update`` an ARRAY of ROW (``nested-key`` names fields of
   the ROW).
 * ``fields.<s1,s2>.sequence-group`` = ``<f1,f2>`` (partial-update): non-key columns, each
@@ -263,11 +263,11 @@ def _check_sequence_group(name: str, engine: str, sequence_fields: list[str],
 
 
 def _check_collection_options(options: Mapping[str, str], f: pa.Field, fn: str) -> None:
-    """``distinct`` goes with ``collect``, ``nested-key`` with ``nested_update`` and names
+    """``distinct`` goes with ``collect`` or ``listagg``, ``nested-key`` with ``nested_update`` and names
     fields of its rows."""
     distinct = f"fields.{f.name}.distinct"
-    if distinct in options and fn != "collect":
-        raise UnsupportedOptionError(f"option {distinct!r} needs the 'collect' function")
+    if distinct in options and fn not in ("collect", "listagg"):
+        raise UnsupportedOptionError(f"option {distinct!r} needs the 'collect' or 'listagg' function")
     nested = f"fields.{f.name}.nested-key"
     if nested not in options:
         return
