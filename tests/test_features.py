@@ -46,8 +46,6 @@ UNREADABLE = [
     ({"merge-engine": "some-future-engine"}, "'some-future-engine' merge engine"),
     ({"merge-engine": "aggregation", "fields.v.aggregate-function": "hll_sketch"}, "hll_sketch"),
     ({"merge-engine": "aggregation", "fields.v.aggregate-function": "rbm64"}, "rbm64"),
-    ({"merge-engine": "aggregation", "aggregation.remove-record-on-delete": "true"},
-     "aggregation.remove-record-on-delete"),
     ({"merge-engine": "partial-update", "fields.v.sequence-group": "id"}, "primary-key column"),
     ({"merge-engine": "partial-update", "fields.default-aggregate-function": "sum"},
      "fields.default-aggregate-function"),

@@ -5,15 +5,37 @@ names the Paimon test it follows; the expected values are Paimon's."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.lsm.merge_engines import INSERT, SEQUENCE, VALUE_KIND, MergeConfig, merge
+from minipaimon_core.errors import UnsupportedOptionError
+from minipaimon_core.lsm.merge_engines import (
+    INSERT,
+    SEQUENCE,
+    VALUE_KIND,
+    MergeConfig,
+    merge,
+    prepare_input,
+)
+from tests.test_merge_engines import (
+    COLUMNS,
+    FUNCTIONS,
+    RETRACTABLE,
+    UA,
+    UB,
+    D,
+    I,
+    model_merge,
+    random_rows,
+    to_table,
+)
 
 
 def fold(values: Sequence[Any], typ: pa.DataType, options: dict[str, str],
@@ -72,3 +94,167 @@ def test_listagg_distinct_merges_alike_in_pieces(tmp_path: Path) -> None:
     assert t.compact(full=True) is not None
     assert mp.open_table(t.path).to_arrow().sort_by("k").to_pylist() == [
         {"k": 1, "f": "a,b,c,d"}, {"k": 2, "f": "x,y,z"}]
+
+
+# -- aggregation.remove-record-on-delete ---------------------------------------------------
+
+PT_A_B_C = pa.schema([pa.field("pt", pa.int32(), nullable=False), pa.field("a", pa.int32(), nullable=False),
+                      ("b", pa.int32()), ("c", pa.int32())])
+
+
+def pk_table(path: Path, schema: pa.Schema, options: dict[str, str]) -> mp.Table:
+    """PrimaryKeySimpleTableTest.createFileStoreTable: partition pt, key (pt, a), bucket 1."""
+    return mp.create_table(str(path), schema, primary_key=["pt", "a"], partition_by=["pt"],
+                           options={"bucket": "1", **options})
+
+
+def write_rows(t: mp.Table, rows: Sequence[tuple], kind: str = "+I") -> None:
+    """One commit of ``rows`` (GenericRow.ofKind(kind, ...)) in the table's column order."""
+    schema = t.schema()
+    data = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema)
+    t.write(data.append_column("_row_kind", pa.array([kind] * len(rows))))
+
+
+def read_rows(t: mp.Table) -> list[tuple]:
+    return sorted(tuple(r.values()) for r in mp.open_table(t.path).to_arrow().to_pylist())
+
+
+def test_aggregation_remove_record_on_delete(tmp_path: Path) -> None:
+    # paimon-core PrimaryKeySimpleTableTest.testAggregationRemoveRecordOnDelete
+    t = pk_table(tmp_path / "t", PT_A_B_C, {"merge-engine": "aggregation",
+                                             "aggregation.remove-record-on-delete": "true"})
+    write_rows(t, [(1, 1, 3, 3), (1, 1, 1, 1), (1, 1, 2, 2)])  # 1. inserts
+    assert read_rows(t) == [(1, 1, 2, 2)]
+    write_rows(t, [(1, 1, 2, 2)], "-U")  # 2. update before: retract
+    assert read_rows(t) == [(1, 1, None, None)]
+    write_rows(t, [(1, 1, 2, 3)], "+U")  # 3. update after
+    assert read_rows(t) == [(1, 1, 2, 3)]
+    write_rows(t, [(1, 1, 2, 3)], "-D")  # 4. retracts
+    assert read_rows(t) == []
+    write_rows(t, [(1, 1, 2, 2)])  # 5. inserts
+    assert read_rows(t) == [(1, 1, 2, 2)]
+
+
+def test_aggregation_remove_record_on_delete_without_insert_data(tmp_path: Path) -> None:
+    # paimon-core PrimaryKeySimpleTableTest.testAggregationRemoveRecordOnDeleteWithoutInsertData:
+    # two deletes of a key never inserted merge into a -D of it (Paimon's audit log, which
+    # keeps deletes, reads "-D" with pt = 1); a read has no row
+    t = pk_table(tmp_path / "t", PT_A_B_C, {"merge-engine": "aggregation",
+                                             "aggregation.remove-record-on-delete": "true"})
+    write_rows(t, [(1, 1, 2, 2)], "-D")
+    write_rows(t, [(1, 1, 2, 2)], "-D")
+    assert read_rows(t) == []
+    two = pa.table({"pt": pa.array([1, 1], pa.int32()), "a": pa.array([1, 1], pa.int32()),
+                    "b": pa.array([2, 2], pa.int32()), "c": pa.array([2, 2], pa.int32()),
+                    SEQUENCE: pa.array([0, 1], pa.int64()), VALUE_KIND: pa.array([3, 3], pa.int8())})
+    config = MergeConfig.from_options(("pt", "a"), {"merge-engine": "aggregation",
+                                                    "aggregation.remove-record-on-delete": "true"})
+    (row,) = merge(two, config, keep_deletes=True).to_pylist()
+    assert (row[VALUE_KIND], row["pt"]) == (3, 1)
+
+
+def test_init_row_with_nullable_field_on_delete() -> None:
+    # paimon-core AggregateMergeFunctionTest.testInitRowWithNullableFieldOnDelete: a DELETE
+    # re-initialises the row with its own values, nulls included
+    table = pa.table({"k": pa.array([1, 1], pa.int32()), "a": pa.array([0, 2], pa.int32()),
+                      "b": pa.array([0, 2], pa.int32()), "c": pa.array([5, None], pa.int32()),
+                      SEQUENCE: pa.array([0, 1], pa.int64()), VALUE_KIND: pa.array([0, 3], pa.int8())})
+    config = MergeConfig.from_options(("k",), {"merge-engine": "aggregation", "fields.default-aggregate-function": "sum",
+                                               "aggregation.remove-record-on-delete": "true"})
+    (row,) = merge(table, config, keep_deletes=True).to_pylist()
+    assert (row["k"], row["a"], row["b"], row["c"]) == (1, 2, 2, None)
+
+
+def test_delete_with_lookup_aggregation(tmp_path: Path) -> None:
+    # paimon-spark DeleteFromTableTestBase.scala, "test delete with lookup, aggregation"
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), ("name", pa.string()), ("age", pa.int32())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"changelog-producer": "lookup", "aggregation.remove-record-on-delete": "true",
+                                 "merge-engine": "aggregation"})
+    for row in [(1, "a", None), (2, "b", None), (1, None, 16)]:  # insert, insert, update
+        t.write(pa.Table.from_pylist([dict(zip(schema.names, row))], schema=schema))
+    t.delete([("id", "=", 1)])
+    assert read_rows(t) == [(2, "b", None)]
+
+
+def test_remove_record_on_delete_conflicts_with_ignore_retract(tmp_path: Path) -> None:
+    # paimon-core FieldAggregatorFactory: "have conflicting behavior so should not be enabled
+    # at the same time"
+    with pytest.raises(UnsupportedOptionError, match="ignore-retract"):
+        pk_table(tmp_path / "t", PT_A_B_C, {"merge-engine": "aggregation", "aggregation.remove-record-on-delete": "true",
+                                             "fields.b.ignore-retract": "true"})
+
+
+def test_rows_after_a_delete_fold_onto_its_values_until_a_compaction_drops_it(tmp_path: Path) -> None:
+    # Paimon's AggregateMergeFunction.add: a DELETE sets the row to its own values and the
+    # next rows fold onto them (sum 10, -D 10, +5: 15, whether merged at once or after a
+    # compaction that kept the -D); a full compaction drops a key whose merge is a -D, and
+    # then the next row starts afresh (5)
+    options = {"merge-engine": "aggregation", "fields.b.aggregate-function": "sum",
+               "aggregation.remove-record-on-delete": "true"}
+    kept, dropped = pk_table(tmp_path / "kept", PT_A_B_C, options), pk_table(tmp_path / "dropped", PT_A_B_C, options)
+    for t in (kept, dropped):
+        write_rows(t, [(1, 1, 10, 1), (1, 2, 7, 7)])
+        write_rows(t, [(1, 1, 10, 1)], "-D")
+    assert dropped.compact(full=True) is not None
+    for t in (kept, dropped):
+        write_rows(t, [(1, 1, 5, 2)])
+    assert read_rows(kept) == [(1, 1, 15, 2), (1, 2, 7, 7)]
+    assert kept.compact(full=True) is not None
+    assert read_rows(kept) == [(1, 1, 15, 2), (1, 2, 7, 7)]
+    assert read_rows(dropped) == [(1, 1, 5, 2), (1, 2, 7, 7)]
+
+
+def _model_with_delete_resets(rows: list[dict[str, Any]], cfg: MergeConfig, keep_deletes: bool,
+                              value_cols: list[str]) -> list[dict[str, Any]]:
+    """The dict model of tests/test_merge_engines.py with Paimon's reset at a -D: per key,
+    the rows before its last -D are dropped, the -D folds as an insert, and a key whose last
+    row is that -D comes out as a -D with the merged values."""
+    plain = MergeConfig(**{**cfg.__dict__, "aggregation_remove_on_delete": False})
+    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: r[SEQUENCE]):
+        by_key.setdefault(tuple(r[k] for k in cfg.key_columns), []).append(r)
+    out = []
+    for key in sorted(by_key):
+        rs = by_key[key]
+        last = max((i for i, r in enumerate(rs) if r[VALUE_KIND] == D), default=-1)
+        if last < 0 or len(rs) == 1:
+            out += model_merge(rs, plain, keep_deletes, value_cols)
+            continue
+        cut = [{**rs[last], VALUE_KIND: I}, *rs[last + 1:]]
+        (row,) = model_merge(cut, plain, True, value_cols)
+        row[SEQUENCE] = rs[-1][SEQUENCE]
+        if last == len(rs) - 1:
+            row[VALUE_KIND] = D
+        if row[VALUE_KIND] != D or keep_deletes:
+            out.append(row)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_remove_record_on_delete_random_rows_match_the_model(seed: int) -> None:
+    # seeded random rows of the aggregation engine with a -D resetting its key: the merge
+    # equals the dict model, and merging in pieces (kept deletes) equals merging at once
+    rng = random.Random(seed)
+    kinds = rng.choice([[I, D], [I, UA, D, D], [I, UB, UA, D]])
+    rows = random_rows(rng, rng.randrange(1, 60), kinds, sf_monotone=True)
+    keys = rng.choice([("id",), ("p", "id")])
+    functions = {}
+    for c in COLUMNS:
+        if c not in keys:
+            allowed = [f for f in FUNCTIONS[c] if UB not in kinds or f in RETRACTABLE]
+            functions[c] = rng.choice(allowed or ["last_value"])
+    cfg = MergeConfig(key_columns=keys, engine="aggregation", aggregate_functions=functions,
+                      aggregation_remove_on_delete=True, listagg_delimiter={"b": ","})
+    table = prepare_input(to_table(rows), cfg)
+    value_cols = [c for c in COLUMNS if c not in keys]
+    cols = [*COLUMNS, SEQUENCE, VALUE_KIND]
+    for keep in (False, True):
+        want = [{c: r.get(c) for c in cols} for r in _model_with_delete_resets(rows, cfg, keep, value_cols)]
+        got = [{c: r[c] for c in cols} for r in merge(table, cfg, keep_deletes=keep).to_pylist()]
+        assert got == want, f"config {cfg}"
+    seq = np.array([r[SEQUENCE] for r in rows])
+    cut = int(np.median(seq))
+    older, newer = table.filter(pa.array(seq <= cut)), table.filter(pa.array(seq > cut))
+    pieces = pa.concat_tables([merge(older, cfg, keep_deletes=True), newer])
+    assert merge(pieces, cfg, keep_deletes=False).to_pylist() == merge(table, cfg, keep_deletes=False).to_pylist()

@@ -94,7 +94,9 @@ def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
     if not ctx.schema.primaryKeys:
         return
     engine = options["merge-engine"]
-    if engine in ("first-row", "aggregation") and (deletes or updates):
+    if engine == "aggregation" and deletes and not updates and options["aggregation.remove-record-on-delete"]:
+        pass  # -D rows remove their keys (lsm/aggregation.delete_resets), as Paimon's upsert delete
+    elif engine in ("first-row", "aggregation") and (deletes or updates):
         raise UnsupportedFeatureError(
             f"{ctx.path}: the '{engine}' merge engine cannot express a row-level "
             f"{'delete' if deletes else 'update'}: "

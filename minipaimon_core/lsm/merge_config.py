@@ -62,6 +62,7 @@ class MergeConfig:
     sequence_field: str | None = None
     ignore_delete: bool = False
     partial_update_remove_on_delete: bool = False
+    aggregation_remove_on_delete: bool = False
     aggregate_functions: Mapping[str, str] = field(default_factory=dict)
     default_aggregate_function: str = "last_non_null_value"
     ignore_retract: frozenset[str] = frozenset()
@@ -85,6 +86,11 @@ class MergeConfig:
                     f"option {key!r} has an unknown value; use one of {sorted(AGGREGATE_FUNCTIONS)}")
         if self.engine == "partial-update":
             self._check_partial_update()
+        if self.aggregation_remove_on_delete and self.ignore_retract:
+            raise UnsupportedOptionError(
+                f"options 'aggregation.remove-record-on-delete' and "
+                f"'fields.{sorted(self.ignore_retract)[0]}.ignore-retract' conflict (Paimon refuses "
+                "the pair): a delete removes the key, it is never ignored")
 
     def _check_partial_update(self) -> None:
         if self.sequence_groups and self.partial_update_remove_on_delete:
@@ -118,6 +124,7 @@ class MergeConfig:
     def from_options(key_columns: Sequence[str], options: Mapping[str, str]) -> MergeConfig:
         """Parse Paimon option names: ``merge-engine``, ``sequence.field``, ``ignore-delete``
         (and its legacy per-engine names), ``partial-update.remove-record-on-delete``,
+        ``aggregation.remove-record-on-delete``,
         ``fields.default-aggregate-function``, ``fields.<f>.aggregate-function``,
         ``fields.<f>.ignore-retract``, ``fields.<f>.list-agg-delimiter``,
         ``fields.<f>.distinct``, ``fields.<f>.nested-key``,
@@ -172,6 +179,7 @@ class MergeConfig:
             sequence_field=seq,
             ignore_delete=any(typed[k] for k in _IGNORE_DELETE_KEYS),
             partial_update_remove_on_delete=typed["partial-update.remove-record-on-delete"],
+            aggregation_remove_on_delete=typed["aggregation.remove-record-on-delete"],
             aggregate_functions=functions,
             default_aggregate_function=_ALIASES.get(default, default),
             ignore_retract=frozenset(ignore_retract),
@@ -248,7 +256,10 @@ def check_retractions(kinds: pa.Array, columns: Sequence[str], config: MergeConf
         InvalidArgumentError: naming the option to set.
     """
     k = kinds.to_numpy(zero_copy_only=False)
-    if config.ignore_delete or not ((k == UPDATE_BEFORE) | (k == DELETE)).any():
+    retracting = (k == UPDATE_BEFORE) | (k == DELETE)
+    if config.engine == "aggregation" and config.aggregation_remove_on_delete:
+        retracting = k == UPDATE_BEFORE  # a -D removes the key, retracting nothing
+    if config.ignore_delete or not retracting.any():
         return
     if config.engine == "partial-update" and not (
             config.partial_update_remove_on_delete or config.sequence_groups):

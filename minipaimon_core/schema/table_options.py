@@ -50,7 +50,8 @@ from .partition import MAX_SEGMENT_BYTES
 
 PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delete",
            "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-           "partial-update.remove-record-on-delete", "fields.default-aggregate-function")
+           "partial-update.remove-record-on-delete", "aggregation.remove-record-on-delete",
+           "fields.default-aggregate-function")
 DELETION_VECTOR_ENGINES = ("deduplicate",)
 
 
