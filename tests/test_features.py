@@ -49,8 +49,6 @@ UNREADABLE = [
     ({"merge-engine": "partial-update", "fields.v.sequence-group": "id"}, "primary-key column"),
     ({"merge-engine": "partial-update", "fields.default-aggregate-function": "sum"},
      "fields.default-aggregate-function"),
-    ({"merge-engine": "partial-update", "partial-update.remove-record-on-sequence-group": "true"},
-     "remove-record-on-sequence-group"),
     ({"fields.v.count-limit": "3"}, "fields.v.count-limit"),
 ]
 

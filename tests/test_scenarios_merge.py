@@ -258,3 +258,103 @@ def test_remove_record_on_delete_random_rows_match_the_model(seed: int) -> None:
     older, newer = table.filter(pa.array(seq <= cut)), table.filter(pa.array(seq > cut))
     pieces = pa.concat_tables([merge(older, cfg, keep_deletes=True), newer])
     assert merge(pieces, cfg, keep_deletes=False).to_pylist() == merge(table, cfg, keep_deletes=False).to_pylist()
+
+
+# -- partial-update.remove-record-on-sequence-group ----------------------------------------
+
+SEVEN = pa.schema([pa.field("pt", pa.int32(), nullable=False), pa.field("a", pa.int32(), nullable=False),
+                   *[(n, pa.int32()) for n in ("b", "seq1", "c", "d", "seq2")]])
+REMOVE_ON_SEQ2 = {"merge-engine": "partial-update", "fields.seq1.sequence-group": "b",
+                  "fields.seq2.sequence-group": "c,d",
+                  "partial-update.remove-record-on-sequence-group": "seq2"}
+
+
+def test_partial_update_remove_record_on_sequence_group(tmp_path: Path) -> None:
+    # paimon-core PrimaryKeySimpleTableTest.testPartialUpdateRemoveRecordOnSequenceGroup
+    with pytest.raises(UnsupportedOptionError, match="'b' defined in option 'partial-update.remove-record-on-"
+                                                     "sequence-group' must be part of sequence groups"):
+        pk_table(tmp_path / "bad", SEVEN, {**REMOVE_ON_SEQ2, "partial-update.remove-record-on-sequence-group": "b"})
+    t = pk_table(tmp_path / "t", SEVEN, REMOVE_ON_SEQ2)
+    write_rows(t, [(1, 1, 10, 1, 20, 20, 1), (1, 1, 11, 2, 25, 25, 0), (1, 1, 12, 1, 29, 29, 2)])  # 1. inserts
+    assert read_rows(t) == [(1, 1, 11, 2, 29, 29, 2)]
+    write_rows(t, [(1, 1, 11, 2, 29, 29, 2)], "-U")  # 2. update before
+    assert read_rows(t) == [(1, 1, None, 2, None, None, 2)]
+    write_rows(t, [(1, 1, 11, 2, 30, 30, 3)], "+U")  # 3. update after
+    assert read_rows(t) == [(1, 1, 11, 2, 30, 30, 3)]
+    write_rows(t, [(1, 1, 12, 3, 30, 30, 2)], "-D")  # 4. retracts
+    assert read_rows(t) == [(1, 1, None, 3, 30, 30, 3)]
+    write_rows(t, [(1, 1, 12, 2, 30, 31, 5)], "-D")
+    assert read_rows(t) == []
+    write_rows(t, [(1, 1, 11, 2, 30, 31, 6)])  # 5. inserts
+    assert read_rows(t) == [(1, 1, 11, 2, 30, 31, 6)]
+
+
+def test_delete_of_a_partial_update_table_removing_on_a_sequence_group(tmp_path: Path) -> None:
+    # Paimon's Spark DELETE writes -D rows into such a table (PrimaryKeyTableUtils
+    # .validatePKUpsertDeletable): the -D of the current row wins its group and removes it
+    t = pk_table(tmp_path / "t", SEVEN, REMOVE_ON_SEQ2)
+    write_rows(t, [(1, 1, 10, 1, 20, 20, 1), (1, 2, 11, 2, 25, 25, 0)])
+    assert t.delete([("a", "=", 1)]) == 1
+    assert read_rows(t) == [(1, 2, 11, 2, 25, 25, 0)]
+
+
+def _removal_model(rows: list[dict[str, Any]], groups: list[tuple[str, list[str]]], removal: str,
+                   keep_deletes: bool) -> list[dict[str, Any]]:
+    """Paimon's PartialUpdateMergeFunction, row by row (the oracle): sequence groups
+    (sequence field, fields), the group of ``removal`` removing the record on a winning -D."""
+    def key(v: Any) -> tuple:
+        return (0, 0) if v is None else (1, v)
+
+    out = []
+    by_key: dict[int, list[dict[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: r[SEQUENCE]):
+        by_key.setdefault(r["k"], []).append(r)
+    grouped = {c for s, fs in groups for c in (s, *fs)}
+    for k in sorted(by_key):
+        rs = by_key[k]
+        if len(rs) == 1:
+            if rs[0][VALUE_KIND] in (INSERT, UA) or keep_deletes:
+                out.append(dict(rs[0]))
+            continue
+        state: dict[str, Any] = {c: None for c in rs[0] if c not in ("k", SEQUENCE, VALUE_KIND)}
+        removed = False
+        for r in rs:
+            removed = False
+            retracting = r[VALUE_KIND] in (UB, D)
+            if not retracting:
+                state.update({c: r[c] for c in state if c not in grouped and r[c] is not None})
+            for s, fs in groups:
+                if r[s] is None or key(r[s]) < key(state[s]):
+                    continue
+                if retracting and r[VALUE_KIND] == D and s == removal:
+                    state, removed = {c: r[c] for c in state}, True
+                    break
+                state[s] = r[s]
+                state.update({f: None if retracting else r[f] for f in fs})
+        kind = D if removed else INSERT
+        if kind == INSERT or keep_deletes:
+            out.append({"k": k, **state, SEQUENCE: rs[-1][SEQUENCE], VALUE_KIND: kind})
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_removal_on_sequence_group_random_rows_match_the_model(seed: int) -> None:
+    # seeded random rows against Paimon's row-by-row merge, and merging in pieces (a
+    # compaction's output kept with its deletes) equals merging at once
+    rng = random.Random(seed)
+    names = ["k", "x", "b", "s1", "c", "d", "s2"]
+    n = rng.randrange(1, 50)
+    rows = [{"k": rng.randrange(4), **{c: None if rng.random() < 0.25 else rng.randrange(5) for c in names[1:]},
+             SEQUENCE: i, VALUE_KIND: rng.choice([INSERT, INSERT, UA, UB, D, D])} for i in range(n)]
+    table = pa.Table.from_pylist(rows, schema=pa.schema([*[(c, pa.int64()) for c in names],
+                                                         (SEQUENCE, pa.int64()), (VALUE_KIND, pa.int8())]))
+    cfg = MergeConfig.from_options(("k",), {"merge-engine": "partial-update", "fields.s1.sequence-group": "b",
+                                            "fields.s2.sequence-group": "c,d",
+                                            "partial-update.remove-record-on-sequence-group": "s2"})
+    groups = [("s1", ["b"]), ("s2", ["c", "d"])]
+    for keep in (False, True):
+        assert merge(table, cfg, keep_deletes=keep).to_pylist() == _removal_model(rows, groups, "s2", keep)
+    cut = rng.randrange(n + 1)
+    older, newer = table.slice(0, cut), table.slice(cut)
+    pieces = pa.concat_tables([merge(older, cfg, keep_deletes=True), newer]) if cut else table
+    assert merge(pieces, cfg, keep_deletes=False).to_pylist() == merge(table, cfg, keep_deletes=False).to_pylist()

@@ -103,10 +103,13 @@ def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
             + ("the first row of a key is kept, later rows are ignored" if engine == "first-row"
                else "rows are aggregated, a row cannot be replaced")
             + "; only inserts are possible (merge with when_not_matched_insert clauses only)")
-    if engine == "partial-update" and deletes and not options["partial-update.remove-record-on-delete"]:
+    if engine == "partial-update" and deletes and not (
+            options["partial-update.remove-record-on-delete"]
+            or options["partial-update.remove-record-on-sequence-group"]):
         raise UnsupportedFeatureError(
             f"{ctx.path}: a partial-update table deletes a key only with "
-            "'partial-update.remove-record-on-delete' = 'true' (otherwise a -D row is refused "
+            "'partial-update.remove-record-on-delete' = 'true' or "
+            "'partial-update.remove-record-on-sequence-group' (otherwise a -D row is refused "
             "or, with 'ignore-delete', dropped)")
     if options["ignore-delete"] and deletes:
         raise UnsupportedFeatureError(

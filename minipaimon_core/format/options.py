@@ -121,6 +121,7 @@ KNOWN: dict[str, Spec] = {
     "deduplicate.ignore-delete": Spec("bool", "false"),
     "partial-update.remove-record-on-delete": Spec("bool", "false"),
     "aggregation.remove-record-on-delete": Spec("bool", "false"),  # Paimon 1.x (lsm/aggregation.py)
+    "partial-update.remove-record-on-sequence-group": Spec("str", None),  # Paimon 1.x (lsm/partial_update.py)
     "fields.default-aggregate-function": Spec("str", "last_non_null_value", choices=AGGREGATE_FUNCTIONS),
     "changelog-producer": Spec("str", "none", choices=CHANGELOG_PRODUCERS),
     "deletion-vectors.enabled": Spec("bool", "false"),

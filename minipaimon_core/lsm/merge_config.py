@@ -70,6 +70,7 @@ class MergeConfig:
     collect_distinct: frozenset[str] = frozenset()
     nested_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     sequence_groups: tuple[SequenceGroup, ...] = ()
+    remove_on_sequence_group: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key_columns:
@@ -93,6 +94,8 @@ class MergeConfig:
                 "the pair): a delete removes the key, it is never ignored")
 
     def _check_partial_update(self) -> None:
+        if self.remove_on_sequence_group:
+            self._check_removal_group()
         if self.sequence_groups and self.partial_update_remove_on_delete:
             raise UnsupportedOptionError(
                 "options 'fields.<f>.sequence-group' and 'partial-update.remove-record-on-delete' "
@@ -120,11 +123,37 @@ class MergeConfig:
                         f"option 'fields.{f}.aggregate-function': {f!r} is a sequence field of "
                         "a sequence group, which takes no aggregate function (as in Paimon)")
 
+    def _check_removal_group(self) -> None:
+        key = "partial-update.remove-record-on-sequence-group"
+        sequence_fields = {f for g in self.sequence_groups for f in g.sequence_fields}
+        outside = [f for f in self.remove_on_sequence_group if f not in sequence_fields]
+        if outside:
+            raise UnsupportedOptionError(
+                f"field {outside[0]!r} defined in option {key!r} must be part of sequence groups "
+                "(a sequence field of a 'fields.<f>.sequence-group'), as in Paimon")
+        if self.ignore_delete:
+            raise UnsupportedOptionError(
+                f"options 'ignore-delete' and {key!r} conflict (Paimon refuses the pair)")
+        if len({self.group_of(f) for f in self.remove_on_sequence_group}) > 1:
+            raise UnsupportedOptionError(
+                f"option {key!r} names the sequence fields of several groups; minipaimon removes "
+                "a record by one group's sequence (a removal there resets the other groups, which "
+                "its merge cannot follow); name one group's")
+
+    @property
+    def removal_group(self) -> SequenceGroup | None:
+        """The sequence group whose winning -D removes the whole record
+        (``partial-update.remove-record-on-sequence-group``), or None."""
+        if not self.remove_on_sequence_group:
+            return None
+        return self.group_of(self.remove_on_sequence_group[0])
+
     @staticmethod
     def from_options(key_columns: Sequence[str], options: Mapping[str, str]) -> MergeConfig:
         """Parse Paimon option names: ``merge-engine``, ``sequence.field``, ``ignore-delete``
         (and its legacy per-engine names), ``partial-update.remove-record-on-delete``,
         ``aggregation.remove-record-on-delete``,
+        ``partial-update.remove-record-on-sequence-group``,
         ``fields.default-aggregate-function``, ``fields.<f>.aggregate-function``,
         ``fields.<f>.ignore-retract``, ``fields.<f>.list-agg-delimiter``,
         ``fields.<f>.distinct``, ``fields.<f>.nested-key``,
@@ -180,6 +209,9 @@ class MergeConfig:
             ignore_delete=any(typed[k] for k in _IGNORE_DELETE_KEYS),
             partial_update_remove_on_delete=typed["partial-update.remove-record-on-delete"],
             aggregation_remove_on_delete=typed["aggregation.remove-record-on-delete"],
+            remove_on_sequence_group=tuple(
+                f.strip() for f in (typed["partial-update.remove-record-on-sequence-group"] or "").split(",")
+                if f.strip()),
             aggregate_functions=functions,
             default_aggregate_function=_ALIASES.get(default, default),
             ignore_retract=frozenset(ignore_retract),
@@ -219,9 +251,10 @@ class MergeConfig:
         return None
 
     def merge_columns(self, columns: Sequence[str]) -> list[str]:
-        """``columns`` plus the columns a merge of them needs: the sequence field and the
-        sequence fields of their sequence groups."""
+        """``columns`` plus the columns a merge of them needs: the sequence field, the
+        sequence fields of their sequence groups and of the removal group."""
         extra = [self.sequence_field] if self.sequence_field else []
+        extra += self.remove_on_sequence_group  # a removal there removes every column
         for c in columns:
             if (g := self.group_of(c)) is not None:
                 extra.extend(g.sequence_fields)

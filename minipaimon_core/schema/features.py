@@ -75,9 +75,6 @@ def _feature(schema: TableSchema) -> str | None:
     engine = options.get("merge-engine", "deduplicate").lower()
     if engine not in ("deduplicate", "partial-update", "aggregation", "first-row"):
         return f"the '{engine}' merge engine"
-    for name in ("partial-update.remove-record-on-sequence-group",):
-        if options.get(name, "false").strip().lower() != "false":
-            return f"'{name}' (an option of Paimon 1.x)"
     for name, value in options.items():
         if name.startswith("fields.") and name.endswith(".count-limit"):
             return f"'{name}'"

@@ -51,6 +51,7 @@ from .partition import MAX_SEGMENT_BYTES
 PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delete",
            "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
            "partial-update.remove-record-on-delete", "aggregation.remove-record-on-delete",
+           "partial-update.remove-record-on-sequence-group",
            "fields.default-aggregate-function")
 DELETION_VECTOR_ENGINES = ("deduplicate",)
 
