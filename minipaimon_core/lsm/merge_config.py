@@ -33,6 +33,9 @@ RETRACTABLE = frozenset({"sum", "count", "product", "last_value", "last_non_null
 #: result does not depend on whether a row is newer or older than the group's latest, which
 #: Paimon folds in opposite orders (``agg`` / ``aggReversed``).
 PARTIAL_UPDATE_FUNCTIONS = frozenset({"sum", "product", "min", "max", "bool_and", "bool_or"})
+#: ... and those that follow Paimon's fold in both orders, in a sequence group only
+#: (minipaimon_core.lsm.group_order)
+GROUP_ORDERED_FUNCTIONS = frozenset({"first_value", "last_value"})
 _ALIASES = {"first_not_null_value": "first_non_null_value"}  # Paimon's legacy name
 
 
@@ -106,11 +109,16 @@ class MergeConfig:
                 f"option 'fields.{name}.aggregate-function' on a partial-update table needs "
                 "sequence groups ('fields.<f>.sequence-group'), as in Paimon")
         for name, fn in self.aggregate_functions.items():
-            if fn not in PARTIAL_UPDATE_FUNCTIONS:
+            if fn in GROUP_ORDERED_FUNCTIONS and self.group_of(name) is None:
+                raise UnsupportedOptionError(
+                    f"option 'fields.{name}.aggregate-function' = {fn!r} in a partial-update "
+                    "table needs the column in a sequence group ('fields.<s>.sequence-group'), "
+                    "as in Paimon")
+            if fn not in PARTIAL_UPDATE_FUNCTIONS | GROUP_ORDERED_FUNCTIONS:
                 raise UnsupportedOptionError(
                     f"option 'fields.{name}.aggregate-function' = {fn!r} in a partial-update "
                     "table is not supported (minipaimon folds "
-                    f"{', '.join(sorted(PARTIAL_UPDATE_FUNCTIONS))} there)")
+                    f"{', '.join(sorted(PARTIAL_UPDATE_FUNCTIONS | GROUP_ORDERED_FUNCTIONS))} there)")
         grouped = [f for g in self.sequence_groups for f in (*g.sequence_fields, *g.fields)]
         for f in grouped:
             if f in self.key_columns:

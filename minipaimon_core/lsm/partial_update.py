@@ -10,7 +10,9 @@ dropped before). With sequence groups (``fields.<s>.sequence-group`` = ``<f1,f2>
   fields (compared in order, nulls first). A winner that is a retraction (-U or -D) leaves
   the group's columns null and its sequence fields the retraction's;
 * a group column with an aggregate function folds every row whose sequence fields are not
-  all null, in merge order (additions aggregate, retractions retract);
+  all null, in merge order (additions aggregate, retractions retract); ``first_value`` and
+  ``last_value``, whose result depends on which rows win, follow Paimon's ``agg`` /
+  ``aggReversed`` (:func:`.group_order.ordered_value`);
 * other columns take their last non-null +I/+U value (an aggregate function folds the
   +I/+U rows); retractions do not touch them.
 
@@ -28,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .aggregation import fold_column
+from .group_order import ORDERED_FUNCTIONS, ordered_value, running_ranks
 from .merge_config import DELETE, VALUE_KIND, MergeConfig, SequenceGroup
 from .merge_groups import Groups, finish, replace_column, sort_order, value_columns
 
@@ -86,25 +89,7 @@ def _removals(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.ndarray
     sg = config.removal_group
     if sg is None or not (kinds == DELETE).any():
         return start
-    candidates = np.flatnonzero(_nonempty(table, sg)[g.order])  # sorted positions
-    if not len(candidates):
-        return start
-    rows = table.take(g.order[candidates]).select(list(sg.sequence_fields))
-    order = sort_order(rows, list(sg.sequence_fields))  # nulls first, as Paimon compares
-    new = np.zeros(len(order), bool)
-    new[0] = True
-    for name in sg.sequence_fields:
-        col = rows.column(name).take(pa.array(order))
-        a, b = col.slice(1), col.slice(0, len(order) - 1)
-        same = pc.or_kleene(pc.equal(a, b), pc.and_(pc.is_null(a), pc.is_null(b)))
-        new[1:] |= ~np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False), bool)
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.cumsum(new)  # 1.. : equal sequences share a rank
-    gid = g.gid[candidates]
-    offset = gid * (len(candidates) + 1)  # groups are contiguous and ascending
-    running = np.maximum.accumulate(rank + offset) - offset  # the largest up to each row
-    before = np.zeros(len(candidates), np.int64)
-    before[1:] = np.where(gid[1:] == gid[:-1], running[:-1], 0)
+    candidates, rank, before = running_ranks(table, g, sg, _nonempty(table, sg)[g.order])
     removal = np.zeros(g.n, bool)
     removal[candidates] = (rank >= before) & (kinds[candidates] == DELETE)
     return g.last_where(removal)
@@ -136,6 +121,9 @@ def _with_groups(table: pa.Table, config: MergeConfig, g: Groups, retract: np.nd
         elif sg is None:
             valid = adds_sorted & pc.is_valid(col).to_numpy(zero_copy_only=False)[g.order]
             value = g.take(col, g.last_where(valid))
+        elif fn in ORDERED_FUNCTIONS:
+            members = ((_nonempty(table, sg) | reset) & within)[g.order]
+            value = ordered_value(col, name, fn, g, sg, table, members, ~retract[g.order], config)
         elif fn is not None:
             value = fold_column(col, name, fn, g, retract, config,
                                 rows=(_nonempty(table, sg) | reset) & within)
