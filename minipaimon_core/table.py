@@ -13,6 +13,7 @@ t.delete([("dt", "<", "d1")]); t.update(filter, set={...}); t.merge(src, on=["id
 
 from __future__ import annotations
 
+import datetime
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -33,6 +34,7 @@ from .errors import (
     TableNotFoundError,
 )
 from .expressions import predicate
+from .expressions.times import duration_ms
 from .format.layout import TableLayout
 from .format.manifest_file import DataFileMeta
 from .format.options import Options
@@ -49,7 +51,7 @@ from .metadata.deletion_vectors import DeletionVectorIO
 from .metadata.manifest_io import ManifestIO
 from .metadata.sequence import SequenceStart
 from .metadata.snapshot_manager import SnapshotManager
-from .metadata.tags import TagManager
+from .metadata.tags import TagInfo, TagManager
 from .read.scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
 from .read.table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
 from .schema.definition import keys_from_options, time_travel_from_options
@@ -326,20 +328,31 @@ class Table(SchemaChanges, TableOperations):
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return self.snapshot_manager.get(snapshot_id)
 
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> None:
-        """Pin a snapshot (latest by default) under ``name``.
-
-        Raises InvalidArgumentError (bad or existing name), SnapshotNotFoundError.
-        """
+    def create_tag(self, name: str, snapshot_id: int | None = None,
+                   time_retained: str | datetime.timedelta | None = None) -> None:
+        """Pin a snapshot (latest by default) under ``name``, with Paimon's ``time_retained``
+        (``"5 d"``, a timedelta) if given. Raises InvalidArgumentError (bad or existing
+        name, bad time), SnapshotNotFoundError."""
         check_migrated(self.table_schema, self.path)
+        retained = None if time_retained is None else duration_ms(time_retained, "time_retained")
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
         if snap is None:
             raise SnapshotNotFoundError("cannot tag an empty table: it has no snapshot")
-        self._tags().create(name, snap)
+        self._tags().create(name, snap, retained)
 
     def tag_snapshot(self, name: str) -> Snapshot:
         """The snapshot tag ``name`` pins. Raises SnapshotNotFoundError, InvalidArgumentError."""
         return self._tags().get(name)
+
+    def tag_info(self, name: str) -> TagInfo:
+        """Tag ``name`` and its retention. Raises SnapshotNotFoundError, InvalidArgumentError."""
+        return self._tags().info(name)
+
+    def rename_tag(self, name: str, new_name: str) -> None:
+        """Rename tag ``name`` (Paimon's ``rename_tag``). Raises SnapshotNotFoundError (no
+        such tag), InvalidArgumentError (bad name, or ``new_name`` is another tag)."""
+        check_migrated(self.table_schema, self.path)
+        self._tags().rename(name, new_name)
 
     def tags(self) -> dict[str, int]:
         """Tag name -> snapshot id."""
@@ -349,10 +362,11 @@ class Table(SchemaChanges, TableOperations):
     def _tags(self) -> TagManager:
         return TagManager(self.io, self.layout)
 
-    def delete_tag(self, name: str) -> None:
-        """Delete tag ``name``. Raises SnapshotNotFoundError if there is none."""
+    def delete_tag(self, name: str | Sequence[str]) -> None:
+        """Delete tag ``name``, or several (a list). Raises SnapshotNotFoundError if one is
+        missing (then none is deleted)."""
         check_migrated(self.table_schema, self.path)
-        self._tags().delete(name)
+        self._tags().delete_all([name] if isinstance(name, str) else list(name))
 
     # -- maintenance (see minipaimon_core/maintenance) --
 
