@@ -6,10 +6,14 @@ expected rows are Paimon's."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pytest
 
 import minipaimon_core as mp
+from minipaimon_core.errors import UnsupportedFeatureError
+from minipaimon_core.expressions import predicate
 from minipaimon_core.system_tables import audit_log_between
 
 ID_NAME_DT_HH = pa.schema([pa.field("id", pa.int32(), nullable=False), ("name", pa.string()),
@@ -43,3 +47,130 @@ def test_delete_producer_changelog(tmp_path: Path) -> None:
     assert _deletes_in_changelog(t) == 1
     t.delete([("hh", "=", "12")])  # is a partition drop
     assert _deletes_in_changelog(t) == 3
+
+
+# -- deletes of first-row, partial-update and aggregation tables ---------------------------
+
+ID_NAME_AGE = pa.schema([pa.field("id", pa.int32(), nullable=False), ("name", pa.string()), ("age", pa.int32())])
+
+
+def _rows(t: mp.Table) -> list[tuple]:
+    return sorted(tuple(r.values()) for r in mp.open_table(t.path).to_arrow().to_pylist())
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation", "first-row"])
+def test_delete_with_merge_engine(tmp_path: Path, engine: str) -> None:
+    # paimon-spark DeleteFromTableTestBase.scala, "test delete with merge engine $mergeEngine":
+    # a write-only table of three commits refuses the delete ("please use 'COMPACT' procedure
+    # first"); once compacted, DELETE FROM T WHERE id = 1 leaves [[2,b,null]]
+    options = {"merge-engine": engine, "write-only": "true"}
+    if engine == "first-row":
+        options["changelog-producer"] = "lookup"
+    t = mp.create_table(str(tmp_path / "t"), ID_NAME_AGE, primary_key=["id"], options=options)
+    for row in [(1, "a", None), (2, "b", None), (1, None, 16)]:
+        t.write(_table(ID_NAME_AGE, [row]))
+    files = sorted(p.name for p in (tmp_path / "t").rglob("*"))
+    with pytest.raises(UnsupportedFeatureError, match="COMPACT procedure first"):
+        t.delete([("id", "=", 1)])
+    assert sorted(p.name for p in (tmp_path / "t").rglob("*")) == files  # nothing changed
+    assert t.compact() is not None
+    assert t.delete([("id", "=", 1)]) == 1
+    assert _rows(t) == [(2, "b", None)]
+    snap = mp.open_table(t.path).latest_snapshot()
+    assert snap is not None and snap.commitKind == "OVERWRITE"  # as Paimon's copy-on-write DELETE
+    t.write(_table(ID_NAME_AGE, [(1, "c", 3)]))  # the key is gone: a new row starts afresh
+    t.compact()  # (write-only first-row: level 0 is read once compacted)
+    assert _rows(t) == [(1, "c", 3), (2, "b", None)]
+
+
+def test_delete_first_row_table(tmp_path: Path) -> None:
+    # paimon-spark DeleteFromTableTestBase.scala, "Paimon Delete: first-row table"
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), ("name", pa.string())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"bucket": "1", "merge-engine": "first-row"})
+    t.write(_table(schema, [(1, "a"), (2, "b"), (3, "c")]))
+    assert _rows(t) == [(1, "a"), (2, "b"), (3, "c")]
+    t.delete([("id", "=", 3)])
+    assert _rows(t) == [(1, "a"), (2, "b")]
+    t.write(_table(schema, [(3, "z"), (2, "late")]))  # first-row: 2 keeps its first row
+    assert _rows(t) == [(1, "a"), (2, "b"), (3, "z")]
+
+
+def test_delete_by_a_value_keeps_other_rows_and_their_order(tmp_path: Path) -> None:
+    # a partial-update table compacted into several files of two partitions: rows selected
+    # by a non-key column go, the files' other rows keep their sequence numbers, later
+    # updates still merge onto them
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), ("v", pa.string()),
+                        pa.field("dt", pa.string(), nullable=False)])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id", "dt"], partition_by=["dt"],
+                        options={"bucket": "2", "merge-engine": "partial-update", "target-file-size": "1 kb"})
+    t.write(_table(schema, [(i, f"v{i % 3}", d) for i in range(200) for d in ("a", "b")]))
+    t.write(_table(schema, [(i, None, "a") for i in range(0, 200, 7)]))  # nulls keep values
+    assert t.compact() is not None
+    preview = __import__("minipaimon_core.dml.dml_preview", fromlist=["x"]).preview_delete(
+        t.context(), [("v", "=", "v1"), ("dt", "=", "a")])
+    assert preview.rows == 67 and all(files > 0 for _, _, files in preview.partitions)
+    assert t.delete([("v", "=", "v1"), ("dt", "=", "a")]) == 67
+    want = {(i, f"v{i % 3}", d) for i in range(200) for d in ("a", "b") if not (i % 3 == 1 and d == "a")}
+    assert set(_rows(t)) == want
+    t.write(_table(schema, [(3, "new", "a"), (1, "back", "a")]))
+    want = (want - {(3, "v0", "a")}) | {(3, "new", "a"), (1, "back", "a")}
+    assert set(_rows(t)) == want
+    assert t.compact() is not None and set(_rows(t)) == want
+
+
+def test_a_merge_cannot_delete_from_such_a_table(tmp_path: Path) -> None:
+    # a merge writes -D rows, which a first-row table cannot take: refused, nothing written
+    t = mp.create_table(str(tmp_path / "t"), ID_NAME_AGE, primary_key=["id"], options={"merge-engine": "first-row"})
+    t.write(_table(ID_NAME_AGE, [(1, "a", 1)]))
+    with pytest.raises(UnsupportedFeatureError, match="delete by condition only|deletes by condition only"):
+        t.merge(_table(ID_NAME_AGE, [(1, "a", 1)]), on=["id"]).when_matched_delete().execute()
+    assert _rows(t) == [(1, "a", 1)]
+    with pytest.raises(UnsupportedFeatureError, match="update"):
+        t.update([("id", "=", 1)], set={"age": 2})
+
+
+def _stale_delete(t: mp.Table, dnf: list) -> tuple[Any, Any]:
+    """A delete read on ``t``'s latest snapshot, not yet written: (context, change)."""
+    import numpy as np
+
+    from minipaimon_core.dml import dml
+
+    ctx = t.context()
+    target = dml.delete_target(ctx, predicate.normalize(dnf, ctx.schema.arrow_schema()))
+    selected = dml.selected_rows(ctx, target, predicate.normalize(dnf, ctx.schema.arrow_schema()))
+    empty = ctx.schema.arrow_schema().empty_table()
+    return ctx, (target, dml.Change(selected, np.zeros(len(selected), bool), empty, empty))
+
+
+@pytest.mark.parametrize("race", ["key-written", "compacted", "other-key"])
+def test_a_rewrite_racing_a_writer_or_a_compaction(tmp_path: Path, race: str) -> None:
+    # a delete read on snapshot S commits on L: a commit since S that wrote a key of a
+    # rewritten file (ROWS_CHANGED) or replaced it (FILES_GONE) makes it read again; one
+    # that wrote other keys of the bucket is kept with it
+    from minipaimon_core.dml import dml
+    from minipaimon_core.errors import CommitConflictError, ConflictReason
+
+    t = mp.create_table(str(tmp_path / "t"), ID_NAME_AGE, primary_key=["id"],
+                        options={"bucket": "1", "merge-engine": "aggregation", "fields.age.aggregate-function": "sum"})
+    t.write(_table(ID_NAME_AGE, [(1, "a", 1), (2, "b", 2), (5, "e", 5)]))
+    ctx, (target, change) = _stale_delete(t, [("id", "=", 1)])
+    other = mp.open_table(t.path)
+    if race == "key-written":
+        other.write(_table(ID_NAME_AGE, [(2, None, 10)]))
+    elif race == "other-key":
+        other.write(_table(ID_NAME_AGE, [(9, "z", 9)]))
+    else:
+        other.write(_table(ID_NAME_AGE, [(7, "x", 7)]))
+        assert other.compact() is not None
+    before = _rows(t)
+    if race == "other-key":
+        dml.apply_change(ctx, target, change)
+        assert _rows(t) == [(2, "b", 2), (5, "e", 5), (9, "z", 9)]
+        return
+    with pytest.raises(CommitConflictError) as raised:
+        dml.apply_change(ctx, target, change)
+    assert raised.value.reason == (ConflictReason.ROWS_CHANGED if race == "key-written" else ConflictReason.FILES_GONE)
+    assert _rows(t) == before
+    if race == "compacted":  # read again, the delete applies
+        assert t.delete([("id", "=", 1)]) == 1 and _rows(t) == [(2, "b", 2), (5, "e", 5), (7, "x", 7)]
