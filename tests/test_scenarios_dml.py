@@ -5,14 +5,16 @@ expected rows are Paimon's."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.errors import UnsupportedFeatureError
+from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError, UnsupportedFeatureError
 from minipaimon_core.expressions import predicate
 from minipaimon_core.system_tables import audit_log_between
 
@@ -174,3 +176,86 @@ def test_a_rewrite_racing_a_writer_or_a_compaction(tmp_path: Path, race: str) ->
     assert _rows(t) == before
     if race == "compacted":  # read again, the delete applies
         assert t.delete([("id", "=", 1)]) == 1 and _rows(t) == [(2, "b", 2), (5, "e", 5), (7, "x", 7)]
+
+
+# -- MERGE: a pinned key set to itself; values stored by Spark's store assignment ----------
+
+A_B_C = pa.schema([pa.field("a", pa.int32(), nullable=False), ("b", pa.int32()), ("c", pa.string())])
+
+
+def _target(tmp_path: Path, rows: list[tuple]) -> mp.Table:
+    """MergeIntoTableTestBase's createTable("target", "a INT, b INT, c STRING", Seq("a"))."""
+    t = mp.create_table(str(tmp_path / "target"), A_B_C, primary_key=["a"])
+    t.write(_table(A_B_C, rows))
+    return t
+
+
+def _source(rows: list[tuple]) -> pa.Table:
+    return pa.table({"a": pa.array([r[0] for r in rows], pa.int32()), "b": pa.array([r[1] for r in rows], pa.int32()),
+                     "c": [r[2] for r in rows]})
+
+
+def test_merge_only_update(tmp_path: Path) -> None:
+    # paimon-spark MergeIntoTableTestBase.scala, "Paimon MergeInto: only update":
+    # ON target.a = source.a ... UPDATE SET a = source.a, b = source.b, c = source.c
+    t = _target(tmp_path, [(1, 10, "c1"), (2, 20, "c2")])
+    result = (t.merge(_source([(1, 100, "c11"), (3, 300, "c33")]), on=["a"])
+              .when_matched_update(set={"a": "source.a", "b": "source.b", "c": "source.c"}).execute())
+    assert (result.updated, result.inserted) == (1, 0)
+    assert _rows(t) == [(1, 100, "c11"), (2, 20, "c2")]
+    (t.merge(_source([(2, 5, "x")]), on=["a"])  # the same, written as an expression, and target.a
+     .when_matched_update(set={"a": pc.field("source.a"), "b": "source.b"}).execute())
+    (t.merge(_source([(2, 6, "x")]), on=["a"]).when_matched_update(set={"a": "target.a", "b": "source.b"}).execute())
+    assert _rows(t) == [(1, 100, "c11"), (2, 6, "c2")]
+
+
+def test_merge_fail_in_case_that_maybe_update_primary_key_column(tmp_path: Path) -> None:
+    # paimon-spark MergeIntoTableTestBase.scala, "Paimon MergeInto: fail in case that maybe
+    # update primary key column": ON target.b = source.b, SET a = source.a is refused
+    # ("Can't update the primary key column"); SET c = source.c with INSERT * works
+    t = _target(tmp_path, [(1, 10, "c1"), (2, 20, "c2")])
+    source = _source([(101, 10, "c111"), (103, 30, "c333")])
+    with pytest.raises(InvalidArgumentError, match="primary-key column"):
+        (t.merge(source, on=["b"]).when_matched_update(set={"a": "source.a", "b": "source.b", "c": "source.c"})
+         .when_not_matched_insert_all().execute())
+    (t.merge(source, on=["b"]).when_matched_update(set={"c": "source.c"}).when_not_matched_insert_all().execute())
+    assert _rows(t) == [(1, 10, "c111"), (2, 20, "c2"), (103, 30, "c333")]
+
+
+def test_python_merge_stores_values_exactly(tmp_path: Path) -> None:
+    # Table.merge from Python keeps write()'s rule: b * 1.1 (a double) into an INT column is
+    # refused unless exact (minipaimon_spark.merge takes Spark's store assignment instead:
+    # tests/spark/test_spark_dml.py)
+    t = _target(tmp_path, [(1, 10, "c1")])
+    with pytest.raises(SchemaMismatchError, match="do not fit column 'b'"):
+        (t.merge(_source([(9, 900, "c99")]), on=["a"])
+         .when_not_matched_insert(values={"a": "source.a", "b": pc.field("source.b") * 1.1, "c": "source.c"})
+         .execute())
+    assert _rows(t) == [(1, 10, "c1")]
+
+
+@pytest.mark.parametrize("values,typ,want", [
+    (pa.array([990.0000000000001, -3.7, None]), pa.int32(), [990, -3, None]),  # cut toward zero
+    (pa.array([Decimal("990.0"), Decimal("-3.7")], pa.decimal128(12, 1)), pa.int32(), [990, -3]),
+    (pa.array([7, -2]), pa.decimal128(5, 2), [Decimal("7.00"), Decimal("-2.00")]),
+    (pa.array([Decimal("1.005"), Decimal("-1.005")], pa.decimal128(6, 3)), pa.decimal128(5, 2),
+     [Decimal("1.01"), Decimal("-1.01")]),  # ROUND_HALF_UP
+    (pa.array([2**40 + 1]), pa.float32(), [float(2**40)]),  # the nearest float
+    (pa.array([1.5]), pa.decimal128(5, 2), [1.5]),  # a double into DECIMAL: left to the exact rule
+])
+def test_spark_store_assignment_of_numbers(values: pa.Array, typ: pa.DataType, want: list) -> None:
+    # Spark's ANSI store assignment (Paimon's Spark MERGE stores b * 1.1 into INT as 990)
+    from minipaimon_core.dml.assignment import spark_cast
+
+    assert spark_cast(values, typ, "merge").to_pylist() == want
+
+
+@pytest.mark.parametrize("values,typ", [(pa.array([2**40]), pa.int32()), (pa.array([float("nan")]), pa.int32()),
+                                        (pa.array([1e20]), pa.int64()),
+                                        (pa.array([Decimal("12345.6")]), pa.decimal128(5, 2))])
+def test_spark_store_assignment_overflow_fails(values: pa.Array, typ: pa.DataType) -> None:
+    # ANSI: a value out of the column's range is an error, not a wrapped or null value
+    from minipaimon_core.dml.assignment import spark_cast
+
+    with pytest.raises(InvalidArgumentError, match="store assignment"):
+        spark_cast(values, typ, "merge")
