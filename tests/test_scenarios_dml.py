@@ -14,7 +14,11 @@ import pyarrow.compute as pc
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError, UnsupportedFeatureError
+from minipaimon_core.errors import (
+    InvalidArgumentError,
+    SchemaMismatchError,
+    UnsupportedFeatureError,
+)
 from minipaimon_core.expressions import predicate
 from minipaimon_core.system_tables import audit_log_between
 
