@@ -120,6 +120,7 @@ def test_from_snapshot_and_tag_ttl() -> None:
     assert doc["id"] == 1 and doc["commitKind"] == "APPEND"
     tag = tag_codec.decode(data, "tag-t")
     assert tag_codec.trim(tag) == SNAPSHOT  # trimToSnapshot
+    assert tag_codec.encode(tag_codec.trim(tag), tag_codec.create_time(tag), tag_codec.time_retained_ms(tag)) == data
     assert tag_codec.create_time(tag) == datetime.datetime(1969, 1, 1, 0, 0, 0, 123456)
     assert tag_codec.time_retained_ms(tag) == 5000
     java = data.replace(b"123456000", b"123456789")  # Java's nanoseconds read to the microsecond

@@ -110,9 +110,11 @@ class TagManager:
 
     def delete_all(self, names: Sequence[str]) -> None:
         """Delete the tags ``names`` (Paimon's ``delete_tag`` of several). Every name is
-        checked first: a missing one raises SnapshotNotFoundError and none is deleted."""
+        checked first: a missing one raises SnapshotNotFoundError and none is deleted.
+        Nothing is read (a damaged tag can be deleted)."""
         for name in names:
-            self.get(name)
+            if not self._io.exists(self._layout.tag_path(name)):
+                raise SnapshotNotFoundError(f"no tag {name!r} in {self._layout.root}")
         for name in dict.fromkeys(names):
             self._io.delete(self._layout.tag_path(name))
 
