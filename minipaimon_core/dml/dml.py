@@ -13,6 +13,9 @@ How the rows change on disk (docs/format.md, "Row-level changes"):
   deleted key, ``-U`` then ``+U`` for an updated one (partial-update: ``+U`` only), ``+I``
   for a merged insert, in one APPEND snapshot: streams and changelog producers see them,
   and with deletion vectors the commit marks the old rows as for any write.
+* **primary-key tables that cannot take a ``-D``** (``first-row``; ``partial-update`` /
+  ``aggregation`` without their remove-record options): a delete by condition rewrites the
+  compacted files holding deleted rows (:mod:`.dml_rewrite`), as Paimon's Spark DELETE.
 
 Concurrency: a change reads the latest snapshot S and commits on whatever is latest then,
 L. Append: the files it replaces must still be live in L (``FILES_GONE``). Primary key: no
