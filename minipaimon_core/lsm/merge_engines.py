@@ -24,7 +24,9 @@ as merging everything at once (piecewise property; limits below).
   dropped; -D forgets earlier values and deletes the key unless a +I/+U follows it; with
   ``keep_deletes`` such a re-written key keeps its -D row before its +I row, the only case
   of two output rows for one key) or sequence groups (a group's columns follow the row
-  with its largest sequence fields, a winning retraction clears them).
+  with its largest sequence fields, a winning retraction clears them; with
+  ``partial-update.remove-record-on-sequence-group`` a -D winning the named group removes
+  the key; :mod:`.partial_update`).
 * ``aggregation``: per column a function (default ``last_non_null_value``), folded from a
   null state in merge order; -U/-D rows retract (``sum`` subtracts, ``product`` divides,
   ``last_value`` becomes null, ``collect`` removes elements, ...); a function without a
