@@ -39,6 +39,7 @@ from .errors import InvalidArgumentError
 from .format.kinds import RowKind
 from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
 from .format.snapshot import Snapshot
+from .format.tag import duration_text
 from .maintenance import health as table_health
 from .maintenance import history as table_history
 from .metadata.branches import BranchManager
@@ -88,6 +89,7 @@ BUCKETS_SCHEMA = pa.schema([("partition", pa.string()), ("bucket", pa.int32()), 
 TAGS_SCHEMA = pa.schema([
     ("tag_name", pa.string()), ("snapshot_id", pa.int64()), ("schema_id", pa.int64()),
     ("commit_time", _MS), ("record_count", pa.int64()),
+    ("create_time", _MS), ("time_retained", pa.string()),  # a tag with a retention time: Paimon's
 ])
 CONSUMERS_SCHEMA = pa.schema([("consumer_id", pa.string()), ("next_snapshot_id", pa.int64())])
 BRANCHES_SCHEMA = pa.schema([("branch_name", pa.string()), ("created_from_tag", pa.string()),
@@ -221,9 +223,13 @@ def buckets(table: TableView, snapshot_id: int | None = None) -> pa.Table:
 def tags(table: TableView, _: int | None = None) -> pa.Table:
     rows = []
     for name in table.tags():
-        s = table.tag_snapshot(name)
+        info = table.tag_info(name)
+        s = info.snapshot
+        retained = info.time_retained_ms
         rows.append({"tag_name": name, "snapshot_id": s.id, "schema_id": s.schemaId,
-                     "commit_time": s.timeMillis, "record_count": s.totalRecordCount})
+                     "commit_time": s.timeMillis, "record_count": s.totalRecordCount,
+                     "create_time": info.create_time,  # local wall-clock time, as Paimon's
+                     "time_retained": None if retained is None else duration_text(retained)})
     return _rows(TAGS_SCHEMA, rows)
 
 

@@ -29,7 +29,6 @@ from .dml.merge_into import MergeBuilder
 from .errors import (
     CommitOutcomeUnknownError,
     InvalidArgumentError,
-    SnapshotNotFoundError,
     TableNotFoundError,
 )
 from .expressions import predicate
@@ -51,17 +50,17 @@ from .metadata.deletion_vectors import DeletionVectorIO
 from .metadata.manifest_io import ManifestIO
 from .metadata.sequence import SequenceStart
 from .metadata.snapshot_manager import SnapshotManager
-from .metadata.tags import TagManager
 from .read.fallback import fallback_context, fallback_snapshot
 from .read.scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
 from .read.table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
 from .schema.definition import keys_from_options, time_travel_from_options
-from .schema.features import check_migrated, check_readable
+from .schema.features import check_readable
 from .schema.schema import SchemaCache, SchemaManager, TableSchema, build_schema
 from .schema.table_schema_changes import SchemaChanges
 from .stream.table_stream import TableStream
 from .table_branches import TableBranches
 from .table_ops import TableOperations
+from .table_tags import TableTags
 
 
 def create_table(
@@ -104,11 +103,12 @@ def open_table(path: str, io: FileIO | None = None,
     return Table(path, io, branch=(options or {}).get(BRANCH_OPTION) or MAIN_BRANCH)
 
 
-class Table(SchemaChanges, TableOperations, TableBranches):
+class Table(SchemaChanges, TableOperations, TableBranches, TableTags):
     """A minipaimon table at a path. Cheap to open; holds no locks. Schema changes are in
     :class:`~minipaimon_core.schema.table_schema_changes.SchemaChanges`; counts, history, health,
     restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`; branches in
-    :class:`~minipaimon_core.table_branches.TableBranches`."""
+    :class:`~minipaimon_core.table_branches.TableBranches`; tags in
+    :class:`~minipaimon_core.table_tags.TableTags`."""
 
     def __init__(self, path: str, io: FileIO | None = None, branch: str = MAIN_BRANCH) -> None:
         path, io = resolve(path, None, io)
@@ -350,34 +350,6 @@ class Table(SchemaChanges, TableOperations, TableBranches):
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return self.snapshot_manager.get(snapshot_id)
-
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> None:
-        """Pin a snapshot (latest by default) under ``name``.
-
-        Raises InvalidArgumentError (bad or existing name), SnapshotNotFoundError.
-        """
-        check_migrated(self.table_schema, self.path)
-        snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot()
-        if snap is None:
-            raise SnapshotNotFoundError("cannot tag an empty table: it has no snapshot")
-        self._tags().create(name, snap)
-
-    def tag_snapshot(self, name: str) -> Snapshot:
-        """The snapshot tag ``name`` pins. Raises SnapshotNotFoundError, InvalidArgumentError."""
-        return self._tags().get(name)
-
-    def tags(self) -> dict[str, int]:
-        """Tag name -> snapshot id."""
-        tags = self._tags()
-        return {n: tags.get(n).id for n in tags.names()}
-
-    def _tags(self) -> TagManager:
-        return TagManager(self.io, self.layout)
-
-    def delete_tag(self, name: str) -> None:
-        """Delete tag ``name``. Raises SnapshotNotFoundError if there is none."""
-        check_migrated(self.table_schema, self.path)
-        self._tags().delete(name)
 
     # -- maintenance (see minipaimon_core/maintenance) --
 

@@ -177,7 +177,7 @@ def test_a_table_checks_its_groups_at_creation(tmp_path: Path) -> None:
         ({**OPTIONS, "fields.s1.sequence-group": "nope"}, "'nope' is not a column"),
         ({**OPTIONS, "fields.a.sequence-group": "c"}, "sequence field 'a' has type string"),
         ({**OPTIONS, "fields.s1.aggregate-function": "sum"}, "sequence field"),
-        ({**OPTIONS, "fields.total.aggregate-function": "last_value"}, "'last_value' in a partial-update"),
+        ({**OPTIONS, "fields.total.aggregate-function": "last_non_null_value"}, "'last_non_null_value' in a partial-update"),
         ({**OPTIONS, "partial-update.remove-record-on-delete": "true"}, "conflict"),
         ({"merge-engine": "aggregation", "fields.s1.sequence-group": "a"}, "needs 'merge-engine' = 'partial-update'"),
         ({"merge-engine": "partial-update", "fields.m.aggregate-function": "max"}, "needs sequence groups"),

@@ -80,7 +80,7 @@ def test_drop_column_rules():
 @pytest.mark.parametrize(("old", "new", "ok"), [
     (pa.int8(), pa.int16(), True), (pa.int8(), pa.int64(), True), (pa.int32(), pa.int64(), True),
     (pa.int64(), pa.int32(), False), (pa.float32(), pa.float64(), True),
-    (pa.float64(), pa.float32(), False), (pa.int32(), pa.float64(), False),
+    (pa.float64(), pa.float32(), False), (pa.int32(), pa.float64(), True), (pa.float64(), pa.int64(), False),
     (pa.decimal128(5, 2), pa.decimal128(10, 2), True), (pa.decimal128(5, 2), pa.decimal128(10, 3), False),
     (pa.decimal128(10, 2), pa.decimal128(5, 2), False), (pa.string(), pa.binary(), False),
     (pa.int32(), pa.string(), False),

@@ -16,7 +16,8 @@ minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME] 
 minipaimon orphans   PATH [--older-than TIME] [--dry-run]
 minipaimon rollback  PATH (--snapshot-id N | --tag NAME) [--dry-run]
 minipaimon restore   PATH (--snapshot-id N | --tag NAME) [--dry-run]
-minipaimon tag       create PATH NAME [--snapshot-id N] | delete PATH NAME | list PATH
+minipaimon tag       create PATH NAME [--snapshot-id N] [--time-retained LENGTH]
+                     | rename PATH NAME NEW_NAME | delete PATH NAME [NAME ...] | list PATH
 minipaimon branch    create PATH NAME [--tag T] | delete PATH NAME | list PATH | fast-forward PATH NAME
 minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
 minipaimon delete    PATH --where CONDITION [--dry-run]
@@ -192,7 +193,12 @@ def build_parser() -> argparse.ArgumentParser:
     create = cmd("create", "pin a snapshot under a name", parent=tag_sub)
     create.add_argument("name", help="the tag's name")
     _snapshot_id(create, "tag snapshot N (default: the latest)")
-    cmd("delete", "delete a tag", parent=tag_sub).add_argument("name", help="the tag's name")
+    create.add_argument("--time-retained", metavar="LENGTH",
+                        help="keep the tag this long (e.g. '5 d', '36 h'; Paimon's time_retained)")
+    rename = cmd("rename", "rename a tag", parent=tag_sub)
+    rename.add_argument("name", help="the tag's name")
+    rename.add_argument("new_name", help="its new name")
+    cmd("delete", "delete tags", parent=tag_sub).add_argument("name", nargs="+", help="the tags' names")
     cmd("list", "list the tags", parent=tag_sub)
     branch = cmd("branch", "create, delete, list or fast-forward to branches", path=False)
     branch_sub = branch.add_subparsers(dest="branch_command", required=True, metavar="ACTION")

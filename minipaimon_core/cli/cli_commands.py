@@ -312,12 +312,18 @@ def cmd_restore(t: Table, args: argparse.Namespace) -> Output:
 
 def cmd_tag(t: Table, args: argparse.Namespace) -> Output:
     if args.tag_command == "create":
-        t.create_tag(args.name, args.snapshot_id)
+        t.create_tag(args.name, args.snapshot_id, args.time_retained)
         sid = t.tags()[args.name]
         return Output(f"created tag {args.name} on snapshot {sid}", {"tag": args.name, "snapshot_id": sid})
+    if args.tag_command == "rename":
+        t.rename_tag(args.name, args.new_name)
+        return Output(f"renamed tag {args.name} to {args.new_name}", {"tag": args.new_name, "renamed_from": args.name})
     if args.tag_command == "delete":
-        t.delete_tag(args.name)
-        return Output(f"deleted tag {args.name}", {"tag": args.name, "deleted": True})
+        names = args.name
+        t.delete_tag(names[0] if len(names) == 1 else names)
+        if len(names) == 1:
+            return Output(f"deleted tag {names[0]}", {"tag": names[0], "deleted": True})
+        return Output(f"deleted tags {', '.join(names)}", {"tags": names, "deleted": True})
     table = t.system_table("tags")
     return Output(format_arrow(table), rows_of(table))
 

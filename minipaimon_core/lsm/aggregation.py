@@ -18,6 +18,7 @@ update-after, ``-`` a retraction: update-before or delete):
 ``min`` ``max``             smallest / largest non-null (NaN is the largest float)
 ``bool_and`` ``bool_or``    over the non-null values
 ``listagg``                 non-null values joined by the delimiter, in merge order
+                            (``distinct``: new tokens only, :mod:`.agg_listagg`)
 ``collect`` ...             see :mod:`.agg_collections`
 ==========================  ============================================================
 
@@ -34,28 +35,48 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
-from . import agg_collections, agg_sequential
-from .merge_config import MergeConfig
+from . import agg_collections, agg_listagg, agg_sequential
+from .merge_config import DELETE, MergeConfig
 from .merge_groups import Groups, value_columns
 
 _ARROW_AGG = {"min": "min", "max": "max", "bool_and": "all", "bool_or": "any"}
 
 
 def aggregate(table: pa.Table, config: MergeConfig, g: Groups, retract: np.ndarray,
-              unmerged: np.ndarray | None = None) -> pa.Table:
+              unmerged: np.ndarray | None = None, rows: np.ndarray | None = None) -> pa.Table:
     """One row per group of ``g`` with every value column folded (``retract`` marks the
-    -U/-D rows, input order); other columns are the last row's. The groups ``unmerged``
-    marks keep their last row as it is (keys of one row: their retractions must not be
-    marked). Raises InvalidArgumentError / UnsupportedOptionError (see the module)."""
+    -U/-D rows, input order) over the rows ``rows`` marks (input order; all if None);
+    other columns are the last row's. The groups ``unmerged`` marks keep their last row as
+    it is (keys of one row: their retractions must not be marked). Raises
+    InvalidArgumentError / UnsupportedOptionError (see the module)."""
     out = table.take(g.order[g.ends])
     keep = pa.array(unmerged) if unmerged is not None and unmerged.any() else None
     for i in value_columns(table, config):
         name = table.column_names[i]
-        folded = fold_column(table.column(i), name, config.function_of(name), g, retract, config)
+        folded = fold_column(table.column(i), name, config.function_of(name), g, retract, config, rows)
         if keep is not None:
             folded = pc.if_else(keep, out.column(i), folded)
         out = out.set_column(i, table.schema.field(i), folded)
     return out
+
+
+def delete_resets(g: Groups, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``aggregation.remove-record-on-delete``, as Paimon's ``AggregateMergeFunction``: a -D
+    row (not a -U) replaces its key's state by its own values, so a key's fold starts at its
+    last -D, which is folded as an insert, and the rows before it are forgotten; a key
+    whose last row is a -D is removed (its merged row is that -D). Returns (the rows folded,
+    input order; which groups end in a -D).
+
+    Paimon folds the later rows onto the -D's values (a ``sum`` of +10, -D 10, +5 is 15;
+    after a compaction dropped the -D, 5), and so does this; its ``first_value`` of a key
+    whose merge starts at a -D takes the next row's value, where this keeps the -D's (the
+    result of merging the key's rows at once)."""
+    deletes = (kinds == DELETE)[g.order]
+    last = g.last_where(deletes)
+    before = np.arange(g.n) < np.repeat(last, g.sizes)  # sorted positions
+    folded = np.empty(g.n, bool)
+    folded[g.order] = ~before
+    return folded, (last >= 0) & (last == g.ends)
 
 
 def fold_column(col: pa.ChunkedArray, name: str, fn: str, g: Groups, retract: np.ndarray,
@@ -69,6 +90,8 @@ def fold_column(col: pa.ChunkedArray, name: str, fn: str, g: Groups, retract: np
     try:
         if fn in agg_collections.FUNCTIONS:
             return agg_collections.fold(col, fn, g, use, ret, config, name)
+        if fn == "listagg" and name in config.collect_distinct:
+            return agg_listagg.distinct_listagg(col, g, use, config.listagg_delimiter.get(name, ","))
         return _fold(col, fn, g, use, ret, config.listagg_delimiter.get(name, ","))
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise UnsupportedOptionError(

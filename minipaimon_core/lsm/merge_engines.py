@@ -24,11 +24,15 @@ as merging everything at once (piecewise property; limits below).
   dropped; -D forgets earlier values and deletes the key unless a +I/+U follows it; with
   ``keep_deletes`` such a re-written key keeps its -D row before its +I row, the only case
   of two output rows for one key) or sequence groups (a group's columns follow the row
-  with its largest sequence fields, a winning retraction clears them).
+  with its largest sequence fields, a winning retraction clears them; with
+  ``partial-update.remove-record-on-sequence-group`` a -D winning the named group removes
+  the key; :mod:`.partial_update`).
 * ``aggregation``: per column a function (default ``last_non_null_value``), folded from a
   null state in merge order; -U/-D rows retract (``sum`` subtracts, ``product`` divides,
   ``last_value`` becomes null, ``collect`` removes elements, ...); a function without a
-  retraction raises InvalidArgumentError on one unless ``fields.<f>.ignore-retract``.
+  retraction raises InvalidArgumentError on one unless ``fields.<f>.ignore-retract``. With
+  ``aggregation.remove-record-on-delete`` a -D resets the key instead (see
+  :func:`.aggregation.delete_resets`): a key whose last row is a -D merges into that -D.
 
 Aggregated rows are states, valid as input: ``count`` stores the running count and merging
 sums it, so user rows must pass :func:`prepare_input` (non-null -> 1, null -> 0) exactly
@@ -50,7 +54,7 @@ import pyarrow as pa
 
 from minipaimon_core.errors import InvalidArgumentError
 
-from .aggregation import aggregate
+from .aggregation import aggregate, delete_resets
 from .merge_config import (
     AGGREGATE_FUNCTIONS,
     DELETE,
@@ -140,8 +144,12 @@ def _fold(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.ndarray,
     elif config.engine == "aggregation":  # lone keys' rows are the last rows of their groups
         merged_rows = np.empty(g.n, bool)
         merged_rows[g.order] = ~lone[g.gid]
-        out = aggregate(table, config, g, retract & merged_rows, lone)
-        out_kinds = np.where(lone, kinds[g.order[g.ends]], INSERT).astype(np.int8)
+        folded, removed = None, np.zeros(len(g.starts), bool)
+        if config.aggregation_remove_on_delete:  # a -D resets its key (aggregation.delete_resets)
+            folded, removed = delete_resets(g, kinds)
+            merged_rows &= kinds != DELETE
+        out = aggregate(table, config, g, retract & merged_rows, lone, folded)
+        out_kinds = np.where(lone, kinds[g.order[g.ends]], np.where(removed, DELETE, INSERT)).astype(np.int8)
         out = replace_column(replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64())),
                              VALUE_KIND, pa.array(out_kinds))
     else:
