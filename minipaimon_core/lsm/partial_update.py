@@ -70,12 +70,16 @@ def partial_update(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.nd
 
 
 def _with_groups(table: pa.Table, config: MergeConfig, g: Groups, retract: np.ndarray) -> pa.Table:
+    """The merged rows of a table with sequence groups. ``table`` may hold some of the
+    columns only (a projected read: the keys alone for ``count()``); a group's winner is
+    found only for a group whose columns are read (their sequence fields are then read too:
+    ``MergeConfig.merge_columns``)."""
     out = table.take(g.order[g.ends])
     grouped: dict[str, SequenceGroup] = {}
     for group in config.sequence_groups:
         grouped.update({f: group for f in (*group.sequence_fields, *group.fields)})
     adds_sorted = ~retract[g.order]
-    winners = {group: _winner(table, g, group) for group in config.sequence_groups}
+    winners: dict[SequenceGroup, np.ndarray] = {}  # of the groups whose columns are read
     for i in value_columns(table, config):
         name = table.column_names[i]
         col = table.column(i)
@@ -89,6 +93,8 @@ def _with_groups(table: pa.Table, config: MergeConfig, g: Groups, retract: np.nd
         elif fn is not None:
             value = fold_column(col, name, fn, g, retract, config, rows=_nonempty(table, sg))
         else:
+            if sg not in winners:
+                winners[sg] = _winner(table, g, sg)
             win = winners[sg]
             if name not in sg.sequence_fields:  # a retraction that wins clears the column
                 win = np.where((win >= 0) & adds_sorted[np.maximum(win, 0)], win, -1)
