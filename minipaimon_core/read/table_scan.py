@@ -44,9 +44,10 @@ def planner(ctx: TableContext) -> Planner:
     return Planner(ctx.manifests, ctx.snapshots, ctx.schema, positions, vectors)
 
 
-def read_split(ctx: TableContext, split: Split) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of one split (projected and filtered as planned)."""
-    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split)
+def read_split(ctx: TableContext, split: Split, with_kind: bool = False) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of one split (projected and filtered as planned); ``with_kind``: then
+    each row's ``_VALUE_KIND`` (SplitReader.read)."""
+    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split, with_kind)
 
 
 def dropped_rows(ctx: TableContext, split: Split) -> dict[str, np.ndarray] | None:
@@ -89,29 +90,33 @@ class TableScan:
             self.stats = dataclasses.replace(plans.stats, seconds=time.perf_counter() - start)
         return self._splits
 
-    def output_schema(self) -> pa.Schema:
+    def output_schema(self, with_kind: bool = False) -> pa.Schema:
         schema = self._ctx.schema.arrow_schema()
-        if self._columns is None:
-            return schema
-        return pa.schema([schema.field(c) for c in self._columns])
+        if self._columns is not None:
+            schema = pa.schema([schema.field(c) for c in self._columns])
+        if with_kind:
+            schema = schema.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
+        return schema
 
-    def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """Batches of every split, split by split (streaming, one split in memory)."""
+    def to_batches(self, with_kind: bool = False) -> Iterator[pa.RecordBatch]:
+        """Batches of every split, split by split (streaming, one split in memory);
+        ``with_kind``: with each row's ``_VALUE_KIND`` last (SplitReader.read)."""
         for split in self.plan():
-            yield from read_split(self._ctx, split)
+            yield from read_split(self._ctx, split, with_kind)
 
-    def to_arrow(self) -> pa.Table:
-        """The whole result. Splits are read in parallel threads (Parquet decoding and the
-        merge's sorts release the GIL); batches keep the plan's split order."""
+    def to_arrow(self, with_kind: bool = False) -> pa.Table:
+        """The whole result (``with_kind``: as :meth:`to_batches`). Splits are read in
+        parallel threads (Parquet decoding and the merge's sorts release the GIL); batches
+        keep the plan's split order."""
         splits = self.plan()
         workers = min(len(splits), os.cpu_count() or 1)
         if workers <= 1:
-            batches = list(self.to_batches())
+            batches = list(self.to_batches(with_kind))
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = pool.map(lambda s: list(read_split(self._ctx, s)), splits)
+                parts = pool.map(lambda s: list(read_split(self._ctx, s, with_kind)), splits)
                 batches = [b for part in parts for b in part]
-        return pa.Table.from_batches(batches, schema=self.output_schema())
+        return pa.Table.from_batches(batches, schema=self.output_schema(with_kind))
 
     def to_pandas(self) -> Any:
         return self.to_arrow().to_pandas()
