@@ -25,6 +25,7 @@ from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.manifest_file import DataFileMeta
 from ..format.snapshot import Snapshot
 from ..metadata.context import TableContext
+from ..schema.schema import TableSchema
 from .read import SplitReader
 from .scan import Planner, PlanStats, Split, SplitSizing
 
@@ -44,9 +45,34 @@ def planner(ctx: TableContext) -> Planner:
     return Planner(ctx.manifests, ctx.snapshots, ctx.schema, positions, vectors)
 
 
+def travel(ctx: TableContext, snapshot: Snapshot | None) -> TableContext:
+    """What a time-travel read of ``snapshot`` (by snapshot id, tag or time) plans and reads
+    in: ``ctx`` with the snapshot's own schema, as Paimon reads it (columns under the names
+    they had, columns added later absent, dropped ones present; that schema's options).
+
+    The one rule of which schema a read uses, for ``Table.scan`` / ``Table.as_of`` and the
+    Spark source: a time-travel read uses its snapshot's schema; every other read (the
+    latest snapshot, incremental ranges, streams, diffs) uses the context's, the latest.
+    A split carries the schema it was planned in, and ``Table.read_split`` reads it in it
+    (:func:`planned_in`).
+    """
+    if snapshot is None or snapshot.schemaId == ctx.schema.id:
+        return ctx
+    return dataclasses.replace(ctx, schema=ctx.schemas.get(snapshot.schemaId))
+
+
+def planned_in(ctx: TableContext, split: Split) -> TableContext:
+    """``ctx`` in the schema ``split`` was planned in (its columns and filter name its
+    fields): what ``Table.read_split`` reads a split in, so a time-travel scan's splits read
+    in their snapshot's schema whichever handle reads them."""
+    if split.schema_id == ctx.schema.id:
+        return ctx
+    return dataclasses.replace(ctx, schema=ctx.schemas.get(split.schema_id))
+
+
 def read_split(ctx: TableContext, split: Split, with_kind: bool = False) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of one split (projected and filtered as planned); ``with_kind``: then
-    each row's ``_VALUE_KIND`` (SplitReader.read)."""
+    """Arrow batches of one split in ``ctx``'s schema (projected and filtered as planned);
+    ``with_kind``: then each row's ``_VALUE_KIND`` (SplitReader.read)."""
     return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split, with_kind)
 
 
@@ -90,6 +116,11 @@ class TableScan:
             self.stats = dataclasses.replace(plans.stats, seconds=time.perf_counter() - start)
         return self._splits
 
+    @property
+    def schema(self) -> TableSchema:
+        """The schema the scan reads in (a time-travel scan: its snapshot's, see :func:`travel`)."""
+        return self._ctx.schema
+
     def output_schema(self, with_kind: bool = False) -> pa.Schema:
         schema = self._ctx.schema.arrow_schema()
         if self._columns is not None:
@@ -130,4 +161,4 @@ class TableScan:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-__all__ = ["TableScan", "dropped_rows", "planner", "read_file_rows", "read_split"]
+__all__ = ["TableScan", "dropped_rows", "planner", "read_file_rows", "planned_in", "read_split", "travel"]
