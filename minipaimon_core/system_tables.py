@@ -33,10 +33,11 @@ from typing import Any
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import file_format
 from .errors import InvalidArgumentError
-from .format.kinds import RowKind
+from .format.kinds import VALUE_KIND, row_kind_names
 from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
 from .format.snapshot import Snapshot
 from .format.tag import duration_text
@@ -254,8 +255,13 @@ def branches(table: TableView, _: int | None = None) -> pa.Table:
 
 
 def audit_log(table: TableView, snapshot_id: int | None = None) -> pa.Table:
-    data = table.scan(snapshot_id=snapshot_id).to_arrow()
-    kinds = pa.repeat(pa.scalar(RowKind.INSERT.short, pa.string()), data.num_rows)
+    """The rows a read of the snapshot returns, each with its kind as Paimon's audit log
+    gives it: the kind the row was stored with where the read returns a stored row (a row
+    written as ``+U`` is ``+U``), ``+I`` where a merge built it (PrimaryKeySimpleTableTest.
+    testAuditLog)."""
+    data = table.scan(snapshot_id=snapshot_id).to_arrow(with_kind=True)
+    kinds = pc.take(row_kind_names(), data.column(VALUE_KIND))
+    data = data.drop_columns([VALUE_KIND])
     return data.add_column(0, pa.field("rowkind", pa.string(), nullable=False), kinds)
 
 

@@ -11,6 +11,7 @@ update-after, ``-`` a retraction: update-before or delete):
 ==========================  ============================================================
 ``sum`` (``count``)         ``+x``: add; ``-x``: subtract (from null: ``-x``); nulls skip
 ``product``                 ``+x``: multiply; ``-x``: divide (from null: ``x``); nulls skip
+                            (integers: a step that leaves the type raises, never wraps)
 ``last_value``              ``+x``: x (null too); ``-x``: null
 ``last_non_null_value``     ``+x``: x if not null; ``-x``: null if x is not null
 ``first_value``             the first ``+`` row's value (null too)
@@ -35,7 +36,7 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
-from . import agg_collections, agg_listagg, agg_sequential
+from . import agg_collections, agg_integers, agg_listagg, agg_sequential
 from .merge_config import DELETE, MergeConfig
 from .merge_groups import Groups, value_columns
 
@@ -99,6 +100,11 @@ def fold_column(col: pa.ChunkedArray, name: str, fn: str, g: Groups, retract: np
             f"type {col.type}: {e}") from e
     except pa.ArrowInvalid as e:
         raise InvalidArgumentError(f"aggregating field {name!r} with {fn!r}: {e}") from e
+    except OverflowError as e:  # agg_integers: nothing wrapped is ever returned or stored
+        raise InvalidArgumentError(
+            f"aggregating field {name!r} with {fn!r}: {e} (Paimon fails too, apache/paimon#7992); "
+            f"nothing was merged. Widen the column (alter_column_type to a wider integer or a "
+            f"DECIMAL), or roll back the commit that overflowed") from None
 
 
 def _fold(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray, ret: np.ndarray,
@@ -117,7 +123,8 @@ def _fold(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray, ret: np.nda
         return pc.binary_join(lists, delimiter).cast(col.type)
     typ = col.type
     seen = (use & valid)[g.order]
-    if fn == "product" and (pa.types.is_decimal(typ) or (ret_s & seen).any()):
+    if fn == "product" and (pa.types.is_decimal(typ) or (ret_s & seen).any()
+                            or _product_may_overflow(col, g, seen)):
         return agg_sequential.product(col, g, seen, ret_s)
     if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
         return _reduce_numeric(col, fn, g, seen, ret_s)
@@ -146,10 +153,11 @@ def _fit_decimal(values: pa.Array, typ: pa.DataType) -> pa.Array:
 def _reduce_numeric(col: pa.ChunkedArray, fn: str, g: Groups, seen: np.ndarray,
                     retract: np.ndarray) -> pa.Array:
     """``fn`` of a numeric/boolean column with NumPy ``reduceat`` over the sorted groups,
-    in merge order; ``seen`` (sorted) marks the contributing non-null rows. Integers add
-    and multiply in int64, which wraps as Java's narrower types do; floats in their own
-    width, as Java's ``float``/``double`` (NumPy sums a group of 8 or more values
-    pairwise, so such a float sum may differ from Java's in the last bits)."""
+    in merge order; ``seen`` (sorted) marks the contributing non-null rows. Integer sums
+    are exact and must fit the column's type at every step (:mod:`.agg_integers`: raises
+    OverflowError); products here are those that cannot overflow. Floats add and multiply
+    in their own width, as Java's ``float``/``double`` (NumPy sums a group of 8 or more
+    values pairwise, so such a float sum may differ from Java's in the last bits)."""
     typ = col.type
     if fn in ("bool_and", "bool_or") and not pa.types.is_boolean(typ):
         raise UnsupportedOptionError(f"{fn} needs a boolean column, not {typ}")
@@ -171,6 +179,8 @@ def _reduce_numeric(col: pa.ChunkedArray, fn: str, g: Groups, seen: np.ndarray,
             result = np.fmin.reduceat(np.where(seen, v, big), starts)
         else:
             result = np.maximum.reduceat(np.where(seen, v, -big), starts)
+    elif fn in ("sum", "count") and not floating:
+        result = agg_integers.checked_sums(v, seen, retract, g, np.iinfo(typ.to_pandas_dtype()))
     elif fn in ("sum", "count"):
         result = np.add.reduceat(np.where(seen, np.where(retract, -v, v), 0), starts)
     else:  # product without retractions
@@ -178,6 +188,15 @@ def _reduce_numeric(col: pa.ChunkedArray, fn: str, g: Groups, seen: np.ndarray,
     present = np.logical_or.reduceat(seen, starts)
     mask = None if fn == "count" else ~present
     return pa.array(result, mask=mask).cast(typ, safe=False)
+
+
+def _product_may_overflow(col: pa.ChunkedArray, g: Groups, seen: np.ndarray) -> bool:
+    """Whether an integer ``product`` of ``col`` may leave its type (then it is folded step
+    by step, exactly: :mod:`.agg_integers`)."""
+    if not pa.types.is_integer(col.type):
+        return False
+    v = pc.fill_null(col, 0).to_numpy()[g.order].astype(np.int64)
+    return agg_integers.product_may_overflow(v, seen, g, np.iinfo(col.type.to_pandas_dtype()))
 
 
 def _grouped(col: pa.ChunkedArray | pa.Array, gid: np.ndarray, rows: np.ndarray, agg: str,

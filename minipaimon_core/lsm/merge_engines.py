@@ -7,9 +7,12 @@ row per key, sorted by key.  A key's rows are ordered by (``sequence.field`` nul
 adjacent-key comparison for group boundaries, ``reduceat`` / Arrow hash aggregates, ``take``.
 Sorted runs concatenated oldest first are not re-sorted: for integer/temporal keys a stable
 sort on the key alone merges them and is the whole order once checked (see ``Groups``).
-Output rows are +I, or -D for a deleted key when ``keep_deletes`` (compaction into a
-non-bottom level: the delete must still shadow older levels), or a key's one row as it is
-(below); ``_SEQUENCE_NUMBER`` is the largest of the key.  Merging runs with
+Output rows keep the ``_VALUE_KIND`` Paimon's merge functions give them: ``deduplicate``
+and ``first-row`` return a stored row with its own kind (+I or +U; a -U/-D winner of
+``deduplicate`` only when ``keep_deletes``: compaction into a non-bottom level, where the
+delete must still shadow older levels); ``partial-update`` and ``aggregation`` return a
+key's one row as it is (below), else a built +I row (-D for a deleted key when
+``keep_deletes``); ``_SEQUENCE_NUMBER`` is the largest of the key.  Merging runs with
 ``keep_deletes=True`` and later merging that output with other runs gives the same result
 as merging everything at once (piecewise property; limits below).
 
@@ -127,9 +130,9 @@ def merge(table: pa.Table, config: MergeConfig, *, keep_deletes: bool) -> pa.Tab
         max_seq = np.maximum.reduceat(seq[g.order], g.starts)
     if engine in ("deduplicate", "first-row"):
         if g.singles_in_order:  # every row is its key's (a sorted write of distinct keys): no copy
-            return finish(table, max_seq, retract, keep_deletes)
+            return finish(table, max_seq, retract, keep_deletes, own_kinds=True)
         rows = g.order[g.ends if engine == "deduplicate" else g.starts]
-        return finish(table.take(rows), max_seq, retract[rows], keep_deletes)
+        return finish(table.take(rows), max_seq, retract[rows], keep_deletes, own_kinds=True)
     return _fold(table, config, g, kinds, retract, max_seq, keep_deletes)
 
 

@@ -97,8 +97,12 @@ def _removals(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.ndarray
 
 def _with_groups(table: pa.Table, config: MergeConfig, g: Groups, retract: np.ndarray,
                  start: np.ndarray) -> pa.Table:
-    """Sequence groups; each key's merge from its sorted position ``start`` (its last
-    removal, folded as the record's first values: :func:`_removals`; -1: all rows)."""
+    """The merged rows of a table with sequence groups; each key's merge from its sorted
+    position ``start`` (its last removal, folded as the record's first values:
+    :func:`_removals`; -1: all rows). ``table`` may hold some of the columns only (a
+    projected read: the keys alone for ``count()``); a group's winner is found only for a
+    group whose columns are read (their sequence fields are then read too:
+    ``MergeConfig.merge_columns``)."""
     out = table.take(g.order[g.ends])
     grouped: dict[str, SequenceGroup] = {}
     for group in config.sequence_groups:
@@ -110,7 +114,7 @@ def _with_groups(table: pa.Table, config: MergeConfig, g: Groups, retract: np.nd
     within[g.order], reset[g.order] = within_sorted, reset_sorted
     retract = retract & ~reset
     adds_sorted = ~retract[g.order] & within_sorted
-    winners = {group: _winner(table, g, group, within, reset) for group in config.sequence_groups}
+    winners: dict[SequenceGroup, np.ndarray] = {}  # of the groups whose columns are read
     for i in value_columns(table, config):
         name = table.column_names[i]
         col = table.column(i)
@@ -128,6 +132,8 @@ def _with_groups(table: pa.Table, config: MergeConfig, g: Groups, retract: np.nd
             value = fold_column(col, name, fn, g, retract, config,
                                 rows=(_nonempty(table, sg) | reset) & within)
         else:
+            if sg not in winners:
+                winners[sg] = _winner(table, g, sg, within, reset)
             win = winners[sg]
             if name not in sg.sequence_fields:  # a retraction that wins clears the column
                 win = np.where((win >= 0) & adds_sorted[np.maximum(win, 0)], win, -1)
