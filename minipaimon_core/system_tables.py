@@ -33,12 +33,14 @@ from typing import Any
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import file_format
 from .errors import InvalidArgumentError
-from .format.kinds import RowKind
+from .format.kinds import VALUE_KIND, row_kind_names
 from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
 from .format.snapshot import Snapshot
+from .format.tag import duration_text
 from .maintenance import health as table_health
 from .maintenance import history as table_history
 from .metadata.branches import BranchManager
@@ -88,6 +90,7 @@ BUCKETS_SCHEMA = pa.schema([("partition", pa.string()), ("bucket", pa.int32()), 
 TAGS_SCHEMA = pa.schema([
     ("tag_name", pa.string()), ("snapshot_id", pa.int64()), ("schema_id", pa.int64()),
     ("commit_time", _MS), ("record_count", pa.int64()),
+    ("create_time", _MS), ("time_retained", pa.string()),  # a tag with a retention time: Paimon's
 ])
 CONSUMERS_SCHEMA = pa.schema([("consumer_id", pa.string()), ("next_snapshot_id", pa.int64())])
 BRANCHES_SCHEMA = pa.schema([("branch_name", pa.string()), ("created_from_tag", pa.string()),
@@ -221,9 +224,13 @@ def buckets(table: TableView, snapshot_id: int | None = None) -> pa.Table:
 def tags(table: TableView, _: int | None = None) -> pa.Table:
     rows = []
     for name in table.tags():
-        s = table.tag_snapshot(name)
+        info = table.tag_info(name)
+        s = info.snapshot
+        retained = info.time_retained_ms
         rows.append({"tag_name": name, "snapshot_id": s.id, "schema_id": s.schemaId,
-                     "commit_time": s.timeMillis, "record_count": s.totalRecordCount})
+                     "commit_time": s.timeMillis, "record_count": s.totalRecordCount,
+                     "create_time": info.create_time,  # local wall-clock time, as Paimon's
+                     "time_retained": None if retained is None else duration_text(retained)})
     return _rows(TAGS_SCHEMA, rows)
 
 
@@ -248,8 +255,13 @@ def branches(table: TableView, _: int | None = None) -> pa.Table:
 
 
 def audit_log(table: TableView, snapshot_id: int | None = None) -> pa.Table:
-    data = table.scan(snapshot_id=snapshot_id).to_arrow()
-    kinds = pa.repeat(pa.scalar(RowKind.INSERT.short, pa.string()), data.num_rows)
+    """The rows a read of the snapshot returns, each with its kind as Paimon's audit log
+    gives it: the kind the row was stored with where the read returns a stored row (a row
+    written as ``+U`` is ``+U``), ``+I`` where a merge built it (PrimaryKeySimpleTableTest.
+    testAuditLog)."""
+    data = table.scan(snapshot_id=snapshot_id).to_arrow(with_kind=True)
+    kinds = pc.take(row_kind_names(), data.column(VALUE_KIND))
+    data = data.drop_columns([VALUE_KIND])
     return data.add_column(0, pa.field("rowkind", pa.string(), nullable=False), kinds)
 
 

@@ -13,6 +13,7 @@ t.delete([("dt", "<", "d1")]); t.update(filter, set={...}); t.merge(src, on=["id
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -51,6 +52,7 @@ from .metadata.deletion_vectors import DeletionVectorIO
 from .metadata.manifest_io import ManifestIO
 from .metadata.sequence import SequenceStart
 from .metadata.snapshot_manager import SnapshotManager
+from .read import table_scan
 from .read.fallback import fallback_context, fallback_snapshot
 from .read.scan import Planner, Split, SplitSizing, parse_incremental, resolve_snapshot
 from .read.table_scan import TableScan, dropped_rows, planner, read_file_rows, read_split
@@ -62,6 +64,7 @@ from .stream.table_stream import TableStream
 from .table_branches import TableBranches
 from .table_ops import TableOperations
 from .table_post_commit import PostCommitOperations
+from .table_tags import TableTags
 
 
 def create_table(
@@ -105,11 +108,11 @@ def open_table(path: str, io: FileIO | None = None,
     return Table(path, io, branch=(options or {}).get(BRANCH_OPTION) or MAIN_BRANCH, clock=clock)
 
 
-class Table(SchemaChanges, TableOperations, TableBranches, PostCommitOperations):
-    """A minipaimon table at a path. Cheap to open; holds no locks. Schema changes are in
-    :class:`~minipaimon_core.schema.table_schema_changes.SchemaChanges`; counts, history, health,
-    restore and expiration in :class:`~minipaimon_core.table_ops.TableOperations`; branches in
-    :class:`~minipaimon_core.table_branches.TableBranches`."""
+class Table(SchemaChanges, TableOperations, TableBranches, TableTags, PostCommitOperations):
+    """A minipaimon table at a path. Cheap to open; holds no locks. Its mixins: schema changes
+    (``SchemaChanges``); counts, history, health, restore and expiration (``TableOperations``);
+    branches (``TableBranches``); tags (``TableTags``); partition expiration and automatic
+    tags by hand (``PostCommitOperations``)."""
 
     def __init__(self, path: str, io: FileIO | None = None, branch: str = MAIN_BRANCH,
                  clock: Clock | None = None) -> None:
@@ -124,8 +127,7 @@ class Table(SchemaChanges, TableOperations, TableBranches, PostCommitOperations)
         self._load_line()
         #: the follow-ups of this handle's last ``write`` (see ``after_commit``)
         self.last_after_commit: AfterCommitResult | None = None
-        #: this handle's partition-expiration clock, as a Paimon committer's (post_commit)
-        self.partition_clock = ExpireClock(self.clock())
+        self.partition_clock = ExpireClock(self.clock())  #: as a Paimon committer's (post_commit)
 
     def _load_line(self) -> None:
         """(Re)read the metadata readers of this handle's branch; schemas are cached by id
@@ -230,13 +232,11 @@ class Table(SchemaChanges, TableOperations, TableBranches, PostCommitOperations)
 
     def after_commit(self, messages: Sequence[CommitMessage] | None = None,
                      end_of_input: bool = False, clock: ExpireClock | None = None) -> AfterCommitResult:
-        """The follow-ups of a landed commit of ``messages`` (all buckets if None):
-        automatic compaction, snapshot expiration, partition expiration and tags, as
-        Paimon's committer (``end_of_input``: the commit ends a batch write; ``clock``: the
-        committer's partition-expiration clock, default this handle's). Never raises for a
-        failed follow-up: the commit stands, the failure is logged and in the result's
-        ``errors`` (minipaimon_core.maintenance.post_commit). Every writer (Python, Spark
-        batch and streaming sinks) calls this after its commit."""
+        """The follow-ups of a landed commit of ``messages`` (all buckets if None) as Paimon's
+        committer: compaction, snapshot and partition expiration, tags (``end_of_input``: it
+        ends a batch write; ``clock``: the partition-expiration clock, default this handle's).
+        Never raises for a failed follow-up: the commit stands, the failure is logged and in
+        ``errors`` (maintenance.post_commit). Every writer calls this after its commit."""
         return after_commit(self.context(), messages, end_of_input, clock or self.partition_clock)
 
     def maybe_compact(self, messages: Sequence[CommitMessage] | None = None) -> int | None:
@@ -267,7 +267,9 @@ class Table(SchemaChanges, TableOperations, TableBranches, PostCommitOperations)
         parallelism: int | None = None,
         options: Mapping[str, str] | None = None,
     ) -> TableScan:
-        """Plan a read. ``filter`` is DNF (see predicate); time travel by id, tag or time.
+        """Plan a read. ``filter`` is DNF (see predicate); time travel by id, tag or time
+        reads in the snapshot's own schema (its column names then: filter and columns name
+        them), as Paimon does; other reads in the latest schema.
 
         ``parallelism`` is the number of tasks that will read the splits (Spark's default
         parallelism): append buckets are then cut so the plan has about that many splits or
@@ -279,9 +281,9 @@ class Table(SchemaChanges, TableOperations, TableBranches, PostCommitOperations)
         Raises InvalidArgumentError (bad filter/columns/parallelism, another option name),
         UnsupportedOptionError (bad option value), SnapshotNotFoundError.
         """
-        travel, options = time_travel_from_options(
+        asked, options = time_travel_from_options(
             {"snapshot_id": snapshot_id, "tag": tag, "timestamp_ms": timestamp_ms}, options)
-        snapshot_id, tag, timestamp_ms = travel["snapshot_id"], travel["tag"], travel["timestamp_ms"]
+        snapshot_id, tag, timestamp_ms = asked["snapshot_id"], asked["tag"], asked["timestamp_ms"]
         sizing = SplitSizing.of(self.table_schema.options, options, parallelism)
         if snapshot_id is not None and snapshot_id < 1:
             raise InvalidArgumentError(f"snapshot_id must be a snapshot id >= 1, got {snapshot_id!r}")
@@ -290,19 +292,29 @@ class Table(SchemaChanges, TableOperations, TableBranches, PostCommitOperations)
         incremental = parse_incremental(incremental_between)
         tag_snap = self.tag_snapshot(tag) if tag is not None else None
         snap = None if incremental else resolve_snapshot(self.snapshot_manager, snapshot_id, timestamp_ms, tag_snap)
-        if snap is not None and snap.schemaId > self.table_schema.id:
+        travelled = any(x is not None for x in (snapshot_id, tag, timestamp_ms))
+        if snap is not None and snap.schemaId > self.table_schema.id and not travelled:
             self.refresh()  # another handle evolved the schema: read with the newest one
-        arrow = self.schema()
+        ctx = table_scan.travel(self.context(), snap) if travelled else self.context()
+        arrow = ctx.schema.arrow_schema()
         dnf = predicate.normalize(filter, arrow)
         cols = list(columns) if columns is not None else None
         for c in cols or []:
             if c not in arrow.names:
                 raise InvalidArgumentError(f"column {c!r} is not in the table {arrow.names}")
-        ctx = self.context()
         fb = fallback_context(ctx) if incremental is None else None
-        travelled = snapshot_id is not None or tag is not None or timestamp_ms is not None
         fallback = None if fb is None else (fb, fallback_snapshot(ctx, snap, travelled, fb))
         return TableScan(ctx, dnf, cols, snap, incremental, sizing, fallback)
+
+    def as_of(self, snapshot_id: int | None = None, tag: str | None = None,
+              timestamp_ms: int | None = None) -> Table:
+        """A handle to read this table as a time-travel read of that snapshot sees it: with
+        the snapshot's own schema (``schema()``, ``scan()``), as :meth:`scan` reads it; the
+        latest schema without an argument. Write through a handle of the latest schema.
+        Raises SnapshotNotFoundError, InvalidArgumentError (more than one argument)."""
+        handle = copy.copy(self).refresh()  # shares this handle's caches (schemas, files)
+        handle.table_schema = handle.scan(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms).schema
+        return handle
 
     def to_arrow(self) -> pa.Table:
         """The latest snapshot as one Arrow table (``scan(...)`` filters and projects)."""
@@ -333,14 +345,15 @@ class Table(SchemaChanges, TableOperations, TableBranches, PostCommitOperations)
         return diff_rows.diff(self, start, end)
 
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
-        """Arrow batches of one split (projected and filtered as planned)."""
-        return read_split(self.context(), split)
+        """Arrow batches of one split (projected and filtered as planned, in the schema it
+        was planned in: a time-travel scan's splits in their snapshot's)."""
+        return read_split(table_scan.planned_in(self.context(), split), split)
 
     def dropped_rows(self, split: Split) -> dict[str, np.ndarray] | None:
         """The read of ``split`` as a selection of its files' stored rows: per file name the
         positions of the rows it leaves out (without a merge: row kinds aside), or None where
         the read builds rows (partial-update, aggregation). See ``SplitReader.dropped_rows``."""
-        return dropped_rows(self.context(), split)
+        return dropped_rows(table_scan.planned_in(self.context(), split), split)
 
     def read_file_rows(self, split: Split, file: DataFileMeta, with_kind: bool = False,
                        with_sequence: bool = False) -> pa.Table:

@@ -18,6 +18,7 @@ from .format.layout import TableLayout
 from .io.fileio import FileIO
 from .maintenance import fast_forward
 from .metadata.branches import BranchManager
+from .metadata.context import Clock
 from .schema.features import check_migrated
 
 if TYPE_CHECKING:
@@ -33,9 +34,11 @@ class TableBranches:
     io: FileIO
     layout: TableLayout
     table_schema: TableSchema
+    clock: Clock
 
     if TYPE_CHECKING:
-        def __init__(self, path: str, io: FileIO | None = None, branch: str = ...) -> None: ...
+        def __init__(self, path: str, io: FileIO | None = None, branch: str = ...,
+                     clock: Clock | None = None) -> None: ...
         def _load_line(self) -> None: ...
 
     @property
@@ -46,8 +49,8 @@ class TableBranches:
     def branch(self, name: str) -> Self:
         """A handle on branch ``name`` of this table (``main``: the main branch): reads,
         writes, time travel, tags, streams and maintenance all work within it. Raises
-        BranchNotFoundError, InvalidArgumentError (bad name)."""
-        return type(self)(self.path, self.io, branch=name)
+        BranchNotFoundError, InvalidArgumentError (bad name). It keeps this handle's clock."""
+        return type(self)(self.path, self.io, branch=name, clock=self.clock)
 
     def branches(self) -> list[str]:
         """The names of the table's branches other than main, sorted."""

@@ -21,7 +21,8 @@ def row_change_procedures(conn: Connection, table_arg: Callable[[Args], Any]) ->
         table = table_arg(a)
         if table is None:
             return
-        dml.check_changeable(table.context(), deletes=set_at is None, updates=set_at is not None)
+        dml.check_changeable(table.context(), deletes=set_at is None, updates=set_at is not None,
+                             by_condition=True)
         if a.known(condition_at) and a.value(condition_at) is not None:
             # the literals against their columns, as the change itself checks them
             predicate.normalize(parse_condition(a.value(condition_at), table.schema()), table.schema())

@@ -43,20 +43,21 @@ JAVA_TAG = (b'{"version":3,"id":2,"schemaId":0,"baseManifestList":"manifest-list
 def test_a_java_tag_with_a_retention_decodes():
     """Jackson's LocalDateTime array and Duration as decimal seconds (Java 0.9 writes these)."""
     tag = tag_codec.decode(JAVA_TAG, "tag-x")
-    assert tag.create_time == datetime(2024, 3, 5, 10, 0, 1, 500000)
-    assert tag.time_retained_ms == 86_400_000
-    assert tag.snapshot().id == 2 and not hasattr(tag.snapshot(), "tagCreateTime")
+    assert tag_codec.create_time(tag) == datetime(2024, 3, 5, 10, 0, 1, 500000)
+    assert tag_codec.time_retained_ms(tag) == 86_400_000
+    assert tag_codec.trim(tag).id == 2 and not hasattr(tag_codec.trim(tag), "tagCreateTime")
 
 
 def test_tag_members_are_written_as_paimon_writes_them():
-    snap = tag_codec.decode(JAVA_TAG, "x").snapshot()
-    tag = tag_codec.of(snap, datetime(2024, 3, 5, 10, 0), 3_600_000)
-    doc = json.loads(tag_codec.encode(tag))
+    snap = tag_codec.trim(tag_codec.decode(JAVA_TAG, "x"))
+    data = tag_codec.encode(snap, datetime(2024, 3, 5, 10, 0), 3_600_000)
+    doc = json.loads(data)
     assert doc["tagCreateTime"] == [2024, 3, 5, 10, 0]  # trailing zeros left out, as Jackson
-    assert doc["tagTimeRetained"] == 3600.0
+    assert b'"tagTimeRetained":3600.000000000' in data  # a Duration: seconds, nine decimals
     assert list(doc)[-3:] == ["tagCreateTime", "tagTimeRetained", "checksum"]
-    assert tag_codec.decode(tag_codec.encode(tag), "x") == tag
-    plain = json.loads(tag_codec.encode(tag_codec.of(snap)))
+    tag = tag_codec.decode(data, "x")
+    assert tag_codec.encode(tag_codec.trim(tag), tag_codec.create_time(tag), tag_codec.time_retained_ms(tag)) == data
+    plain = json.loads(tag_codec.encode(snap))
     assert "tagCreateTime" not in plain and "tagTimeRetained" not in plain  # Paimon: none without a retention
 
 
@@ -164,12 +165,61 @@ def test_default_time_retained_tags_expire_after_commits(tmp_path):
     write_at(t, clock, datetime(2024, 3, 1, 12))
     t.create_tag("manual")  # a manual tag takes the default retention too, as in Paimon
     tags = TagManager(t.io, t.layout)
-    assert tags.tag("manual").create_time == datetime(2024, 3, 1, 12)
-    assert tags.tag("2024-02-29").time_retained_ms == 2 * 86_400_000
+    assert tags.info("manual").create_time == datetime(2024, 3, 1, 12)
+    assert tags.info("2024-02-29").time_retained_ms == 2 * 86_400_000
     write_at(t, clock, datetime(2024, 3, 3, 12))  # exactly 2 days: kept (Paimon: after, not at)
     assert sorted(t.tags()) == ["2024-02-29", "2024-03-02", "manual"]
     write_at(t, clock, datetime(2024, 3, 3, 12, 0, 1))
     assert sorted(t.tags()) == ["2024-03-02"]
+
+
+def test_a_given_time_retained_wins_over_the_default(tmp_path):
+    """Paimon's createTag(name, snapshot, timeRetained): the given retention, else
+    tag.default-time-retained; either way the tag is dated by the table's clock."""
+    clock = Clock(datetime(2024, 3, 1, 12))
+    t = table(tmp_path, clock, {"tag.default-time-retained": "2 d"})
+    write_at(t, clock, datetime(2024, 3, 1, 12))
+    clock.set(datetime(2024, 3, 1, 13, 30))
+    t.create_tag("short", time_retained="1 h")
+    t.create_tag("default")
+    assert (t.tag_info("short").time_retained_ms, t.tag_info("default").time_retained_ms) == \
+        (3_600_000, 2 * 86_400_000)
+    assert t.tag_info("short").create_time == datetime(2024, 3, 1, 13, 30)
+    clock.set(datetime(2024, 3, 1, 14, 31))
+    assert t.expire_tags().deleted == ["short"] and t.tags() == {"default": 1}
+
+
+def test_a_retention_longer_than_a_datetime_reaches_never_expires(tmp_path):
+    """Java writes any Duration (here ~31,700 years): the tag is kept, commits and
+    expire_tags go on (no OverflowError from adding it to the create time)."""
+    clock = Clock(datetime(2024, 3, 1, 12))
+    t = table(tmp_path, clock, {"tag.automatic-creation": "process-time"})
+    write_at(t, clock, datetime(2024, 3, 1, 12))
+    path = tmp_path / "t" / "tag" / "tag-forever"
+    path.write_bytes(JAVA_TAG.replace(b'"id":2', b'"id":1').replace(b"86400.000000000", b"1000000000000.000000000"))
+    assert t.tag_info("forever").time_retained_ms == 10**15
+    write_at(t, clock, datetime(2024, 3, 2, 12), 1)
+    assert t.last_after_commit is not None and t.last_after_commit.errors == []
+    assert t.expire_tags().deleted == [] and "forever" in t.tags()
+
+
+def test_tags_with_a_retention_live_and_expire_per_branch(tmp_path):
+    """A branch's tags are its own (tag/ under its home): created with the table's clock
+    (a branch handle keeps it), expired after the branch's commits, main's left alone."""
+    clock = Clock(datetime(2024, 3, 1, 12))
+    t = table(tmp_path, clock, {"tag.default-time-retained": "1 h"})
+    write_at(t, clock, datetime(2024, 3, 1, 12))
+    t.create_tag("t1")
+    br = t.create_branch("br", tag="t1")  # the branch gets its own copy of t1
+    clock.set(datetime(2024, 3, 1, 12, 30))
+    br.create_tag("b2", 1)
+    assert br.tag_info("b2").create_time == datetime(2024, 3, 1, 12, 30)
+    br.rename_tag("b2", "b3")
+    assert br.tags() == {"t1": 1, "b3": 1} and t.tags() == {"t1": 1}
+    write_at(br, clock, datetime(2024, 3, 1, 13, 0, 1), 1)  # past t1's hour: the branch's t1 goes
+    assert br.tags() == {"b3": 1} and t.tags() == {"t1": 1}
+    with pytest.raises(mp.SnapshotNotFoundError, match="branch 'br'"):
+        br.delete_tag("t1")
 
 
 def test_batch_tags_at_the_end_of_batch_writes(tmp_path):

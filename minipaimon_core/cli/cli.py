@@ -16,10 +16,11 @@ minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME] 
 minipaimon orphans   PATH [--older-than TIME] [--dry-run]
 minipaimon rollback  PATH (--snapshot-id N | --tag NAME) [--dry-run]
 minipaimon restore   PATH (--snapshot-id N | --tag NAME) [--dry-run]
-minipaimon tag       create PATH NAME [--snapshot-id N] | delete PATH NAME | list PATH
-minipaimon branch    create PATH NAME [--tag T] | delete PATH NAME | list PATH | fast-forward PATH NAME
+minipaimon tag       create PATH NAME [--snapshot-id N] [--time-retained LENGTH]
+                     | rename PATH NAME NEW_NAME | delete PATH NAME [NAME ...] | list PATH
 minipaimon tag       auto PATH [--dry-run]        (tag.automatic-creation & retention, now)
 minipaimon tag       expire PATH [--older-than TIME] [--dry-run]   (tags past their retention)
+minipaimon branch    create PATH NAME [--tag T] | delete PATH NAME | list PATH | fast-forward PATH NAME
 minipaimon expire-partitions PATH [--expiration-time DURATION] [--timestamp-formatter F]
                      [--timestamp-pattern P] [--strategy values-time|update-time] [--dry-run]
 minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
@@ -191,13 +192,25 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--where", required=True, metavar="CONDITION",
                    help="e.g. \"dt < '2025-01-01' AND status = 'void'\" (AND / OR, no parentheses)")
     c.add_argument("--dry-run", action="store_true", help="print what would be deleted, change nothing")
-    tag = cmd("tag", "create, delete or list tags", path=False)
+    tag = cmd("tag", "create, rename, delete, list or expire tags", path=False)
     tag_sub = tag.add_subparsers(dest="tag_command", required=True, metavar="ACTION")
     create = cmd("create", "pin a snapshot under a name", parent=tag_sub)
     create.add_argument("name", help="the tag's name")
     _snapshot_id(create, "tag snapshot N (default: the latest)")
-    cmd("delete", "delete a tag", parent=tag_sub).add_argument("name", help="the tag's name")
+    create.add_argument("--time-retained", metavar="LENGTH",
+                        help="keep the tag this long (e.g. '5 d', '36 h'; Paimon's time_retained)")
+    rename = cmd("rename", "rename a tag", parent=tag_sub)
+    rename.add_argument("name", help="the tag's name")
+    rename.add_argument("new_name", help="its new name")
+    cmd("delete", "delete tags", parent=tag_sub).add_argument("name", nargs="+", help="the tags' names")
     cmd("list", "list the tags", parent=tag_sub)
+    cmd("auto", "create the tags tag.automatic-creation owes and delete those past "
+        "tag.num-retained-max or their retention, as a commit does", parent=tag_sub).add_argument(
+        "--dry-run", action="store_true", help="print what would change, change nothing")
+    c = cmd("expire", "delete the tags whose retention (tag.default-time-retained) has passed",
+            parent=tag_sub)
+    c.add_argument("--older-than", metavar="TIME", help="also every tag created before TIME")
+    c.add_argument("--dry-run", action="store_true", help="print what would go, change nothing")
     branch = cmd("branch", "create, delete, list or fast-forward to branches", path=False)
     branch_sub = branch.add_subparsers(dest="branch_command", required=True, metavar="ACTION")
     create = cmd("create", "create a branch from a tag (or empty, with the current schema)", parent=branch_sub)
@@ -207,13 +220,6 @@ def build_parser() -> argparse.ArgumentParser:
     cmd("list", "list the branches", parent=branch_sub)
     cmd("fast-forward", "make the table (--branch: that branch) the branch NAME",
         parent=branch_sub).add_argument("name", help="the branch to fast-forward to")
-    cmd("auto", "create the tags tag.automatic-creation owes and delete those past "
-        "tag.num-retained-max or their retention, as a commit does", parent=tag_sub).add_argument(
-        "--dry-run", action="store_true", help="print what would change, change nothing")
-    c = cmd("expire", "delete the tags whose retention (tag.default-time-retained) has passed",
-            parent=tag_sub)
-    c.add_argument("--older-than", metavar="TIME", help="also every tag created before TIME")
-    c.add_argument("--dry-run", action="store_true", help="print what would go, change nothing")
     c = cmd("expire-partitions", "drop the partitions older than partition.expiration-time (or "
             "--expiration-time), as Paimon's expire_partitions")
     c.add_argument("--expiration-time", metavar="DURATION", help="e.g. '30 d' (default: the option)")

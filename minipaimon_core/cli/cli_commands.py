@@ -334,16 +334,19 @@ def cmd_tag(t: Table, args: argparse.Namespace) -> Output:
     if args.tag_command == "auto":
         return _tag_changes(t.create_auto_tags(dry_run=args.dry_run))
     if args.tag_command == "expire":
-        older = None if args.older_than is None else \
-            datetime.datetime.fromtimestamp(parse_time(args.older_than) / 1000, datetime.timezone.utc)
-        return _tag_changes(t.expire_tags(older_than=older, dry_run=args.dry_run))
+        return _tag_changes(t.expire_tags(older_than=_older_than(args), dry_run=args.dry_run))
     if args.tag_command == "create":
-        t.create_tag(args.name, args.snapshot_id)
+        t.create_tag(args.name, args.snapshot_id, args.time_retained)
         sid = t.tags()[args.name]
         return Output(f"created tag {args.name} on snapshot {sid}", {"tag": args.name, "snapshot_id": sid})
+    if args.tag_command == "rename":
+        t.rename_tag(args.name, args.new_name)
+        return Output(f"renamed tag {args.name} to {args.new_name}", {"tag": args.new_name, "renamed_from": args.name})
     if args.tag_command == "delete":
-        t.delete_tag(args.name)
-        return Output(f"deleted tag {args.name}", {"tag": args.name, "deleted": True})
+        names = args.name
+        t.delete_tag(names)  # all or none
+        data = {"tag": names[0]} if len(names) == 1 else {"tags": names}
+        return Output(f"deleted tag{'s' if len(names) > 1 else ''} {', '.join(names)}", {**data, "deleted": True})
     table = t.system_table("tags")
     return Output(format_arrow(table), rows_of(table))
 

@@ -92,6 +92,24 @@ def point_in_time_ms(value: PointInTime, what: str, now: int | None = None) -> i
         + (" (epoch milliseconds go to the deprecated older_than_ms)" if isinstance(value, int) else ""))
 
 
+def duration_ms(value: str | datetime.timedelta, what: str) -> int:
+    """A length of time (``"5 d"``, ``"36 h"``, a timedelta; as Paimon's ``time_retained``
+    takes it) in milliseconds. Raises InvalidArgumentError for anything else (a bare
+    number, a negative length)."""
+    if isinstance(value, datetime.timedelta):
+        if value < datetime.timedelta(0):
+            raise InvalidArgumentError(f"{what} must be 0 or more, got {value!r}")
+        return value // datetime.timedelta(milliseconds=1)
+    if isinstance(value, str) and not value.strip().isdigit():
+        try:
+            return parse_duration_ms(value)
+        except ValueError:
+            pass
+    raise InvalidArgumentError(
+        f"{what} takes a length of time such as '5 d', '36 h' or '30 min' (units ms, s, min/m, "
+        f"h, d) or a timedelta, got {value!r}")
+
+
 def epoch_ms_deprecated(value: int, what: str, instead: str, stacklevel: int = 3) -> int:
     """An epoch-millisecond time of a deprecated argument: warns (DeprecationWarning) that
     ``instead`` replaces it. ``what`` names the argument as given (``"older_than_ms"``).
@@ -134,5 +152,5 @@ def resolve_older_than(older_than: PointInTime | int | None, older_than_ms: int 
     return None
 
 
-__all__ = ["EARLIEST_EPOCH_MS", "PointInTime", "datetime_of_ms", "epoch_ms", "epoch_ms_deprecated", "now_ms",
-           "point_in_time_ms", "resolve_older_than"]
+__all__ = ["EARLIEST_EPOCH_MS", "PointInTime", "datetime_of_ms", "duration_ms", "epoch_ms", "epoch_ms_deprecated",
+           "now_ms", "point_in_time_ms", "resolve_older_than"]

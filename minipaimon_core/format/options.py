@@ -109,9 +109,12 @@ KNOWN: dict[str, Spec] = {
     "commit.min-retry-wait": Spec("duration", "5 ms", 0),
     "commit.max-retry-wait": Spec("duration", "2 s", 0),
     "dynamic-partition-overwrite": Spec("bool", "false"),
+    "partition.default-name": Spec("str", "__DEFAULT_PARTITION__"),  # schema/partition.py
     # dynamic buckets (bucket = -1 primary-key tables, minipaimon_core.dynamic)
     "dynamic-bucket.target-row-num": Spec("int", "2000000", 1),
     "dynamic-bucket.initial-buckets": Spec("int", None, 1),
+    "dynamic-bucket.assigner-parallelism": Spec("int", None, 1),  # lanes (dynamic/routing.py)
+    "dynamic-bucket.max-buckets": Spec("int", "-1", -1),  # -1: unbounded, as Paimon 1.x
     "cross-partition-upsert.index-ttl": Spec("duration", None, 0),
     "cross-partition-upsert.bootstrap-parallelism": Spec("int", "10", 1),
     "merge-engine": Spec("str", "deduplicate", choices=MERGE_ENGINES),
@@ -121,9 +124,14 @@ KNOWN: dict[str, Spec] = {
     "first-row.ignore-delete": Spec("bool", "false"),  # ignore-delete
     "deduplicate.ignore-delete": Spec("bool", "false"),
     "partial-update.remove-record-on-delete": Spec("bool", "false"),
+    "aggregation.remove-record-on-delete": Spec("bool", "false"),  # Paimon 1.x (lsm/aggregation.py)
+    "partial-update.remove-record-on-sequence-group": Spec("str", None),  # Paimon 1.x (lsm/partial_update.py)
     "fields.default-aggregate-function": Spec("str", "last_non_null_value", choices=AGGREGATE_FUNCTIONS),
     "changelog-producer": Spec("str", "none", choices=CHANGELOG_PRODUCERS),
     "deletion-vectors.enabled": Spec("bool", "false"),
+    # a delete of a primary-key table always writes -D rows, never a metadata-only partition
+    # drop (minipaimon_core.dml), so it always produces the changelog this option forces
+    "delete.force-produce-changelog": Spec("bool", "false"),
     "num-levels": Spec("int", None, 2),  # default: num-sorted-run.compaction-trigger + 1, as Paimon
     "num-sorted-run.compaction-trigger": Spec("int", "5", 1),
     "num-sorted-run.stop-trigger": Spec("int", None, 1),
@@ -182,7 +190,7 @@ FIELD_OPTIONS: dict[str, Spec] = {
     "aggregate-function": Spec("str", None, choices=AGGREGATE_FUNCTIONS),
     "ignore-retract": Spec("bool", "false"),
     "list-agg-delimiter": Spec("str", ","),
-    "distinct": Spec("bool", "false"),  # collect
+    "distinct": Spec("bool", "false"),  # collect, listagg
     "nested-key": Spec("str", None),  # nested_update: fields of the nested rows
     "sequence-group": Spec("str", None),  # fields.<s1,s2>.sequence-group = <f1,f2>
 }

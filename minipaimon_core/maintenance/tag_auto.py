@@ -36,9 +36,8 @@ from datetime import datetime, timedelta
 
 from ..errors import InvalidArgumentError, SnapshotNotFoundError
 from ..format.snapshot import Snapshot
-from ..format.tag import Tag
 from ..metadata.context import TableContext
-from ..metadata.tags import TagManager
+from ..metadata.tags import TagInfo, TagManager
 from ..schema.post_commit_options import TagConfig
 from .partition_expire import local_time
 from .tag_periods import TagPeriod
@@ -62,14 +61,14 @@ class _Tags:
 
     def __init__(self, ctx: TableContext, dry_run: bool, result: TagAutoResult) -> None:
         self.manager = TagManager(ctx.io, ctx.layout)
-        self.tags: dict[str, Tag] = self.manager.tags()
+        self.tags: dict[str, TagInfo] = self.manager.infos()
         self.dry_run, self.result, self.ctx = dry_run, result, ctx
 
     def create(self, name: str, snap: Snapshot, retained_ms: int | None, now_ms: int) -> None:
         created = local_time(now_ms) if retained_ms is not None else None
         if not self.dry_run:
             self.manager.create(name, snap, retained_ms, created)
-        self.tags[name] = Tag(**{f: getattr(snap, f) for f in Snapshot.__struct_fields__})
+        self.tags[name] = TagInfo(name, snap, created, retained_ms)
         self.result.created[name] = snap.id
         log.info("minipaimon: created tag %s of snapshot %d of %s", name, snap.id, self.ctx.path)
 
@@ -86,7 +85,7 @@ class _Tags:
         """``names`` grouped by snapshot id, oldest snapshot first (Paimon's sorted map)."""
         groups: dict[int, list[str]] = {}
         for name in sorted(names):
-            groups.setdefault(self.tags[name].id, []).append(name)
+            groups.setdefault(self.tags[name].snapshot.id, []).append(name)
         return sorted(groups.items())
 
 
@@ -166,9 +165,15 @@ def expire_tags(tags: _Tags, now_ms: int, older_than_ms: int | None = None) -> N
                 created = local_time(tags.manager.modified_time_ms(name))
             except FileNotFoundError:
                 continue
-        if (retained is not None and now > created + timedelta(milliseconds=retained)) or \
+        if (retained is not None and _micros(now - created) > retained * 1000) or \
                 (older is not None and older > created):
             tags.delete(name, "its retention has passed" if older is None else "created before the given time")
+
+
+def _micros(delta: timedelta) -> int:
+    """``delta`` in microseconds, exactly (a retention of any length compares without
+    overflowing a datetime: Java's Duration goes far beyond year 9999)."""
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def batch_tag(ctx: TableContext, config: TagConfig, now_ms: int, tags: _Tags) -> None:

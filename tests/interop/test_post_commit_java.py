@@ -80,11 +80,11 @@ def plant(path: str) -> None:
 
 def state(path: str) -> dict[str, object]:
     t = mp.open_table(path)
-    tags = TagManager(t.io, t.layout).tags()
+    tags = TagManager(t.io, t.layout).infos()
     return {
         "snapshots": [(s.id, s.commitKind, s.watermark) for s in t.snapshots()],
         "partitions": sorted(set(t.to_arrow().column("dt").to_pylist())),
-        "tags": {n: (tag.id, tag.watermark, tag.time_retained_ms) for n, tag in tags.items()},
+        "tags": {n: (tag.snapshot.id, tag.snapshot.watermark, tag.time_retained_ms) for n, tag in tags.items()},
     }
 
 
