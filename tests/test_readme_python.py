@@ -35,11 +35,13 @@ def test_python_and_operations_snippets_run_as_written(tmp_path: Path, monkeypat
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("polars")
     monkeypatch.chdir(tmp_path)  # the snippets use a relative "warehouse"
-    api, catalog, consumer, _s3, _azure = blocks("Python API")
+    api, lazy, catalog, consumer, _s3, _azure = blocks("Python API")
     scope: dict[str, Any] = {}
     exec(compile(api, "README:Python API", "exec"), scope)
     t: mp.Table = scope["t"]
     assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 3] and t.count() == 3
+    exec(compile(lazy, "README:Polars", "exec"), scope)
+    assert scope["lf"].filter(scope["pl"].col("dt") == "d1").collect().height == 2
     assert t.latest_snapshot().commitIdentifier == 7  # type: ignore[union-attr]
     assert "Table('warehouse/users')" in capsys.readouterr().out  # print(t)
     exec(compile(catalog, "README:catalog", "exec"), scope)
@@ -118,8 +120,9 @@ RUN_BY = {
     ("Python API", 0): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
     ("Python API", 1): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
     ("Python API", 2): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
-    ("Python API", 3): "tests/test_readme_python.py::test_object_storage_snippets_run_as_written_on_a_real_s3_server",
-    ("Python API", 4): "tests/test_readme_python.py::test_the_azure_snippet_runs_as_written_on_azurite",
+    ("Python API", 3): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
+    ("Python API", 4): "tests/test_readme_python.py::test_object_storage_snippets_run_as_written_on_a_real_s3_server",
+    ("Python API", 5): "tests/test_readme_python.py::test_the_azure_snippet_runs_as_written_on_azurite",
     ("Spark", 0): "tests/spark/test_readme.py::test_spark_section_runs_as_written",
     ("Structured Streaming", 0): "tests/spark/test_readme.py::test_streaming_section_runs_as_written",
     ("Row-level changes: delete, update, merge", 0):
