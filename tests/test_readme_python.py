@@ -100,7 +100,7 @@ def test_the_azure_snippet_runs_as_written_on_azurite(azurite_server: AzuriteSer
 
 def test_row_level_changes_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the snippet creates "orders" in the working directory
-    (code,) = blocks("Row-level changes: delete, update, merge")
+    code = blocks("Row-level changes: delete, update, merge")[0]
     scope: dict[str, Any] = {}
     exec(compile(code, "README:Row-level changes", "exec"), scope)
     result = scope["result"]
@@ -127,6 +127,8 @@ RUN_BY = {
     ("Structured Streaming", 0): "tests/spark/test_readme.py::test_streaming_section_runs_as_written",
     ("Row-level changes: delete, update, merge", 0):
         "tests/test_readme_python.py::test_row_level_changes_snippet_runs_as_written",
+    ("Row-level changes: delete, update, merge", 1):
+        "tests/spark/test_readme.py::test_the_ported_delta_spark_job_runs_as_written",
     ("Operations", 0): "tests/test_readme_python.py::test_python_and_operations_snippets_run_as_written",
     ("Running on a cluster and object storage", 0):
         "tests/test_readme_python.py::test_object_storage_snippets_run_as_written_on_a_real_s3_server",

@@ -202,3 +202,72 @@ def test_a_row_that_does_not_fit_fails_the_change_typed_and_changes_nothing(spar
     with pytest.raises(mp.SchemaMismatchError, match="does not fit column 'b'"):
         t.update("id = 39", {"b": "b * 100000000000"})
     assert mp.open_table(target.path).latest_snapshot() == before
+
+
+@pytest.mark.parametrize("primary_key", [True, False], ids=["primary-key", "append"])
+def test_a_concurrent_commit_makes_the_change_run_again_on_it(spark: Any, tmp_path: Path, primary_key: bool,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer commits between the change's plan and its commit: an upsert of the key
+    it updates (ROWS_CHANGED), a copy-on-write delete that rewrites the file it changes
+    (FILES_GONE). As in the core's DML the change is planned and run again on the new
+    snapshot: neither the other write nor the change is lost."""
+    from minipaimon_spark import row_changes
+
+    _, target = twins(tmp_path, primary_key, {"bucket": "2"} if primary_key else {})
+    real, planned = row_changes.commit_units, []
+
+    def racing(ctx: Any, plan: Any, results: Any) -> Any:
+        if not planned:
+            other = mp.open_table(target.path)
+            if primary_key:
+                other.write(rows(range(3, 4)).set_column(2, "name", pa.array(["concurrent"])))
+            else:
+                other.delete([("id", "=", 5)])  # rewrites the file of id 3 (d1, first commit)
+        planned.append(plan.snapshot_id)
+        return real(mp.open_table(target.path).context(), plan, results)
+
+    monkeypatch.setattr(row_changes, "commit_units", racing)
+    MiniPaimonTable.forPath(spark, target.path).update("id = 3", {"name": "concat(name, '!')"})
+    assert planned == [2, 3]  # planned again on the other writer's snapshot
+    after = {r["id"]: r["name"] for r in mp.open_table(target.path).to_arrow().to_pylist()}
+    assert after[3] == ("concurrent!" if primary_key else "n3!") and (5 in after) == primary_key
+
+
+def test_a_delete_reads_only_the_units_its_condition_can_touch(spark: Any, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from minipaimon_spark import row_changes
+
+    core, target = twins(tmp_path, True, {"bucket": "2"})
+    real, units = row_changes.plan_units, []
+
+    def counted(*args: Any) -> Any:
+        plan = real(*args)
+        units.append(len(plan.units))
+        return plan
+
+    monkeypatch.setattr(row_changes, "plan_units", counted)
+    t = MiniPaimonTable.forPath(spark, target.path)
+    t.delete("dt = 'd1' AND id >= 35")  # one partition of two: its two buckets
+    core.delete([("dt", "=", "d1"), ("id", ">=", 35)])
+    t.delete("id % 10 = 0")  # nothing the planner can use: every bucket
+    core.delete([("id", "in", [0, 10, 20, 30])])
+    assert units == [2, 4]
+    same(core, target)
+
+
+@pytest.mark.parametrize(("condition", "dnf"), [
+    ("dt = 'd1' AND id >= 35", [[("dt", "=", "d1"), ("id", ">=", 35)]]),
+    ("id IN (1, 2) OR name IS NULL", [[("id", "in", [1, 2])], [("name", "is null", None)]]),
+    ("dt = 'd1' AND f > 1.5", [[("dt", "=", "d1")]]),       # a float column: left out
+    ("f > 1.5", None),                                      # nothing left
+    ("ts < '2025-01-01 00:00:00'", None),                   # an instant: the session zone
+    ("name = 'it''s'", None),                               # Spark joins adjacent literals
+    ("name = 'a\\tb'", None),                               # Spark reads escapes
+    ("id % 3 = 0", None),                                   # not the core's grammar
+])
+def test_the_part_of_a_condition_the_planner_uses(condition: str, dnf: Any) -> None:
+    from minipaimon_spark.spark_sql import pruning_filter
+
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("name", pa.string()), ("f", pa.float64()),
+                        ("ts", pa.timestamp("us", tz="UTC"))])
+    assert pruning_filter(condition, schema) == dnf

@@ -129,6 +129,36 @@ def test_row_level_changes_sql_runs_as_written(spark: Any, tmp_path: Path) -> No
     assert [(r["id"], r["status"], r["amount"]) for r in rows] == [(2, "open", 2), (3, "void", 0), (4, "open", 4)]
 
 
+def test_the_ported_delta_spark_job_runs_as_written(spark: Any, tmp_path: Path) -> None:
+    """The delta-spark job of the row-level changes section, its path replaced: each change
+    equals the core's on a twin table, and the restore undoes the merge."""
+    import pyarrow.compute as pc
+
+    (code,) = blocks("Row-level changes: delete, update, merge")[1:]
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
+                        pa.field("status", pa.string()), pa.field("amount", pa.int64())])
+    seed = pa.table({"id": [1, 2, 3, 4, 5], "dt": ["2025-01-01", "2025-01-02", "2025-01-02", "2025-01-03",
+                                                  "2025-01-03"],
+                     "status": ["open"] * 5, "amount": [10, 20, 30, 40, 55]}, schema=schema)
+    orders, twin = (mp.create_table(str(tmp_path / n), schema, primary_key=["id", "dt"], partition_by=["dt"],
+                                    options={"bucket": "2"}) for n in ("orders", "twin"))
+    for t in (orders, twin):
+        t.write(seed)
+    updates = spark.createDataFrame([(2, "2025-01-02", "cancelled", 0), (3, "2025-01-02", "paid", 31),
+                                     (9, "2025-01-03", "new", 90)], "id long, dt string, status string, amount long")
+    scope: dict[str, Any] = {"spark": spark, "updates": updates}
+    exec(compile(code.replace('"/data/orders"', repr(orders.path)), "README:MiniPaimonTable", "exec"), scope)
+    twin.delete([("dt", "<", "2025-01-02")])
+    twin.update([("id", "in", [2, 4])], set={"status": pc.binary_join_element_wise(pc.field("status"), "2", ""),
+                                             "amount": pc.divide(pc.multiply(pc.field("amount"), 11), 10)})
+    got = mp.open_table(orders.path)
+    assert got.to_arrow().sort_by("id").equals(twin.to_arrow().sort_by("id"))  # the merge undone
+    assert [s.commitKind for s in got.snapshots()][-3:] == ["APPEND", "OVERWRITE", "COMPACT"]
+    merged = got.scan(snapshot_id=4).to_arrow().sort_by("id").to_pylist()
+    assert [(r["id"], r["status"], r["amount"]) for r in merged] == [
+        (3, "paid", 31), (4, "open2", 44), (5, "stale", 55), (9, "new", 90)]
+
+
 def test_installing_section_shows_the_error_a_missing_table_gives(spark: Any, tmp_path: Path) -> None:
     """The ```text block of "Installing" is what load() of a missing table raises (its path,
     the file's location and line number aside)."""
