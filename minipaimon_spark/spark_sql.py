@@ -85,8 +85,8 @@ def pruning_filter(condition: Any, schema: pa.Schema) -> list[list[tuple[str, st
     grammar, or nothing left)."""
     from minipaimon_core.expressions.condition import parse_condition
 
-    if not isinstance(condition, str) or "\\" in condition or "''" in condition or '"' in condition:
-        return None  # Spark reads escapes and adjacent literals otherwise than the core
+    if not isinstance(condition, str) or "\\" in condition or '"' in condition:
+        return None  # Spark reads escapes (and double quotes) otherwise than the core
     try:
         groups = parse_condition(condition, schema)
     except InvalidArgumentError:
