@@ -101,7 +101,8 @@ def test_update_delete_merge_equal_the_core(spark: Any, tmp_path: Path, kind: st
     assert (metrics.num_inserted_rows, metrics.num_updated_rows, metrics.num_deleted_rows) == \
         (result.inserted, result.updated, result.deleted)
     same(core, target)
-    assert_df_equality(t.toDF(), spark.createDataFrame(mp.open_table(core.path).to_arrow()),
+    assert_df_equality(spark.createDataFrame(mp.open_table(target.path).to_arrow()),
+                       spark.createDataFrame(mp.open_table(core.path).to_arrow()),
                        ignore_row_order=True, ignore_nullable=True)
 
 
@@ -271,3 +272,36 @@ def test_the_part_of_a_condition_the_planner_uses(condition: str, dnf: Any) -> N
     schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("name", pa.string()), ("f", pa.float64()),
                         ("ts", pa.timestamp("us", tz="UTC"))])
     assert pruning_filter(condition, schema) == dnf
+
+
+STORE_PAIRS = [  # (value type, column type): Spark's INSERT decides, store_assignment.assignable must agree
+    ("int", "bigint"), ("bigint", "int"), ("double", "int"), ("decimal(10,2)", "int"), ("int", "decimal(4,1)"),
+    ("string", "int"), ("int", "string"), ("boolean", "int"), ("boolean", "string"), ("date", "timestamp"),
+    ("timestamp", "date"), ("timestamp_ntz", "timestamp"), ("string", "date"), ("date", "int"),
+    ("binary", "string"), ("string", "binary"), ("array<int>", "array<bigint>"), ("array<string>", "array<int>"),
+    ("struct<a:int>", "struct<a:bigint>"), ("map<string,int>", "map<string,double>"),
+]
+
+
+def test_the_store_assignment_rules_are_spark_inserts(spark: Any, tmp_path: Path) -> None:
+    """What ``assignable`` lets through is what Spark's INSERT into a Parquet table accepts
+    at analysis (EXPLAIN: nothing runs)."""
+    from pyspark.sql.types import _parse_datatype_string
+
+    from minipaimon_spark.store_assignment import assignable
+
+    values = {"int": "1", "bigint": "1L", "double": "1.5D", "decimal(10,2)": "1.50BD", "string": "'1'",
+              "boolean": "true", "date": "DATE'2024-01-01'", "timestamp": "TIMESTAMP'2024-01-01 00:00:00'",
+              "timestamp_ntz": "TIMESTAMP_NTZ'2024-01-01 00:00:00'", "binary": "X'01'",
+              "array<int>": "array(1)", "array<string>": "array('a')", "struct<a:int>": "named_struct('a', 1)",
+              "map<string,int>": "map('a', 1)"}
+    for i, (source, target) in enumerate(STORE_PAIRS):
+        name = f"store_{i}"
+        spark.sql(f"CREATE TABLE {name} (c {target}) USING parquet LOCATION '{tmp_path / name}'")
+        try:
+            plan = spark.sql(f"EXPLAIN INSERT INTO {name} SELECT {values[source]}").collect()[0][0]
+        finally:
+            spark.sql(f"DROP TABLE {name}")
+        spark_accepts = "Error occurred during query planning" not in plan
+        ours = assignable(_parse_datatype_string(source), _parse_datatype_string(target))
+        assert ours == spark_accepts, (source, target, plan[:300])
