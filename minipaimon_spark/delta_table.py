@@ -158,7 +158,7 @@ class MiniPaimonTable:
             rows.append((r["snapshot_id"], r["committed_at"], r["commit_user"], r["commit_kind"],
                          {k: str(v) for k, v in params.items() if v is not None},
                          {k: str(v) for k, v in metrics.items() if v is not None}))
-        return self._utc_frame(rows, HISTORY)
+        return self._frame(rows, HISTORY)
 
     def detail(self) -> DataFrame:
         """One row: ``format`` (paimon), ``id``, ``name``, ``location``, ``createdAt``,
@@ -174,7 +174,7 @@ class MiniPaimonTable:
         row = ("paimon", schemas.table_id(), self._name, t.path, _from_ms(created),
                _from_ms(latest.timeMillis) if latest else None, t.partition_keys(), t.primary_keys(),
                files, size, dict(t.options()))
-        return self._utc_frame([row], DETAIL)
+        return self._frame([row], DETAIL)
 
     def restoreToVersion(self, version: int) -> DataFrame:  # noqa: N802
         """Delta's RESTORE to snapshot ``version``: one new commit whose rows are that
@@ -194,8 +194,9 @@ class MiniPaimonTable:
 
     def vacuum(self, retentionHours: float | None = None) -> DataFrame:  # noqa: N803
         """Remove the files no snapshot or tag uses (crashed writers' debris) last modified more
-        than ``retentionHours`` ago (default: the core's, 24 hours). One row per file removed
-        (``path``)."""
+        than ``retentionHours`` ago (default: the core's, 24 hours; 0 also removes a file a
+        running writer has not committed yet, as Delta's vacuum with its check off). One row
+        per file removed (``path``). Raises InvalidArgumentError for a negative number."""
         if retentionHours is not None and (isinstance(retentionHours, bool)
                                            or not isinstance(retentionHours, (int, float)) or retentionHours < 0):
             raise InvalidArgumentError(f"vacuum: retentionHours must be a number >= 0, got {retentionHours!r}")
@@ -252,7 +253,7 @@ class MiniPaimonTable:
         row = (r.snapshot_id, r.restored_from, r.files_removed, r.files_copied, r.files_kept, r.bytes_copied)
         return self._spark.createDataFrame([row], RESTORE)
 
-    def _utc_frame(self, rows: list[tuple[Any, ...]], schema: str) -> DataFrame:
+    def _frame(self, rows: list[tuple[Any, ...]], schema: str) -> DataFrame:
         """A DataFrame of ``rows``, whose datetimes are aware (UTC instants: PySpark takes
         an aware datetime as its instant whatever the session zone)."""
         return self._spark.createDataFrame(rows, schema)

@@ -86,16 +86,22 @@ def test_update_delete_merge_equal_the_core(spark: Any, tmp_path: Path, kind: st
     merge = (t.alias("t").merge(source.alias("s"), "t.id = s.id AND t.dt = s.dt")
              .whenMatchedDelete("s.name = 'gone'")
              .whenMatchedUpdate("s.b > t.b", {"name": "s.name", "b": "s.b"})
+             .whenNotMatchedInsert("s.name = 'new'", {"id": "s.id", "dt": "s.dt", "name": "'inserted'"})
              .whenNotMatchedInsertAll())
     builder = (core.merge(source.toArrow(), on=["id", "dt"])
                .when_matched_delete(condition=pc.field("source.name") == "gone")
                .when_matched_update(set={"name": "source.name", "b": "source.b"},
                                     condition=pc.field("source.b") > pc.field("target.b"))
+               .when_not_matched_insert(values={"id": "source.id", "dt": "source.dt", "name": pc.scalar("inserted")},
+                                        condition=pc.field("source.name") == "new")
                .when_not_matched_insert_all())
-    if primary_key and kind != "pk-partial-update":
+    if primary_key:  # by-source clauses: every unit is read
         merge = merge.whenNotMatchedBySourceUpdate("t.id >= 35", {"name": "'orphan'"})
         builder = builder.when_not_matched_by_source_update(
             set={"name": pc.scalar("orphan")}, condition=pc.field("target.id") >= 35)
+    if kind in ("pk", "append"):
+        merge = merge.whenNotMatchedBySourceDelete("t.id = 0")
+        builder = builder.when_not_matched_by_source_delete(condition=pc.field("target.id") == 0)
     metrics = merge.execute().collect()[0]
     result = builder.execute()
     assert (metrics.num_inserted_rows, metrics.num_updated_rows, metrics.num_deleted_rows) == \
