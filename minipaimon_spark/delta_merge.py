@@ -22,6 +22,10 @@ primary-key column is never updated). A primary-key table's inserts must not car
 it holds (unless the merge deletes it) when the condition is not the plain equality of its
 whole key with the source's same-named columns.
 
+The source is read more than once (its bounds, the matched rows, the inserts, and for an
+unpinned primary-key merge its inserted keys): cache or checkpoint a source that could
+change between reads (a nondeterministic one).
+
 Everything is analyzed on the driver when ``execute()`` is called, before any task: the
 condition (an unparsable one, an unknown column: InvalidArgumentError in one line), each
 clause's condition and values, and each value against its column (Spark's store
