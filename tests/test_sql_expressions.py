@@ -21,7 +21,7 @@ from minipaimon_core.io.fileio import LocalFileIO
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("b", pa.int32()),
                     ("f", pa.float64()), ("d", pa.decimal128(10, 2)), ("dt", pa.date32()),
-                    ("ts", pa.timestamp("us", tz="UTC")), ("tags", pa.list_(pa.string()))])
+                    ("ts", pa.timestamp("us", tz="UTC")), ("tags", pa.list_(pa.string())), ("wall", pa.timestamp("ms"))])
 
 
 @pytest.mark.parametrize(("text", "error", "says"), [
@@ -71,6 +71,7 @@ def test_assignments_say_which_values_are_constants() -> None:
     ("b > 1.5e0", None),                                                # a double against integers
     ("b = '7'", [[("b", "=", 7)]]),
     ("NOT (b = 1)", None),
+    ("wall >= '2025-01-02 12:00:00'", [[("wall", ">=", datetime.datetime(2025, 1, 2, 12))]]),
 ])
 def test_the_filter_the_planner_prunes_by(text: str, dnf: Any) -> None:
     assert pruning_filter(text, SCHEMA) == dnf
@@ -111,3 +112,14 @@ def test_delete_and_update_take_an_expression_and_prune_by_a_filter(tmp_path: Pa
     assert by_expression.to_arrow().sort_by("id").equals(tables[1].to_arrow().sort_by("id"))
     with pytest.raises(mp.InvalidArgumentError, match="prune goes with"):
         tables[1].delete([("id", "=", 1)], prune=[("dt", "=", "d1")])
+
+
+def test_a_wall_clock_time_compares_with_a_text_as_spark_casts_it() -> None:
+    """A TIMESTAMP_NTZ column against a text: the text's wall-clock time, no zone (an
+    instant column is refused: its text needs the session's zone)."""
+    import pyarrow.dataset as ds
+
+    rows = pa.table({"wall": pa.array([datetime.datetime(2025, 1, 2, 11, 59), datetime.datetime(2025, 1, 2, 12),
+                                       None], pa.timestamp("ms"))})
+    got = ds.dataset(rows).to_table(columns={"c": compile_condition("wall >= '2025-01-02 12:00:00'", rows.schema)})
+    assert got.column("c").to_pylist() == [False, True, None]

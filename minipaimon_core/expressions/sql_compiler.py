@@ -11,12 +11,12 @@ literal pattern, ``AND`` / ``OR`` / ``NOT`` (three-valued); ``||`` and ``concat`
 ``lower``, ``length``, ``substring`` / ``substr`` (literal positions), ``trim`` / ``ltrim`` /
 ``rtrim``, ``replace``, ``coalesce`` / ``nvl`` / ``ifnull``, ``nullif``, ``if``, ``abs``,
 ``CASE``, and ``CAST`` between numbers, strings, dates and booleans. A string literal
-compared with a number or date column is read as one (``dt < '2025-01-01'``).
+compared with a number, date or TIMESTAMP_NTZ column is read as one (``dt < '2025-01-01'``).
 
 Refused when the text is analyzed (InvalidArgumentError naming the function, column or
 operator), never evaluated otherwise than Spark would: other functions, decimal division,
-floats turned into text (Spark's digits differ), timestamps other than column comparisons,
-nested types. Values are stored as Spark's INSERT stores them (ANSI store assignment: a
+floats turned into text (Spark's digits differ), a text compared with a TIMESTAMP (instant)
+column (it needs the session's time zone; MiniPaimonTable takes it), nested types. Values are stored as Spark's INSERT stores them (ANSI store assignment: a
 number into any number column, a DECIMAL or DOUBLE into an integer column truncated toward
 zero, an overflow fails; atomic values into text), after which the core converts them as
 every write does.

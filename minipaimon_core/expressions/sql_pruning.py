@@ -73,7 +73,7 @@ def _value(c: ExpressionCompiler, node: Any, t: pa.DataType) -> Any:
         return _NO
     if node.kind == "null":
         return None
-    if node.kind == "string" and (is_numeric(t) or pa.types.is_date(t)):
+    if node.kind == "string" and (is_numeric(t) or pa.types.is_date(t) or (pa.types.is_timestamp(t) and t.tz is None)):
         try:
             read = text_as(node.value, t)
         except (ValueError, InvalidOperation):

@@ -102,12 +102,15 @@ def as_text(c: Compiler, value: Typed) -> pc.Expression:
 # -- operators -------------------------------------------------------------------------------
 
 def text_as(text: str, t: pa.DataType) -> tuple[Any, pa.DataType] | None:
-    """A string literal read as a value of number or date type ``t``, as Spark casts it
-    (``dt < '2025-01-01'``): the value and its literal type; None if ``t`` is neither.
+    """A string literal read as a value of number, date or TIMESTAMP_NTZ type ``t``, as Spark
+    casts it (``dt < '2025-01-01'``): the value and its literal type; None if ``t`` is none
+    of those (a TIMESTAMP instant would need the session's time zone).
     Raises ValueError / InvalidOperation if the text is not one."""
     text = text.strip()
     if pa.types.is_date(t):
         return datetime.date.fromisoformat(text), pa.date32()
+    if pa.types.is_timestamp(t) and t.tz is None:  # a wall-clock time: no zone involved
+        return datetime.datetime.fromisoformat(text), t
     if pa.types.is_integer(t):
         return int(text), pa.int64()
     if pa.types.is_floating(t):
@@ -119,8 +122,8 @@ def text_as(text: str, t: pa.DataType) -> tuple[Any, pa.DataType] | None:
 
 
 def _typed_beside(c: Compiler, node: Any, other: Any) -> Typed:
-    """``node`` typed, a string literal read as the type of ``other`` when that is a number
-    or a date (:func:`text_as`)."""
+    """``node`` typed, a string literal read as the type of ``other`` when that is a number,
+    a date or a TIMESTAMP_NTZ (:func:`text_as`)."""
     if not (isinstance(node, Lit) and node.kind == "string"):
         return c.typed(node)
     t = c.typed(other)[1]
