@@ -4,6 +4,7 @@ from .catalog import Catalog, catalog
 from .commit.table_write import TableWrite
 from .dml.merge_into import MergeBuilder, MergeResult
 from .errors import (
+    BranchNotFoundError,
     CommitConflictError,
     CommitOutcomeUnknownError,
     ConflictReason,
@@ -32,6 +33,7 @@ from .table import Table, create_table, open_table
 
 __all__ = [
     "AfterCommitResult",
+    "BranchNotFoundError",
     "Catalog",
     "CommitConflictError",
     "CommitMessage",

@@ -30,7 +30,8 @@ def row_change_procedures(conn: Connection, table_arg: Callable[[Args], Any]) ->
         table = table_arg(a)
         if table is None:
             return
-        dml.check_changeable(table.context(), deletes=set_at is None, updates=set_at is not None)
+        dml.check_changeable(table.context(), deletes=set_at is None, updates=set_at is not None,
+                             by_condition=True)
         if a.known(condition_at) and a.value(condition_at) is not None:
             condition_of(a.value(condition_at), table.schema())
         if set_at is not None and a.known(set_at):

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from ..dynamic.commit_step import DynamicBucketCommit
-from ..errors import DAMAGED_OR_GONE, CommitConflictError, ConflictReason
+from ..errors import DAMAGED_OR_GONE
 from ..file_format.data_file import file_paths
 from ..format.index_manifest import IndexFileEntry
 from ..format.layout import TableLayout
@@ -69,9 +69,9 @@ from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .append_vectors import AppendVectors
 from .commit_dedupe import CommitRecords, committed_kinds
 from .commit_metadata import write_manifests
-from .commit_point import CommitPoint, retry_wait
+from .commit_point import CommitPoint, gave_up, retry_wait
 from .conflicts import check_compaction, files_still_live
-from .dv_maintainer import VectorMaintainer
+from .dv_maintainer import VectorMaintainer, check_applied
 from .first_row import first_rows_only
 from .placement import place_messages
 
@@ -203,7 +203,7 @@ class FileStoreCommit:
         max_retries = self._options["commit.max-retries"]
         started = time.monotonic()
         deadline = started + self._options["commit.timeout"] / 1000
-        attempt = 0
+        attempt = store_failures = 0
         while True:
             read_at = time.monotonic()
             latest = self._snapshots.latest()
@@ -226,14 +226,10 @@ class FileStoreCommit:
                 return snap.id
             self._clean(written, moved)  # the attempt is known not to have landed
             attempt += 1
+            failure = self._point.store_failure if snap is not None else None
+            store_failures += failure is not None
             if attempt > max_retries or time.monotonic() > deadline:
-                raise CommitConflictError(
-                    f"gave up committing to {self._layout.root} after {attempt} attempts in "
-                    f"{time.monotonic() - started:.1f} s: other writers kept winning the race for "
-                    "the next snapshot id; raise 'commit.max-retries' / 'commit.timeout' or reduce "
-                    "concurrent writers",
-                    ConflictReason.RETRIES_EXHAUSTED,
-                )
+                raise gave_up(self._layout.root, attempt, time.monotonic() - started, store_failures, failure)
             time.sleep(retry_wait(attempt, self._options["commit.min-retry-wait"],
                                   self._options["commit.max-retry-wait"],
                                   (time.monotonic() - started) * 1000) / 1000)
@@ -284,6 +280,7 @@ class FileStoreCommit:
                                         bool(self._schema.primaryKeys))
             if conflict is not None:
                 raise conflict.error()
+            check_applied(self._dvio, latest, messages)  # rows a compaction left out: still marked
         elif kind == OVERWRITE:
             overwritten = self._overwritten(latest, messages, dynamic)
         hashes = self._dynamic.apply(latest, messages, kind == OVERWRITE and not rewrite, dynamic, written) \
@@ -385,9 +382,8 @@ class FileStoreCommit:
             minipaimonReplayable=None if self._fresh_user else True,
         )
 
-    def _overwritten(
-        self, latest: Snapshot | None, messages: Sequence[CommitMessage], dynamic: bool
-    ) -> list[ManifestEntry]:
+    def _overwritten(self, latest: Snapshot | None, messages: Sequence[CommitMessage],
+                     dynamic: bool) -> list[ManifestEntry]:
         """The live entries an overwrite replaces: all, or with dynamic partition overwrite
         those of the partitions ``messages`` write."""
         live = live_files(self._manifests, latest)

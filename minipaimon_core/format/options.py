@@ -105,9 +105,12 @@ KNOWN: dict[str, Spec] = {
     "commit.min-retry-wait": Spec("duration", "5 ms", 0),
     "commit.max-retry-wait": Spec("duration", "2 s", 0),
     "dynamic-partition-overwrite": Spec("bool", "false"),
+    "partition.default-name": Spec("str", "__DEFAULT_PARTITION__"),  # schema/partition.py
     # dynamic buckets (bucket = -1 primary-key tables, minipaimon_core.dynamic)
     "dynamic-bucket.target-row-num": Spec("int", "2000000", 1),
     "dynamic-bucket.initial-buckets": Spec("int", None, 1),
+    "dynamic-bucket.assigner-parallelism": Spec("int", None, 1),  # lanes (dynamic/routing.py)
+    "dynamic-bucket.max-buckets": Spec("int", "-1", -1),  # -1: unbounded, as Paimon 1.x
     "cross-partition-upsert.index-ttl": Spec("duration", None, 0),
     "cross-partition-upsert.bootstrap-parallelism": Spec("int", "10", 1),
     "merge-engine": Spec("str", "deduplicate", choices=MERGE_ENGINES),
@@ -117,9 +120,14 @@ KNOWN: dict[str, Spec] = {
     "first-row.ignore-delete": Spec("bool", "false"),  # ignore-delete
     "deduplicate.ignore-delete": Spec("bool", "false"),
     "partial-update.remove-record-on-delete": Spec("bool", "false"),
+    "aggregation.remove-record-on-delete": Spec("bool", "false"),  # Paimon 1.x (lsm/aggregation.py)
+    "partial-update.remove-record-on-sequence-group": Spec("str", None),  # Paimon 1.x (lsm/partial_update.py)
     "fields.default-aggregate-function": Spec("str", "last_non_null_value", choices=AGGREGATE_FUNCTIONS),
     "changelog-producer": Spec("str", "none", choices=CHANGELOG_PRODUCERS),
     "deletion-vectors.enabled": Spec("bool", "false"),
+    # a delete of a primary-key table always writes -D rows, never a metadata-only partition
+    # drop (minipaimon_core.dml), so it always produces the changelog this option forces
+    "delete.force-produce-changelog": Spec("bool", "false"),
     "num-levels": Spec("int", None, 2),  # default: num-sorted-run.compaction-trigger + 1, as Paimon
     "num-sorted-run.compaction-trigger": Spec("int", "5", 1),
     "num-sorted-run.stop-trigger": Spec("int", None, 1),
@@ -142,6 +150,7 @@ KNOWN: dict[str, Spec] = {
     "scan.snapshot-id": Spec("int", None, 1),
     "scan.timestamp-millis": Spec("int", None, 0),
     "scan.tag-name": Spec("str", None),
+    "scan.fallback-branch": Spec("str", None),  # minipaimon_core.read.fallback
     "incremental-between": Spec("str", None),
     "incremental-between-timestamp": Spec("str", None),
     "incremental-between-scan-mode": Spec("str", "auto", choices=INCREMENTAL_SCAN_MODES),
@@ -156,11 +165,20 @@ FIELD_OPTIONS: dict[str, Spec] = {
     "aggregate-function": Spec("str", None, choices=AGGREGATE_FUNCTIONS),
     "ignore-retract": Spec("bool", "false"),
     "list-agg-delimiter": Spec("str", ","),
-    "distinct": Spec("bool", "false"),  # collect
+    "distinct": Spec("bool", "false"),  # collect, listagg
     "nested-key": Spec("str", None),  # nested_update: fields of the nested rows
     "sequence-group": Spec("str", None),  # fields.<s1,s2>.sequence-group = <f1,f2>
 }
 _FIELD_OPTION = re.compile(r"^fields\.(.+)\.([a-z-]+)$")
+
+# Paimon's options for a table's keys (CoreOptions.PRIMARY_KEY / PARTITION): never stored
+# as table options (minipaimon_core.schema.definition takes them out first), but the names a
+# misspelt option is compared with too (primary_key -> 'primary-key'), each with what it is
+# and create_table's argument of the same meaning.
+PRIMARY_KEY = "primary-key"
+PARTITION = "partition"
+KEY_OPTIONS = {PRIMARY_KEY: ("primary key", "primary_key", "id,dt"),
+               PARTITION: ("partition keys", "partition_by", "dt")}
 
 
 # file-index.<type>.columns, file-index.<type>.<column>.<option> (minipaimon_core.file_format.file_index)
@@ -188,16 +206,21 @@ def spec_of(name: str) -> Spec:
         return FIELD_OPTIONS[f[1]]
     if file_index_option(name):
         return Spec("str", None)
-    raise unknown_option(name, KNOWN, "see docs/format.md, \"Options\", for the table options and "
-                         f"fields.<column>.({'|'.join(FIELD_OPTIONS)})")
+    raise unknown_option(name, [*KNOWN, *KEY_OPTIONS], "see docs/format.md, \"Options\", for the table "
+                         f"options and fields.<column>.({'|'.join(FIELD_OPTIONS)})")
 
 
 def unknown_option(name: str, known: Iterable[str], otherwise: str) -> UnsupportedOptionError:
     """The error for option ``name``, which is none of ``known``: it names the closest known
-    option (``buckett`` -> did you mean 'bucket'?), else says ``otherwise`` (where the
-    options are listed). The one wording of every unknown option, table, read or write."""
+    option (``buckett`` -> did you mean 'bucket'?; for a key option, how to give the keys),
+    else says ``otherwise`` (where the options are listed). The one wording of every unknown
+    option, table, read or write."""
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else otherwise
+    if close and close[0] in KEY_OPTIONS:
+        what, argument, example = KEY_OPTIONS[close[0]]
+        hint += (f" (a table's {what}: the option {close[0]!r} = {example!r}, or "
+                 f"create_table(..., {argument}=[...]))")
     return UnsupportedOptionError(f"unknown option {name!r}; {hint}")
 
 

@@ -162,11 +162,15 @@ def differs(col: pa.Array | pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
 
 
 def finish(out: pa.Table, max_seq: np.ndarray, deleted: np.ndarray,
-            keep_deletes: bool) -> pa.Table:
-    """Set ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND`` and drop deleted keys unless kept."""
+           keep_deletes: bool, own_kinds: bool = False) -> pa.Table:
+    """Set ``_SEQUENCE_NUMBER`` and drop deleted keys unless kept. ``_VALUE_KIND``: the
+    rows' own if ``own_kinds`` (each is a stored row, as Paimon's deduplicate and
+    first-row return it: a ``+U`` stays ``+U``, a ``-U`` ``-U``), else ``+I`` (a row built
+    by a merge), ``-D`` where ``deleted``."""
     out = replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64()))
-    kinds = np.where(deleted, DELETE, INSERT).astype(np.int8)
-    out = replace_column(out, VALUE_KIND, pa.array(kinds))
+    if not own_kinds:
+        kinds = np.where(deleted, DELETE, INSERT).astype(np.int8)
+        out = replace_column(out, VALUE_KIND, pa.array(kinds))
     if deleted.any() and not keep_deletes:
         out = out.filter(pa.array(~deleted))
     return out

@@ -5,6 +5,13 @@ one sorted run. A picked unit's files are merged with the merge engine into its 
 level (deletes are dropped only when writing the bottom level). Append buckets merge small
 files once there are ``compaction.min.file-num`` of them. All changes of one call are
 committed as one COMPACT snapshot; a conflict with a concurrent compaction cancels ours.
+
+With ``deletion-vectors.enabled`` every file is read without the rows its vector marks,
+in both kinds of table. In a primary-key table the vector can be the only record of a
+delete: Paimon's compaction drops a ``-D`` row once it has marked the rows it deletes, so
+a merge of the files alone would bring those rows back. The positions left out are in the
+message (:attr:`CommitMessage.vectorsApplied`), and the commit refuses the compaction if
+one of them is no longer marked (a restore or rollback unmarked it meanwhile).
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from ..lsm.key_range import key_order, overlaps
 from ..lsm.merge_engines import MergeConfig, merge
 from ..metadata.commit_message import CommitMessage
 from ..metadata.context import HasContext, TableContext
-from ..metadata.deletion_vectors import live_mask
+from ..metadata.deletion_vectors import Vectors, live_mask
 from ..metadata.manifest_io import live_files
 from ..read.read import read_file_as, sorted_runs_newest_first
 from ..schema.features import check_writable
@@ -156,7 +163,7 @@ def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey
     try:
         units = bucket_units(ctx, only, base)
         for i, entries in enumerate(units):
-            msg = compact_bucket(ctx, entries, strategy, min_runs)
+            msg = compact_bucket(ctx, entries, strategy, min_runs, base)
             if msg is not None:
                 messages.append(msg)
             if progress is not None:
@@ -182,10 +189,22 @@ def discard(table: HasContext, messages: list[CommitMessage]) -> None:
     FileStoreCommit(ctx.io, ctx.layout, ctx.schema, "discard").abort(messages)
 
 
+def bucket_vectors(table: HasContext, partition: tuple[Any, ...], bucket: int,
+                   snapshot: Snapshot | None) -> Vectors:
+    """The deletion vectors of one bucket in ``snapshot`` ({} for none, or a table without
+    ``deletion-vectors.enabled``, whose readers ignore vectors too)."""
+    ctx = table.context()
+    if not ctx.options["deletion-vectors.enabled"]:
+        return {}
+    entry = ctx.vectors.by_bucket(snapshot).get((tuple(partition), bucket))
+    return ctx.vectors.vectors(entry) if entry is not None else {}
+
+
 def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: str,
-                   min_runs: int | None = None) -> CommitMessage | None:
+                   min_runs: int | None = None, snapshot: Snapshot | None = None) -> CommitMessage | None:
     """Pick (by ``strategy``, see :func:`compact_table`) and execute one bucket's
-    compaction; the message is not committed yet."""
+    compaction; the message is not committed yet. ``snapshot``: the one ``entries`` are of
+    (None: the latest), whose deletion vectors mark the rows left out (module docs)."""
     ctx = table.context()
     schema = ctx.schema
     options = ctx.options
@@ -193,8 +212,12 @@ def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: st
     partition, bucket = list(first.partition), first.bucket
     path = ctx.partition_spec().path(partition)
     files = [e.file for e in entries]
+
+    def vectors() -> Vectors:  # read once a unit is picked
+        return bucket_vectors(ctx, first.partition, bucket, snapshot if snapshot is not None else ctx.snapshots.latest())
+
     if not schema.primaryKeys:
-        return _compact_append(ctx, partition, path, bucket, first.totalBuckets, files, strategy)
+        return _compact_append(ctx, partition, path, bucket, first.totalBuckets, files, strategy, vectors)
     runs = sorted_runs(files)
     if min_runs is not None and len(runs) < min_runs:
         return None
@@ -204,27 +227,31 @@ def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: st
         return None
     names = set(unit.files)
     inputs = [f for f in files if f.fileName in names]
+    marked = vectors()
     config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
-    rows = pa.concat_tables([read_rows(ctx, path, bucket, f) for f in inputs])
+    rows = pa.concat_tables([read_rows(ctx, path, bucket, f, marked) for f in inputs])
     bottom = unit.output_level == opts.max_level
     merged = merge(rows, config, keep_deletes=not bottom or config.keeps_tombstones)
     if config.engine == "first-row":
         merged = _without_older_keys(ctx, path, bucket, inputs, [f for f in files if f.fileName not in names],
-                                     merged)
+                                     merged, marked)
     after = write_sorted_run(ctx.io, ctx.layout, schema, path, bucket, merged,
                              level=unit.output_level, target=options["target-file-size"],
                              compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
     try:
-        changelog_files = _changelog_files(ctx, path, bucket, files, inputs, merged, unit.output_level)
+        changelog_files = _changelog_files(ctx, path, bucket, files, inputs, merged, unit.output_level, marked)
     except BaseException:
         discard(ctx, [CommitMessage(partition, path, bucket, first.totalBuckets, compactAfter=after)])
         raise
+    applied = {f.fileName: applied_bytes(marked[f.fileName]) for f in inputs
+               if len(marked.get(f.fileName, ()))}
     return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs,
-                         compactAfter=after, changelogFiles=changelog_files)
+                         compactAfter=after, changelogFiles=changelog_files, vectorsApplied=applied)
 
 
 def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[DataFileMeta],
-                     inputs: list[DataFileMeta], merged: pa.Table, level: int) -> list[DataFileMeta]:
+                     inputs: list[DataFileMeta], merged: pa.Table, level: int,
+                     vectors: Vectors) -> list[DataFileMeta]:
     """The changelog file of a compaction into ``level`` by the table's producer, if any."""
     schema = ctx.schema
     options = ctx.options
@@ -237,7 +264,7 @@ def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[Data
         previous = [f for f in files if f.level == opts.max_level]
         changes = _full_compaction_changelog(ctx, path, bucket, previous, merged, config)
     elif producer == "lookup":
-        changes = _lookup_changelog(ctx, path, bucket, files, inputs, config)
+        changes = _lookup_changelog(ctx, path, bucket, files, inputs, config, vectors)
     changelog_files = []
     if changes is not None and changes.num_rows:
         changelog_files = [write_changelog_file(
@@ -246,23 +273,38 @@ def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[Data
     return changelog_files
 
 
-def read_rows(table: HasContext, path: str, bucket: int, f: DataFileMeta) -> pa.Table:
-    """All columns of a primary-key data file in the current schema, effective sequences."""
+def read_rows(table: HasContext, path: str, bucket: int, f: DataFileMeta, vectors: Vectors) -> pa.Table:
+    """All columns of a primary-key data file in the current schema, effective sequences,
+    without the rows its deletion vector in ``vectors`` marks."""
     ctx = table.context()
     names = [*ctx.schema.field_names, SEQUENCE, VALUE_KIND]
-    return read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, names)
+    return _live(ctx, path, bucket, f, vectors,
+                 read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, names))
+
+
+def _live(ctx: TableContext, path: str, bucket: int, f: DataFileMeta, vectors: Vectors, rows: pa.Table) -> pa.Table:
+    """``rows`` (all rows of ``f``, as stored) without those its vector marks. Raises
+    CorruptMetadataError for a vector past the file's end."""
+    mask = live_mask(rows.num_rows, vectors.get(f.fileName), ctx.layout.data_file_path(path, bucket, f.fileName))
+    return rows if mask is None else rows.filter(pa.array(mask))
+
+
+def applied_bytes(positions: np.ndarray) -> bytes:
+    """:attr:`CommitMessage.vectorsApplied` of one file: its positions as little-endian uint32."""
+    return np.asarray(positions, dtype="<u4").tobytes()
 
 
 def _full_compaction_changelog(ctx: TableContext, path: str, bucket: int, previous: list[DataFileMeta],
                                merged: pa.Table, config: MergeConfig) -> pa.Table:
-    """Changes from the previous full compaction's result (the bottom level) to ``merged``."""
+    """Changes from the previous full compaction's result (the bottom level as it wrote it:
+    the marks its files have since are changes) to ``merged``."""
     empty = merged.slice(0, 0)
-    before = pa.concat_tables([empty, *(read_rows(ctx, path, bucket, f) for f in previous)])
+    before = pa.concat_tables([empty, *(read_rows(ctx, path, bucket, f, {}) for f in previous)])
     return changelog.diff(merge(before, config, keep_deletes=False), merged, config.key_columns)
 
 
 def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[DataFileMeta],
-                      inputs: list[DataFileMeta], config: MergeConfig) -> pa.Table | None:
+                      inputs: list[DataFileMeta], config: MergeConfig, vectors: Vectors) -> pa.Table | None:
     """Changes made by the level-0 files of a compaction, old values looked up by key.
 
     Old rows come only from level >= 1 files whose key range covers a new key, and from
@@ -272,7 +314,7 @@ def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[Dat
     if not new_files:
         return None
     keys = list(config.key_columns)
-    new_rows = pa.concat_tables([read_rows(ctx, path, bucket, f) for f in new_files])
+    new_rows = pa.concat_tables([read_rows(ctx, path, bucket, f, vectors) for f in new_files])
     lo = min(key_order(f.minKey) for f in new_files)
     hi = max(key_order(f.maxKey) for f in new_files)
     new_keys = new_rows.select(keys).group_by(keys).aggregate([])
@@ -280,7 +322,7 @@ def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[Dat
     for f in files:
         if f.level == 0 or not overlaps(f, lo, hi):
             continue
-        rows = read_rows(ctx, path, bucket, f)
+        rows = read_rows(ctx, path, bucket, f, vectors)
         old_parts.append(rows.take(_semi_join_rows(rows, new_keys, keys)))
     old = pa.concat_tables(old_parts)
     before = merge(old, config, keep_deletes=False)
@@ -289,7 +331,7 @@ def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[Dat
 
 
 def _without_older_keys(ctx: TableContext, path: str, bucket: int, inputs: list[DataFileMeta],
-                        others: list[DataFileMeta], merged: pa.Table) -> pa.Table:
+                        others: list[DataFileMeta], merged: pa.Table, vectors: Vectors) -> pa.Table:
     """``merged`` without the keys the bucket's other files at levels >= 1 hold: a first-row
     table keeps those older rows, and Paimon's readers take its levels >= 1 unmerged, so a
     key may be in one of their files only (minipaimon_core.commit.first_row; Paimon's lookup
@@ -300,7 +342,8 @@ def _without_older_keys(ctx: TableContext, path: str, bucket: int, inputs: list[
     keys = list(ctx.schema.primaryKeys)
     lo = min(key_order(f.minKey) for f in inputs)
     hi = max(key_order(f.maxKey) for f in inputs)
-    found = [read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, keys)
+    found = [_live(ctx, path, bucket, f, vectors,
+                   read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, keys))
              for f in others if overlaps(f, lo, hi)]
     if not found:
         return merged
@@ -322,7 +365,8 @@ def _semi_join_rows(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa
 
 
 def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: int, total_buckets: int,
-                    files: list[DataFileMeta], strategy: str) -> CommitMessage | None:
+                    files: list[DataFileMeta], strategy: str,
+                    vectors_of: Callable[[], Vectors]) -> CommitMessage | None:
     options = ctx.options
     target = options["target-file-size"]
     # an explicit minor compaction merges any two small files; after a commit, min.file-num
@@ -337,15 +381,10 @@ def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: 
     names = schema.field_names
     # with deletion vectors the rows they mark are left out, and the commit drops the
     # vectors if they are still the ones read (minipaimon_core.commit.append_vectors)
-    entry = ctx.vectors.by_bucket(ctx.snapshots.latest()).get((tuple(partition), bucket)) \
-        if options["deletion-vectors.enabled"] else None
-    vectors = ctx.vectors.vectors(entry) if entry is not None else {}
-    tables = []
-    for f in small:
-        t = read_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names)
-        mask = live_mask(t.num_rows, vectors.get(f.fileName), ctx.layout.data_file_path(path, bucket, f.fileName))
-        tables.append(t if mask is None else t.filter(pa.array(mask)))
-    merged = pa.concat_tables(tables)
+    vectors = vectors_of()
+    merged = pa.concat_tables([_live(ctx, path, bucket, f, vectors,
+                                     read_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names))
+                               for f in small])
     after = [write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema=schema,
                              file_source=FILE_SOURCE_COMPACT,
                              compression=options["file.compression"],

@@ -44,6 +44,15 @@ class CommitMessage(msgspec.Struct, frozen=True):
     # bucket's HASH index holds) for HASH_DYNAMIC tables, a 64-bit hash (uint64) of the key
     # for cross-partition ones. Keys a cross-partition write only retracts here are not in it.
     keyHashes: bytes = b""
+    # Compactions of primary-key tables with deletion vectors (minipaimon_core.maintenance.
+    # compaction): per file of compactBefore, the rows left out because its vector marked
+    # them (positions, little-endian uint32); each must still be marked in the snapshot the
+    # compaction commits on (minipaimon_core.commit.dv_maintainer.check_applied).
+    vectorsApplied: dict[str, bytes] = {}
+
+    def applied_positions(self, file_name: str) -> np.ndarray:
+        """:attr:`vectorsApplied` of ``file_name`` as sorted uint32 positions."""
+        return np.frombuffer(self.vectorsApplied.get(file_name, b""), dtype="<u4").astype(np.uint32)
 
     def key_hashes(self, dtype: Any) -> np.ndarray:
         """:attr:`keyHashes` as an array of ``dtype`` (np.int32 or np.uint64)."""
@@ -89,6 +98,11 @@ def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> No
                 f"partition {list(m.partition)!r}; nothing was committed")
         for f in _files(m):
             _check_ranges(f)
+        stray = set(m.vectorsApplied) - {f.fileName for f in m.compactBefore}
+        if stray:
+            raise InvalidArgumentError(
+                f"a commit message says its compaction left out rows of {sorted(stray)[0]}, which "
+                "it does not compact; nothing was committed")
         for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
             key = (tuple(m.partition), m.bucket, f.fileName)
             if key in added:
@@ -143,7 +157,8 @@ def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage],
         by_compaction = [f for f in m.changelogFiles if f.fileSource == FILE_SOURCE_COMPACT]
         by_writer = [f for f in m.changelogFiles if f.fileSource != FILE_SOURCE_COMPACT]
         if m.newFiles or by_writer:
-            news.append(msgspec.structs.replace(m, compactBefore=[], compactAfter=[], changelogFiles=by_writer))
+            news.append(msgspec.structs.replace(m, compactBefore=[], compactAfter=[], changelogFiles=by_writer,
+                                                vectorsApplied={}))
         if m.compactBefore or m.compactAfter or by_compaction:
             compactions.append(msgspec.structs.replace(m, newFiles=[], changelogFiles=by_compaction))
     return news, compactions

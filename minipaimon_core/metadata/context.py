@@ -16,7 +16,7 @@ from ..format.layout import TableLayout
 from ..format.options import Options
 from ..io.fileio import FileIO
 from ..schema.partition import PartitionSpec
-from ..schema.schema import SchemaCache, TableSchema
+from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .deletion_vectors import DeletionVectorIO
 from .manifest_io import ManifestIO
 from .snapshot_manager import SnapshotManager
@@ -41,6 +41,21 @@ class TableContext:
 
     def context(self) -> TableContext:
         return self
+
+    @classmethod
+    def load(cls, path: str, io: FileIO, layout: TableLayout) -> TableContext:
+        """The context of the line (main or a branch) of ``layout``, its latest schema read
+        now. Raises TableNotFoundError if it has no schema."""
+        schemas = SchemaCache(SchemaManager(io, layout))
+        manifests = ManifestIO(io, layout, schemas)
+        return cls(path, io, layout, schemas.manager.latest(), schemas, SnapshotManager(io, layout),
+                   manifests, DeletionVectorIO(io, layout, manifests))
+
+    def on_branch(self, branch: str) -> TableContext:
+        """The context of ``branch`` of the same table (this one for its own branch)."""
+        if branch == self.layout.branch:
+            return self
+        return TableContext.load(self.path, self.io, self.layout.on_branch(branch))
 
     @property
     def options(self) -> Options:

@@ -63,6 +63,9 @@ class Split:
     # The bucket's deletion-vector index file, as its index manifest lists it (tables with
     # deletion vectors): rows of ``files`` it marks are not read. None: no row is marked.
     deletion_index: IndexFileEntry | None = None
+    # The branch whose files these are, where it is not the scanned one: a partition the
+    # scanned branch lacks, read from its ``scan.fallback-branch`` (minipaimon_core.read.fallback).
+    branch: str | None = None
 
     @property
     def reads_as_stored(self) -> bool:

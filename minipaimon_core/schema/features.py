@@ -42,7 +42,7 @@ IGNORED = frozenset({
     "lookup.cache-max-disk-size", "lookup.cache-max-memory-size", "lookup.cache-file-retention",
     "lookup-wait", "lookup.local-file-type", "changelog-producer.row-deduplicate",
     "full-compaction.delta-commits", "compaction.optimization-interval", "commit.force-compact",
-    "commit.user-prefix", "dynamic-bucket.assigner-parallelism", "streaming-read-mode",
+    "commit.user-prefix", "streaming-read-mode",
     "continuous.discovery-interval",
     "scan.bounded.watermark", "sink.watermark-time-zone", "num-sorted-run.compaction-trigger",
 })
@@ -64,8 +64,6 @@ def _feature(schema: TableSchema) -> str | None:
          "data evolution ('data-evolution.enabled')"),
         (options.get("partition.legacy-name", "true").lower() != "true",
          "partition directories named by cast ('partition.legacy-name' = false)"),
-        (options.get("partition.default-name", "__DEFAULT_PARTITION__") != "__DEFAULT_PARTITION__",
-         "another 'partition.default-name'"),
         (options.get("bucket", "").strip() == "-2", "postponed buckets ('bucket' = -2)"),
         ("," in options.get("sequence.field", ""), "several sequence fields ('sequence.field')"),
         (options.get("bucket-function.type", "default").lower() != "default",
@@ -77,10 +75,6 @@ def _feature(schema: TableSchema) -> str | None:
     engine = options.get("merge-engine", "deduplicate").lower()
     if engine not in ("deduplicate", "partial-update", "aggregation", "first-row"):
         return f"the '{engine}' merge engine"
-    for name in ("aggregation.remove-record-on-delete",
-                 "partial-update.remove-record-on-sequence-group"):
-        if options.get(name, "false").strip().lower() != "false":
-            return f"'{name}' (an option of Paimon 1.x)"
     for name, value in options.items():
         if name.startswith("fields.") and name.endswith(".count-limit"):
             return f"'{name}'"

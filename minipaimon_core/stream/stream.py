@@ -42,6 +42,7 @@ from ..format.options import Options
 from ..format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 from ..metadata.changelog_manager import ChangelogManager
 from ..read.scan import Split
+from ..read.table_scan import TableScan, read_split
 from ..read.table_view import TableView
 from ..schema.partition import PartitionSpec
 
@@ -262,7 +263,7 @@ class StreamScanner:
         """Arrow batches of one stream split, in :meth:`output_schema`."""
         schema = self.output_schema()
         for full in split.full:
-            for batch in self._table.read_split(full):
+            for batch in read_split(self._table.context(), full):  # in the stream's schema
                 t = pa.Table.from_batches([batch])
                 yield from self._finish(t, None, schema)
         raw = Split(split.snapshot_id, [], split.partition_path, split.bucket, split.files, True)
@@ -305,7 +306,9 @@ class StreamScanner:
         merge, so rate limits can cut them), or all the splits of one primary-key bucket
         (one task reads a key's full row and its later changes)."""
         if snapshot_id not in self._full_plans:
-            splits = self._table.scan(snapshot_id=snapshot_id).plan()
+            # in the stream's own schema (the table handle's), not a time-travel read's
+            snap = self._table.snapshot(snapshot_id)
+            splits = TableScan(self._table.context(), None, None, snap, None).plan()
             if self._pk:
                 buckets: dict[tuple[str, int], list[Split]] = defaultdict(list)
                 for s in splits:

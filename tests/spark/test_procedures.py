@@ -59,6 +59,22 @@ def test_expire_snapshots_from_sql(sql: Any, tmp_path: Path) -> None:
     assert ids_and_values(table) == [(i, "w3") for i in range(10)]
 
 
+def test_create_rename_and_delete_tags_from_sql(sql: Any, tmp_path: Path) -> None:
+    # paimon-spark CreateAndDeleteTagProcedureTest, "create and delete tag" / "delete
+    # multiple tags": time_retained, rename_tag, delete_tag of 'a,b' and 'a, b'
+    table = pk_table(str(tmp_path / "t"), 2)
+    assert sql(f"SELECT * FROM minipaimon_create_tag('{table.path}', 'test_tag', 2, '5 d')").collect() \
+        == [("test_tag", 2)]
+    assert mp.open_table(table.path).tag_info("test_tag").time_retained_ms == 5 * 86_400_000
+    sql(f"SELECT * FROM minipaimon_create_tag('{table.path}', 'test_tag_1', 1)").collect()
+    assert sql(f"SELECT * FROM minipaimon_rename_tag('{table.path}', 'test_tag_1', 'test_tag_3')").collect() \
+        == [("test_tag_3", 1)]
+    assert mp.open_table(table.path).tags() == {"test_tag": 2, "test_tag_3": 1}
+    assert sorted(sql(f"SELECT * FROM minipaimon_delete_tag('{table.path}', 'test_tag, test_tag_3')").collect()) \
+        == [("test_tag", 2), ("test_tag_3", 1)]
+    assert mp.open_table(table.path).tags() == {}
+
+
 def test_tags_and_rollback_from_sql(sql: Any, tmp_path: Path) -> None:
     table = pk_table(str(tmp_path / "t"), 3)
     assert sql(f"SELECT * FROM minipaimon_create_tag('{table.path}', 'first', 1)").collect() \
@@ -128,6 +144,10 @@ def test_tables_of_a_warehouse_from_sql(sql: Any, tmp_path: Path) -> None:
     ("minipaimon_create_tag('{path}', 'gold')", "InvalidArgumentError"),  # it exists
     ("minipaimon_create_tag('{path}', 'silver', 99)", "SnapshotNotFoundError"),
     ("minipaimon_delete_tag('{path}', 'nope')", "SnapshotNotFoundError"),
+    ("minipaimon_delete_tag('{path}', 'gold,nope')", "SnapshotNotFoundError"),
+    ("minipaimon_rename_tag('{path}', 'nope', 'x')", "SnapshotNotFoundError"),
+    ("minipaimon_rename_tag('{path}', 'gold', '../x')", "InvalidArgumentError"),
+    ("minipaimon_create_tag('{path}', 'silver', NULL, '5')", "InvalidArgumentError"),
     ("minipaimon_remove_orphan_files('{path}', 99999999999999)", "InvalidArgumentError"),
     ("minipaimon_remove_orphan_files('{path}', 0)", "InvalidArgumentError"),  # 1970: nothing
     ("minipaimon_remove_orphan_files('{path}', 'soon')", "InvalidArgumentError"),
