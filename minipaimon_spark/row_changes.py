@@ -37,6 +37,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 import minipaimon_core as mp
 from minipaimon_core.dml import dml
+from minipaimon_core.dml.dml_rewrite import rewrites_deletes
 from minipaimon_core.dml.merge_into import SOURCE, MergeClauses, MergeResult
 from minipaimon_core.dml.merge_keys import check_inserted_keys
 from minipaimon_core.dml.merge_units import (
@@ -49,6 +50,7 @@ from minipaimon_core.dml.merge_units import (
     plan_units,
     unit_keys,
 )
+from minipaimon_core.errors import UnsupportedFeatureError
 from minipaimon_core.expressions import predicate
 from minipaimon_core.metadata.context import TableContext
 from minipaimon_spark import store_assignment
@@ -105,8 +107,13 @@ def execute(spark: Any, table: mp.Table, connection: dict[str, str], change: Spa
     for a value that does not fit its column.
     """
     ctx = table.refresh().context()
-    dml.check_changeable(ctx, deletes=any(a.delete for a in change.actions),
-                         updates=any(not a.delete for a in change.actions))
+    deletes = any(a.delete for a in change.actions)
+    if deletes and rewrites_deletes(ctx):
+        raise UnsupportedFeatureError(
+            f"{ctx.path}: a '{ctx.options['merge-engine']}' table cannot take a -D row, and MiniPaimonTable "
+            "writes its deletes as -D rows on the executors; delete by condition with Table.delete or the "
+            "minipaimon_delete procedure, which rewrite its compacted files as Paimon's DELETE does")
+    dml.check_changeable(ctx, deletes=deletes, updates=any(not a.delete for a in change.actions))
     clauses = _core_clauses(change)
     return dml.with_retries(lambda: table.refresh().context(),
                             lambda ctx: _attempt(spark, table.path, connection, ctx, change, clauses))
