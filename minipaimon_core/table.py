@@ -208,17 +208,20 @@ class Table(SchemaChanges, TableOperations, TableBranches, TableTags):
 
     # -- row-level changes (minipaimon_core.dml: on disk, conflicts and retries) -------------
 
-    def delete(self, filter: Any = None) -> int:
-        """Delete the rows ``filter`` (``scan``'s; None: all) selects in one commit; returns
-        how many. Raises InvalidArgumentError, UnsupportedFeatureError (a merge engine that
+    def delete(self, filter: Any = None, *, prune: Any = None) -> int:
+        """Delete the rows ``filter`` (``scan``'s; None: all; or a ``pyarrow.compute``
+        boolean expression over the columns, with ``prune`` a ``scan`` filter every row it
+        selects satisfies, to skip partitions and files) selects in one commit; returns how
+        many. Raises InvalidArgumentError, UnsupportedFeatureError (a merge engine that
         cannot delete), CommitConflictError (concurrent commits kept changing the rows)."""
-        return dml.delete(lambda: self.refresh().context(), filter)
+        return dml.delete(lambda: self.refresh().context(), filter, prune)
 
-    def update(self, filter: Any = None, set: Mapping[str, Any] | None = None) -> int:
+    def update(self, filter: Any = None, set: Mapping[str, Any] | None = None, *, prune: Any = None) -> int:
         """Set columns (a literal or a ``pyarrow.compute`` expression over the row, not a
-        primary-key column) of the rows ``filter`` selects in one commit; returns how many.
-        Raises as :meth:`delete`, and SchemaMismatchError for a value that does not fit."""
-        return dml.update(lambda: self.refresh().context(), filter, set or {})
+        primary-key column) of the rows ``filter`` (as :meth:`delete`'s) selects in one
+        commit; returns how many. Raises as :meth:`delete`, and SchemaMismatchError for a
+        value that does not fit."""
+        return dml.update(lambda: self.refresh().context(), filter, set or {}, prune)
 
     def merge(self, source: Any, on: list[str] | str) -> MergeBuilder:
         """A merge of ``source`` (anything :meth:`write` takes) joined on ``on``: add
