@@ -26,6 +26,7 @@ from .format.snapshot import Snapshot
 from .io.fileio import FileIO, LocalFileIO
 from .maintenance.post_commit import AfterCommitResult, after_commit
 from .metadata.commit_message import CommitMessage
+from .polars_scan import scan_polars
 from .read.scan import Split
 from .read.table_scan import TableScan
 from .table import Table, create_table, open_table
@@ -64,4 +65,5 @@ __all__ = [
     "after_commit",
     "create_table",
     "open_table",
+    "scan_polars",
 ]

@@ -100,10 +100,8 @@ def open_table(path: str, io: FileIO | None = None,
     """Open the table at ``path``; ``options`` may carry connection options (``s3.*``,
     ``azure.*``) and Paimon's ``branch`` (the branch to read and write, default ``main``);
     ``clock`` (epoch ms) dates its commits and the post-commit options (default: the wall clock).
-
     Raises TableNotFoundError if there is none (BranchNotFoundError: no such branch),
-    InvalidArgumentError for a bad path or branch name.
-    """
+    InvalidArgumentError for a bad path or branch name."""
     path, io = resolve(path, options, io)
     return Table(path, io, branch=(options or {}).get(BRANCH_OPTION) or MAIN_BRANCH, clock=clock)
 
@@ -213,17 +211,19 @@ class Table(SchemaChanges, TableOperations, TableBranches, TableTags, PostCommit
 
     # -- row-level changes (minipaimon_core.dml: on disk, conflicts and retries) -------------
 
-    def delete(self, filter: Any = None) -> int:
-        """Delete the rows ``filter`` (``scan``'s; None: all) selects in one commit; returns
-        how many. Raises InvalidArgumentError, UnsupportedFeatureError (a merge engine that
+    def delete(self, filter: Any = None, *, prune: Any = None) -> int:
+        """Delete the rows ``filter`` (``scan``'s; None: all; or a ``pyarrow.compute``
+        boolean expression over the columns, with ``prune`` a ``scan`` filter every row it
+        selects satisfies, to skip partitions and files) selects in one commit; returns how
+        many. Raises InvalidArgumentError, UnsupportedFeatureError (a merge engine that
         cannot delete), CommitConflictError (concurrent commits kept changing the rows)."""
-        return dml.delete(lambda: self.refresh().context(), filter)
+        return dml.delete(lambda: self.refresh().context(), filter, prune)
 
-    def update(self, filter: Any = None, set: Mapping[str, Any] | None = None) -> int:
-        """Set columns (a literal or a ``pyarrow.compute`` expression over the row, not a
-        primary-key column) of the rows ``filter`` selects in one commit; returns how many.
-        Raises as :meth:`delete`, and SchemaMismatchError for a value that does not fit."""
-        return dml.update(lambda: self.refresh().context(), filter, set or {})
+    def update(self, filter: Any = None, set: Mapping[str, Any] | None = None, *, prune: Any = None) -> int:
+        """Set columns (a literal or a ``pyarrow.compute`` expression over the row, not a primary-key
+        column) of the rows ``filter`` (as :meth:`delete`'s) selects in one commit; returns how
+        many. Raises as :meth:`delete`, and SchemaMismatchError for a value that does not fit."""
+        return dml.update(lambda: self.refresh().context(), filter, set or {}, prune)
 
     def merge(self, source: Any, on: list[str] | str) -> MergeBuilder:
         """A merge of ``source`` (anything :meth:`write` takes) joined on ``on``: add

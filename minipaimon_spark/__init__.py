@@ -181,8 +181,19 @@ def merge(spark: SparkSession, target: str, source: DataFrame, on: list[str] | s
     return SparkMerge(spark, connection.table(target), source, on, connection.options)
 
 
+def __getattr__(name: str) -> Any:
+    """``MiniPaimonTable`` (delta-spark's ``DeltaTable``, see :mod:`minipaimon_spark.delta_table`),
+    imported on first use: this package stays cheap to import."""
+    if name == "MiniPaimonTable":
+        from minipaimon_spark.delta_table import MiniPaimonTable
+
+        return MiniPaimonTable
+    raise AttributeError(f"module 'minipaimon_spark' has no attribute {name!r}")
+
+
 __all__ = [
     "FILTER_PUSHDOWN_CONF",
+    "MiniPaimonTable",
     "SHORT_NAME",
     "MiniPaimonDataSource",
     "check_workers",

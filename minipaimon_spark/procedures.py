@@ -17,16 +17,17 @@ SELECT * FROM minipaimon_rewrite_manifests('/data/orders')
 SELECT * FROM minipaimon_tables('/data/warehouse')               -- the tables of a catalog
 SELECT * FROM minipaimon_delete('/data/orders', "dt < '2025-01-01' AND status = 'void'")
 SELECT * FROM minipaimon_update('/data/orders', "status = 'void'", "amount < 0")
+SELECT * FROM minipaimon_update('/data/orders', 'name = upper(name)', 'id % 3 = 0')
 SELECT * FROM minipaimon_create_branch('/data/orders', 'audit', 'daily')  -- and _delete_branch,
 SELECT * FROM minipaimon_fast_forward('/data/orders', 'audit')            -- _branches (procedures_branches)
 SELECT * FROM minipaimon_expire_partitions('/data/orders', '30 d')  -- minipaimon_auto_tags,
                                                                     -- minipaimon_expire_tags
 ```
 
-``minipaimon_delete`` / ``minipaimon_update`` take a condition in the grammar of
-minipaimon_core.expressions.condition (``col op literal`` terms, AND / OR, ``IN``, ``IS [NOT] NULL``) and
-``minipaimon_update`` a SET list of literals (``a = 'x', b = 0, c = NULL``): the core
-evaluates them exactly as ``Table.delete`` / ``Table.update`` do, in one commit.
+``minipaimon_delete`` / ``minipaimon_update`` take a condition and ``minipaimon_update`` a
+SET list (``name = upper(name), amount = amount * 1.1``) in Spark SQL, evaluated by the core
+over Arrow as Spark evaluates them (minipaimon_core.expressions.sql_compiler, see
+:mod:`minipaimon_spark.procedures_dml`), in one commit.
 
 ``minipaimon_spark.register(spark)`` registers them. A table is a path, or a
 ``namespace.table`` identifier in the warehouse of the session's ``spark.minipaimon.warehouse``

@@ -37,7 +37,7 @@ def test_python_and_operations_snippets_run_as_written(tmp_path: Path, monkeypat
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("polars")
     monkeypatch.chdir(tmp_path)  # the snippets use a relative "warehouse"
-    api, arrow_streams, catalog, consumer, _s3, _azure = blocks("Python API")
+    api, arrow_streams, lazy, catalog, consumer, _s3, _azure = blocks("Python API")
     scope: dict[str, Any] = {}
     exec(compile(api, "README:Python API", "exec"), scope)
     t: mp.Table = scope["t"]
@@ -46,6 +46,8 @@ def test_python_and_operations_snippets_run_as_written(tmp_path: Path, monkeypat
     assert "Table('warehouse/users')" in capsys.readouterr().out  # print(t)
     exec(compile(arrow_streams, "README:Polars and DuckDB", "exec"), scope)
     assert len(t.snapshots()) == 4 and t.count() == 3  # Polars' upsert
+    exec(compile(lazy, "README:Polars, lazily", "exec"), scope)
+    assert scope["lf"].filter(scope["pl"].col("dt") == "d1").collect().height == 2
     exec(compile(catalog, "README:catalog", "exec"), scope)
     assert mp.catalog("warehouse").list_tables("sales") == []
     # the consumer block as written: it opens the table above and creates its copy itself
@@ -105,7 +107,7 @@ def test_the_azure_snippet_runs_as_written_on_azurite(azurite_server: AzuriteSer
 
 def test_row_level_changes_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the snippet creates "orders" in the working directory
-    (code,) = blocks("Row-level changes: delete, update, merge")
+    code = blocks("Row-level changes: delete, update, merge")[0]
     scope: dict[str, Any] = {}
     exec(compile(code, "README:Row-level changes", "exec"), scope)
     result = scope["result"]

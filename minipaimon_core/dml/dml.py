@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..commit.append_vectors import fingerprint
 from ..commit.commit import FileStoreCommit
@@ -161,13 +162,30 @@ def with_retries(ctx_of: Callable[[], TableContext], attempt: Callable[[TableCon
                 raise
 
 
-def delete(ctx_of: Callable[[], TableContext], filter: Any) -> int:
-    """Delete the rows ``filter`` selects (all rows if None); returns how many."""
+def selection(ctx: TableContext, filter: Any, prune: Any = None) -> tuple[predicate.DNF | None, Any]:
+    """What a delete or update selects: ``filter`` is a DNF filter (``scan``'s; None: every
+    row) or a ``pyarrow.compute`` boolean expression over the columns (the rows it is true
+    for); with an expression, ``prune`` is a DNF filter every selected row satisfies (the
+    partitions and files it rules out are not read). Returns (DNF to read by, expression).
+
+    Raises InvalidArgumentError: a bad filter, or ``prune`` without an expression.
+    """
+    arrow = ctx.schema.arrow_schema()
+    if isinstance(filter, pc.Expression):
+        return predicate.normalize(prune, arrow), filter
+    if prune is not None:
+        raise InvalidArgumentError("prune goes with a filter that is a pyarrow.compute expression")
+    return predicate.normalize(filter, arrow), None
+
+
+def delete(ctx_of: Callable[[], TableContext], filter: Any, prune: Any = None) -> int:
+    """Delete the rows ``filter`` selects (all rows if None; see :func:`selection`); returns
+    how many."""
     def attempt(ctx: TableContext) -> int:
         check_changeable(ctx, deletes=True, updates=False, by_condition=True)
-        dnf = predicate.normalize(filter, ctx.schema.arrow_schema())
+        dnf, expression = selection(ctx, filter, prune)
         target = delete_target(ctx, dnf)
-        selected = selected_rows(ctx, target, dnf)
+        selected = selected_rows(ctx, target, dnf, expression)
         empty = ctx.schema.arrow_schema().empty_table()
         nothing = np.zeros(len(selected), dtype=bool)
         apply_change(ctx, target, Change(selected, nothing, empty, empty))
@@ -175,10 +193,10 @@ def delete(ctx_of: Callable[[], TableContext], filter: Any) -> int:
     return with_retries(ctx_of, attempt)
 
 
-def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, Any]) -> int:
-    """Set columns of the rows ``filter`` selects (all rows if None); returns how many
-    changed (with ``sequence.field``, a row whose new sequence value is lower than its
-    stored one does not change: minipaimon_core.dml.dml_sequence)."""
+def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, Any], prune: Any = None) -> int:
+    """Set columns of the rows ``filter`` selects (all rows if None; see :func:`selection`);
+    returns how many changed (with ``sequence.field``, a row whose new sequence value is
+    lower than its stored one does not change: minipaimon_core.dml.dml_sequence)."""
     if not isinstance(set, Mapping) or not set:
         raise InvalidArgumentError(f"set must be a non-empty dict of column -> value, got {set!r}")
 
@@ -186,9 +204,9 @@ def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, An
         check_changeable(ctx, deletes=False, updates=True)
         arrow = ctx.schema.arrow_schema()
         exprs = set_expressions(ctx, set, "update")
-        dnf = predicate.normalize(filter, arrow)
+        dnf, expression = selection(ctx, filter, prune)
         target = read_target(ctx, dnf)
-        selected = selected_rows(ctx, target, dnf)
+        selected = selected_rows(ctx, target, dnf, expression)
         chosen = target.rows.filter(pa.array(selected))
         new_values = updated_rows(chosen, exprs, arrow, "update")
         nothing = np.zeros(len(selected), dtype=bool)
@@ -204,11 +222,16 @@ def delete_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:
     return read_rewrite_target(ctx, dnf) if rewrites_deletes(ctx) else read_target(ctx, dnf)
 
 
-def selected_rows(ctx: TableContext, target: Target, dnf: predicate.DNF | None) -> np.ndarray:
+def selected_rows(ctx: TableContext, target: Target, dnf: predicate.DNF | None,
+                  expression: Any = None) -> np.ndarray:
+    """Which rows of ``target`` (read by ``dnf``) a change selects: where ``expression`` is
+    true if there is one, else those ``dnf`` selects."""
+    if expression is not None:
+        return mask_of(target.rows, expression, "filter")
     if dnf is None or ctx.schema.primaryKeys and not target.files:  # merged rows filtered exactly
         return np.ones(target.rows.num_rows, dtype=bool)
     return mask_of(target.rows, predicate.to_expression(dnf), "filter")
 
 
 __all__ = ["Change", "Target", "apply_change", "check_changeable", "delete", "delete_target", "read_target",
-           "selected_rows", "update", "with_retries"]
+           "selected_rows", "selection", "update", "with_retries"]

@@ -157,7 +157,8 @@ def test_tables_of_a_warehouse_from_sql(sql: Any, tmp_path: Path) -> None:
     ("minipaimon_tables(7)", "InvalidArgumentError"),
     ("minipaimon_delete('{missing}', 'id = 1')", "TableNotFoundError"),
     ("minipaimon_delete('{path}', 'nope = 1')", "InvalidArgumentError"),
-    ("minipaimon_delete('{path}', 'id = (1)')", "InvalidArgumentError"),
+    ("minipaimon_delete('{path}', 'id = (1')", "InvalidArgumentError"),
+    ("minipaimon_delete('{path}', 'soundex(v) = 1')", "InvalidArgumentError"),  # not covered
     ("minipaimon_update('{path}', 'id = 5', 'id = 1')", "InvalidArgumentError"),  # a key column
     ("minipaimon_update('{path}', 'v = ', 'id = 1')", "InvalidArgumentError"),
     ("minipaimon_update('{path}', 'v = 3', 'nope > 3')", "InvalidArgumentError"),
@@ -190,7 +191,8 @@ TYPED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa
     # no row matches these: the value is still checked against its column
     ("minipaimon_update('{path}', \"n = 'x'\", 'id > 100')", "SchemaMismatchError"),
     ("minipaimon_update('{path}', 'n = 99999999999', 'id > 100')", "SchemaMismatchError"),
-    ("minipaimon_update('{path}', 'n = 1.5', 'id > 100')", "SchemaMismatchError"),
+    ("minipaimon_update('{path}', 'n = 1.5e10', 'id > 100')", "SchemaMismatchError"),
+    ("minipaimon_update('{path}', 'n = upper(dt)', 'id > 100')", "SchemaMismatchError"),
     ("minipaimon_update('{path}', 'dt = NULL', 'id = 1')", "InvalidArgumentError"),
 ])
 def test_literals_that_do_not_fit_their_columns_fail_at_analysis(

@@ -131,6 +131,9 @@ class Reader:
             "Apache Paimon tables": lambda: {"paimon-warehouse": self.paimon_warehouse()},
             "Spark": lambda: {**self.spark_inputs(), "new_orders": None},
             "Structured Streaming": lambda: {"ckpt": str(self.home / "ckpt-stream")},
+            "Row-level changes: delete, update, merge": lambda: {"updates": self.spark.createDataFrame(
+                [(3, "2025-01-02", "cancelled", 0), (4, "2025-01-02", "paid", 45), (9, "2025-01-03", "new", 90)],
+                "id long, dt string, status string, amount long")},
         }
         given = block.given()
         made = by_section[block.section]() if given else {}
@@ -258,6 +261,32 @@ def check_row_level(r: Reader, out: str) -> None:
         (2, "paid", 20), (3, "void", 60), (4, "new", 40)]
 
 
+def check_polars_lazy(r: Reader, out: str) -> None:
+    pl = r.scope["pl"]
+    assert r.scope["lf"].filter(pl.col("dt") == "d1").collect().height == 2
+
+
+def check_minipaimon_table(r: Reader, out: str) -> None:
+    """The ported delta-spark job: its changes, then the restore to before its merge."""
+    t = r.table(r.home / "orders")
+    assert rows_of(t, ["id", "status", "amount"]) == [(2, "paid2", 22), (3, "void", 60), (4, "new2", 44)]
+    kinds = [s.commitKind for s in t.snapshots()]
+    assert kinds[-3:] == ["APPEND", "OVERWRITE", "COMPACT"]  # the merge, the restore, the compaction
+    merged = t.scan(snapshot_id=t.snapshots()[-3].id).to_arrow()
+    assert rows_of_table(merged) == [(2, "paid2", 22), (4, "paid", 45), (9, "new", 90)]
+    assert "num_inserted_rows" in out  # the merge's metrics, shown
+
+
+def rows_of_table(data: pa.Table) -> list[tuple[Any, ...]]:
+    return sorted((r["id"], r["status"], r["amount"]) for r in data.to_pylist())
+
+
+def check_row_level_sql(r: Reader, out: str) -> None:
+    """The SQL procedures, Spark SQL expressions included (upper(status) where id % 3 = 0)."""
+    assert rows_of(r.table(r.home / "orders"), ["id", "status", "amount"]) == [
+        (2, "paid2", 22), (3, "VOID", 60), (4, "new2", 44)]
+
+
 def check_operations(r: Reader, out: str) -> None:
     t = r.table("warehouse/users")
     assert t.latest_snapshot().id == 2  # type: ignore[union-attr]  # rolled back (the restore too)
@@ -281,13 +310,16 @@ CHECKS: dict[tuple[str, str, int], Callable[[Reader, str], None]] = {
     ("Apache Paimon tables", "python", 1): check_paimon_spark,
     ("Python API", "python", 0): check_api,
     ("Python API", "python", 1): check_arrow_streams,
-    ("Python API", "python", 2): check_catalog,
-    ("Python API", "python", 3): check_consumer,
-    ("Python API", "python", 4): check_s3,
-    ("Python API", "python", 5): check_azure,
+    ("Python API", "python", 2): check_polars_lazy,
+    ("Python API", "python", 3): check_catalog,
+    ("Python API", "python", 4): check_consumer,
+    ("Python API", "python", 5): check_s3,
+    ("Python API", "python", 6): check_azure,
     ("Spark", "python", 0): check_spark,
     ("Structured Streaming", "python", 0): check_streaming,
     ("Row-level changes: delete, update, merge", "python", 0): check_row_level,
+    ("Row-level changes: delete, update, merge", "python", 1): check_minipaimon_table,
+    ("Row-level changes: delete, update, merge", "sql", 0): check_row_level_sql,
     ("Operations", "python", 0): check_operations,
     ("Operations", "sql", 0): check_operations_sql,
     ("Running on a cluster and object storage", "python", 0): check_cluster,
