@@ -165,6 +165,28 @@ def test_values_are_stored_as_spark_sql_insert_stores_them(spark: Any, tmp_path:
     assert sorted(got.column("b").to_pylist()) == expected  # 5 * 1.1 + 0.45 = 5.95 -> 5
 
 
+def test_a_nan_into_a_decimal_is_null_as_spark_insert_stores_it(spark: Any, tmp_path: Path) -> None:
+    """Spark's INSERT stores a NaN or infinite DOUBLE into a DECIMAL column as null (the core's
+    store_assignment.nulls_non_finite), per row and as a constant; other values rounded."""
+    from decimal import Decimal
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("d", pa.decimal128(10, 2))])
+    target = mp.create_table(str(tmp_path / "t"), schema)
+    target.write(pa.table({"id": [1, 2, 3, 4], "d": pa.array([Decimal(i) for i in range(4)], schema.field("d").type)}))
+    value = "IF(id = 1, CAST('NaN' AS DOUBLE), IF(id = 2, -CAST('Infinity' AS DOUBLE), id / 3.0D * 1.005D))"
+    spark.sql(f"CREATE TABLE nan_ref (id BIGINT, d DECIMAL(10,2)) USING parquet LOCATION '{tmp_path / 'ref'}'")
+    try:
+        spark.sql(f"INSERT INTO nan_ref SELECT id, {value} FROM VALUES (1L), (2L), (3L), (4L) AS v(id)")
+        expected = sorted(tuple(r) for r in spark.table("nan_ref").collect())
+    finally:
+        spark.sql("DROP TABLE nan_ref")
+    t = MiniPaimonTable.forPath(spark, target.path)
+    t.update(None, {"d": value})
+    assert sorted((r["id"], r["d"]) for r in mp.open_table(target.path).to_arrow().to_pylist()) == expected
+    t.update("id = 4", {"d": "CAST('NaN' AS DOUBLE)"})  # a constant: computed on the driver
+    assert mp.open_table(target.path).scan(filter=[("id", "=", 4)]).to_arrow().column("d").to_pylist() == [None]
+
+
 def job_ids(spark: Any, group: str) -> list[int]:
     return list(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
