@@ -38,7 +38,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 import minipaimon_core as mp
 from minipaimon_core.dml import dml
 from minipaimon_core.dml.dml_rewrite import rewrites_deletes
-from minipaimon_core.dml.merge_into import SOURCE, MergeClauses, MergeResult
+from minipaimon_core.dml.merge_into import SOURCE, TARGET, MergeClauses, MergeResult
 from minipaimon_core.dml.merge_keys import check_inserted_keys
 from minipaimon_core.dml.merge_units import (
     ROW,
@@ -70,10 +70,13 @@ def value_name(clause: int, i: int) -> str:
 @dataclass(frozen=True)
 class Action:
     """What clause ``k`` of a change does to the target rows that take it: delete them, or
-    update ``columns`` (to the values in columns ``value_name(k, i)``)."""
+    update ``columns`` (to the values in columns ``value_name(k, i)``); ``keys_itself``: the
+    primary-key columns it sets to themselves, given to the core as ``"target.<key>"``, which
+    it leaves out (dml_values.key_itself) while the rows still take the clause."""
 
     delete: bool
     columns: tuple[str, ...] = ()
+    keys_itself: tuple[str, ...] = ()
 
 
 @dataclass
@@ -127,8 +130,9 @@ def _core_clauses(change: SparkChange) -> list[Any]:
         if action.delete:
             builder.when_matched_delete(condition=condition)
         else:
-            builder.when_matched_update(
-                set={c: SOURCE + value_name(k, i) for i, c in enumerate(action.columns)}, condition=condition)
+            values = {c: SOURCE + value_name(k, i) for i, c in enumerate(action.columns)}
+            builder.when_matched_update(set={**values, **{c: TARGET + c for c in action.keys_itself}},
+                                        condition=condition)
     if change.inserts is not None:
         builder.when_not_matched_insert_all()
     return list(builder._clauses)

@@ -225,6 +225,22 @@ def test_merge_fail_in_case_that_maybe_update_primary_key_column(tmp_path: Path)
     assert _rows(t) == [(1, 10, "c111"), (2, 20, "c2"), (103, 30, "c333")]
 
 
+def test_a_key_set_to_its_own_column_changes_nothing(tmp_path: Path) -> None:
+    # paimon-spark RowLevelHelper.validUpdateAssignment: an assignment of a primary key to
+    # itself (UPDATE T SET id = id; in a MERGE on any condition, SET a = target.a) is no
+    # update of the key; any other value of it is ("Can't update the primary key column")
+    t = _target(tmp_path, [(1, 10, "c1"), (2, 20, "c2")])
+    assert t.update([("a", "=", 1)], set={"a": pc.field("a"), "c": pc.scalar("x")}) == 1
+    (t.merge(_source([(5, 20, "y")]), on=["b"])  # the key is not pinned by this join
+     .when_matched_update(set={"a": "target.a", "c": "source.c"}).execute())
+    assert _rows(t) == [(1, 10, "x"), (2, 20, "y")]
+    with pytest.raises(InvalidArgumentError, match="'a' is a primary-key column"):
+        t.update([("a", "=", 1)], set={"a": pc.field("b")})
+    with pytest.raises(InvalidArgumentError, match="'a' is a primary-key column"):
+        t.update([("a", "=", 1)], set={"a": pc.field("a") + 0})
+    assert _rows(t) == [(1, 10, "x"), (2, 20, "y")]
+
+
 def test_python_merge_stores_values_exactly(tmp_path: Path) -> None:
     # Table.merge from Python keeps write()'s rule: b * 1.1 (a double) into an INT column is
     # refused unless exact (minipaimon_spark.merge takes Spark's store assignment instead:
