@@ -18,8 +18,10 @@ clause); a source row matching no target row to the first ``whenNotMatched*`` cl
 (over the source's columns; a column an insert does not name is null); a target row no
 source row matches to the first ``whenNotMatchedBySource*`` clause (over the target's
 columns). ``*All`` clauses take the source column of each target column's name (a
-primary-key column is never updated). A primary-key table's inserts must not carry a key
-it holds (unless the merge deletes it) when the condition is not the plain equality of its
+primary-key column is never updated); ``whenMatchedUpdate`` sets a primary-key column only
+to itself: ``{"id": "s.id"}`` under ``t.id = s.id`` or ``{"id": "t.id"}`` (a column
+reference string), which changes nothing (the core's rule, ``dml_values.key_itself``, as
+Paimon's MERGE). A primary-key table's inserts must not carry a key it holds (unless the merge deletes it) when the condition is not the plain equality of its
 whole key with the source's same-named columns.
 
 The source is read more than once (its bounds, the matched rows, the inserts, and for an
@@ -39,11 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.types import DecimalType, IntegralType, StringType, StructField, StructType
 
+from minipaimon_core.dml.dml_values import key_itself, key_set_error
 from minipaimon_core.dml.merge_keys import prune_filter
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_spark import store_assignment
 from minipaimon_spark.row_changes import CLAUSE, KEY, Action, SparkChange, execute, value_name
-from minipaimon_spark.spark_sql import analyzed, column_of, equalities
+from minipaimon_spark.spark_sql import analyzed, column_of, equalities, referenced, side
 
 if TYPE_CHECKING:
     from minipaimon_spark.delta_table import MiniPaimonTable
@@ -149,12 +152,14 @@ class _Planner:
         empty = self.t._aliased(self.t._empty())
         matched = analyzed(lambda: empty.join(self.source, self.on, "inner"), f"merge condition {builder.condition!r}")
         self.contexts = {"matched": matched, "not_matched": self.source, "not_matched_by_source": empty}
+        self.pairs = self._pairs()
         self.actions: list[Action] = []
         self.checked: list[_Checked] = []
         for c in builder.clauses:  # target rows' clauses first: their index is the action's
             if c.kind != "not_matched":
                 self.checked.append(self._check(c, len(self.actions)))
-                self.actions.append(Action(c.delete, tuple(v[3].name for v in self.checked[-1].values)))
+                self.actions.append(Action(c.delete, tuple(v[3].name for v in self.checked[-1].values),
+                                           self._keys_itself(c)))
         inserts = [c for c in builder.clauses if c.kind == "not_matched"]
         self.checked += [self._check(c, k) for k, c in enumerate(inserts)]
 
@@ -186,13 +191,11 @@ class _Planner:
             return {}
         if c.values is not None:
             out = {}
+            kept = self._keys_itself(c)
             for name, value in c.values.items():
                 column = self.t._column(name, what)
-                if c.kind != "not_matched" and column in self.keys:
-                    raise InvalidArgumentError(
-                        f"{what}: {column!r} is a primary-key column and cannot be set; delete the "
-                        "row and insert the new one")
-                out[column] = (value, column_of(value, f"{what} value of {column!r}"))
+                if column not in kept:
+                    out[column] = (value, column_of(value, f"{what} value of {column!r}"))
             return out
         names = [f.name for f in self.fields.fields if c.kind == "not_matched" or f.name not in self.keys]
         by_lower = {n.lower(): n for n in self.source.columns}
@@ -203,10 +206,31 @@ class _Planner:
         columns = {n: self.source[quoted(n if n in self.source.columns else by_lower[n.lower()])] for n in names}
         return {n: (column, column) for n, column in columns.items()}
 
+    def _keys_itself(self, c: _Clause) -> tuple[str, ...]:
+        """The primary-key columns update clause ``c`` sets to themselves, which changes
+        nothing (the core's rule, dml_values.key_itself: the target's own column, or in a
+        matched clause the source column the condition equates with it; values written as a
+        column reference string). Raises InvalidArgumentError for another set of a key."""
+        if c.delete or c.kind == "not_matched" or c.values is None:
+            return ()
+        what = f"merge {c.kind.replace('_', ' ')} clause"
+        pins = dict(self.pairs or []) if c.kind == "matched" else {}
+        alias = (self.t._alias or "").lower()
+        names = [f.name for f in self.fields.fields]
+        source = list(self.source.columns) if c.kind == "matched" else []
+        kept = []
+        for name, value in c.values.items():
+            column = self.t._column(name, what)
+            if column in self.keys:
+                if referenced(value, alias, names, source) not in key_itself(column, pins):
+                    raise key_set_error(what, column)
+                kept.append(column)
+        return tuple(kept)
+
     # -- the change --------------------------------------------------------------------------
 
     def change(self) -> SparkChange:
-        pairs = self._pairs()
+        pairs = self.pairs
         return SparkChange(
             self.actions,
             self._rows if self.actions else None,
@@ -268,7 +292,7 @@ class _Planner:
         names = {f.name for f in self.fields.fields}
         out = []
         for left, right in terms:
-            sides = [_side(n, alias, names, list(self.source.columns)) for n in (left, right)]
+            sides = [side(n, alias, names, list(self.source.columns)) for n in (left, right)]
             if sorted(s[0] for s in sides if s) != ["source", "target"]:
                 return None
             sides.sort()  # ("source", ...) first
@@ -321,19 +345,6 @@ def _first(conditions: list[tuple[int, Any]]) -> Any:
         out = F.when(holds, F.lit(index)) if out is None else out.when(holds, F.lit(index))
     assert out is not None
     return out
-
-
-def _side(name: list[str], alias: str, target: set[str], source: list[str]) -> tuple[str, str] | None:
-    """Which side a column reference of a merge condition names, and the column."""
-    if len(name) == 2 and alias and name[0].lower() == alias and name[1] in target:
-        return ("target", name[1])
-    if len(name) == 2 and name[1] in source and name[0].lower() != alias:
-        return ("source", name[1])
-    if len(name) == 1 and name[0] in target and name[0] not in source:
-        return ("target", name[0])
-    if len(name) == 1 and name[0] in source and name[0] not in target:
-        return ("source", name[0])
-    return None
 
 
 __all__ = ["METRICS", "MiniPaimonMergeBuilder"]

@@ -37,6 +37,7 @@ import zoneinfo
 from typing import TYPE_CHECKING, Any
 
 import minipaimon_core as mp
+from minipaimon_core.dml.dml_values import key_itself, key_set_error
 from minipaimon_core.dml.merge_units import ROW, UNIT
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.schema.schema import SchemaManager
@@ -44,7 +45,7 @@ from minipaimon_spark import store_assignment
 from minipaimon_spark.delta_merge import MiniPaimonMergeBuilder
 from minipaimon_spark.procedure_support import Connection
 from minipaimon_spark.row_changes import CLAUSE, Action, SparkChange, execute, value_name
-from minipaimon_spark.spark_sql import analyzed, column_of, pruning_filter
+from minipaimon_spark.spark_sql import analyzed, column_of, pruning_filter, referenced
 from minipaimon_spark.types import to_spark_schema
 
 if TYPE_CHECKING:
@@ -112,26 +113,33 @@ class MiniPaimonTable:
 
     def update(self, condition: Any = None, set: dict[str, Any] | None = None) -> None:
         """Set columns (``{"name": "upper(name)"}``, Spark SQL or Columns) of the rows
-        ``condition`` selects (None: every row), in one commit; a primary-key column cannot
-        be set. Raises as the module says."""
+        ``condition`` selects (None: every row), in one commit; a primary-key column only to
+        itself (``{"id": "id"}``, which changes nothing, as Paimon's UPDATE takes it). Raises
+        as the module says."""
         if not isinstance(set, dict) or not set:
             raise InvalidArgumentError(f"update: set must be a non-empty dict of column -> value, got {set!r}")
         cond = self._condition(condition, "update")
         keys = self._table.primary_keys()
-        values = []
-        for i, (name, value) in enumerate(set.items()):
+        names = self._table.schema().names
+        values: list[Any] = []
+        columns: list[str] = []
+        kept: list[str] = []
+        for name, value in set.items():
             column = self._column(name, "update")
-            if column in keys:
-                raise InvalidArgumentError(f"update: {column!r} is a primary-key column and cannot be set; "
-                                           "delete the row and insert the new one")
+            if column in keys:  # only to itself (the core's rule: dml_values.key_itself), a no-op
+                if referenced(value, (self._alias or "").lower(), names, ()) not in key_itself(column, {}):
+                    raise key_set_error("update", column)
+                kept.append(column)
+                continue
             target = self._spark_schema()[column]
             v = column_of(value, f"update value of {column!r}")
             source = self._type_of(v, cond, f"update value of {column!r}")
             store_assignment.check(source, target, "update")
             store_assignment.check_constant(self._spark, value, v, source, target)
-            values.append(store_assignment.stored(v, source, target).alias(value_name(0, i)))
+            values.append(store_assignment.stored(v, source, target).alias(value_name(0, len(columns))))
+            columns.append(column)
         change = SparkChange(
-            [Action(False, tuple(self._column(n, "update") for n in set))],
+            [Action(False, tuple(columns), tuple(kept))],
             lambda t: self._selected(t, cond).select(UNIT, ROW, _zero(), *values),
             None, dnf=pruning_filter(condition, self._table.schema()), local=True)
         execute(self._spark, self._table, self._connection, change)

@@ -37,10 +37,8 @@ from minipaimon_core.dml.merge_units import (
     UNIT,
     MergePlan,
     UnitResult,
-    change_unit,
     commit_units,
     discard_units,
-    insert_rows_of,
     plan_merge,
     unit_keys,
 )
@@ -48,9 +46,9 @@ from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.metadata.context import TableContext
 from minipaimon_spark.compaction import default_parallelism
 from minipaimon_spark.types import quoted, to_arrow_schema, to_spark_type
+from minipaimon_spark.unit_tasks import RESULT, inserter, open_context, plain_names, unit_changer
 from minipaimon_spark.zones import align_source
 
-RESULT = "result binary"
 _KEY = "__minipaimon_key_"  # the target's join columns in the key index (the source keeps its names)
 
 
@@ -156,11 +154,11 @@ class SparkMerge(MergeClauses):
             if self._by_source:  # every unit, matched or not, must see its clauses
                 matched = matched.unionByName(units, allowMissingColumns=True)
             names = matched.columns
-            parts.append(matched.toDF(*_plain(names)).groupBy(UNIT).applyInArrow(_unit_changer(plan, names), RESULT))
+            parts.append(matched.toDF(*plain_names(names)).groupBy(UNIT).applyInArrow(unit_changer(plan, names), RESULT))
         if any(c.kind == "not_matched" for c in self._clauses):
             unmatched = source.join(keys, joined_on, "left_anti")
             names = unmatched.columns
-            parts.append(unmatched.toDF(*_plain(names)).mapInArrow(_inserter(plan, names), RESULT))
+            parts.append(unmatched.toDF(*plain_names(names)).mapInArrow(inserter(plan, names), RESULT))
         results: list[UnitResult] = []
         try:
             for part in parts:
@@ -171,53 +169,16 @@ class SparkMerge(MergeClauses):
         return commit_units(self._context(), plan, results)
 
 
-def _open(plan: MergePlan) -> TableContext:
-    return mp.open_table(plan.path, options=plan.connection).context()
-
-
 def _key_reader(plan: MergePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Executors: the key index rows of each incoming unit."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(UNIT).to_pylist():
-                keys = unit_keys(plan, _open(plan), index)
+                keys = unit_keys(plan, open_context(plan), index)
                 if keys is None:  # the schema changed: the unit's task reports it, typed
                     continue
                 keys = keys.rename_columns([_KEY + n if n in plan.on else n for n in keys.column_names])
                 yield from keys.to_batches()
-    return run
-
-
-def _plain(names: list[str]) -> list[str]:
-    """Column names PySpark's ``applyInArrow`` / ``mapInArrow`` can pass on: they name each
-    column unquoted (``df[name]``), which fails for a name holding '.' or '`'. The Arrow
-    functions get ``names`` back (same order)."""
-    return [n if n in (UNIT, ROW) else f"__minipaimon_column_{i}" for i, n in enumerate(names)]
-
-
-def _unit_changer(plan: MergePlan, names: list[str]) -> Callable[[pa.Table], pa.Table]:
-    """Executors: one unit's change, from the source rows matched to it (columns
-    :func:`_plain`, renamed back to ``names``)."""
-    def run(rows: pa.Table) -> pa.Table:
-        rows = rows.rename_columns(names)
-        index = rows.column(UNIT)[0].as_py()
-        result = change_unit(plan, _open(plan), index, rows)
-        return pa.table({"result": pa.array([result.to_bytes()], pa.binary())})
-    return run
-
-
-def _inserter(plan: MergePlan, names: list[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Executors: the inserts of one partition of the unmatched source rows (columns
-    :func:`_plain`, renamed back to ``names``)."""
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        task = TaskContext.get()
-        rows = [b for b in batches if b.num_rows]
-        if rows:
-            result = insert_rows_of(plan, _open(plan), pa.Table.from_batches(rows).rename_columns(names),
-                                    task.partitionId() if task else 0)
-            yield pa.RecordBatch.from_pydict({"result": pa.array([result.to_bytes()], pa.binary())})
     return run
 
 

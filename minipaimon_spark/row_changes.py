@@ -38,7 +38,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 import minipaimon_core as mp
 from minipaimon_core.dml import dml
 from minipaimon_core.dml.dml_rewrite import rewrites_deletes
-from minipaimon_core.dml.merge_into import SOURCE, MergeClauses, MergeResult
+from minipaimon_core.dml.merge_into import SOURCE, TARGET, MergeClauses, MergeResult
 from minipaimon_core.dml.merge_keys import check_inserted_keys
 from minipaimon_core.dml.merge_units import (
     ROW,
@@ -55,25 +55,28 @@ from minipaimon_core.expressions import predicate
 from minipaimon_core.metadata.context import TableContext
 from minipaimon_spark import store_assignment
 from minipaimon_spark.compaction import default_parallelism
-from minipaimon_spark.distributed_merge import RESULT, _inserter, _plain, _unit_changer
 from minipaimon_spark.types import BatchConformer, quoted, to_arrow_schema, to_spark_schema
+from minipaimon_spark.unit_tasks import RESULT, inserter, open_context, plain_names, unit_changer
 
 CLAUSE = "__minipaimon_clause"  # the index of the clause a target row takes
 KEY = "__minipaimon_key{}"  # a copy of the target's primary-key column j (inserts checked against it)
 
 
 def value_name(clause: int, i: int) -> str:
-    """The column of the ``i``-th value of clause ``clause`` (a plain name: see distributed_merge._plain)."""
+    """The column of the ``i``-th value of clause ``clause`` (a plain name: see unit_tasks.plain_names)."""
     return f"__minipaimon_v{clause}_{i}"
 
 
 @dataclass(frozen=True)
 class Action:
     """What clause ``k`` of a change does to the target rows that take it: delete them, or
-    update ``columns`` (to the values in columns ``value_name(k, i)``)."""
+    update ``columns`` (to the values in columns ``value_name(k, i)``); ``keys_itself``: the
+    primary-key columns it sets to themselves, given to the core as ``"target.<key>"``, which
+    it leaves out (dml_values.key_itself) while the rows still take the clause."""
 
     delete: bool
     columns: tuple[str, ...] = ()
+    keys_itself: tuple[str, ...] = ()
 
 
 @dataclass
@@ -127,8 +130,9 @@ def _core_clauses(change: SparkChange) -> list[Any]:
         if action.delete:
             builder.when_matched_delete(condition=condition)
         else:
-            builder.when_matched_update(
-                set={c: SOURCE + value_name(k, i) for i, c in enumerate(action.columns)}, condition=condition)
+            values = {c: SOURCE + value_name(k, i) for i, c in enumerate(action.columns)}
+            builder.when_matched_update(set={**values, **{c: TARGET + c for c in action.keys_itself}},
+                                        condition=condition)
     if change.inserts is not None:
         builder.when_not_matched_insert_all()
     return list(builder._clauses)
@@ -157,28 +161,28 @@ def _attempt(spark: Any, path: str, connection: dict[str, str], ctx: TableContex
     if change.rows is not None:
         rows = change.rows(target)
         names = rows.columns
-        plain = rows.toDF(*_plain(names))
+        plain = rows.toDF(*plain_names(names))
         if change.local:  # a unit's rows are where its reader put them: changed in the same stage
             parts.append(plain.mapInArrow(_local_changer(plan, names), RESULT))
         else:
-            parts.append(plain.groupBy(UNIT).applyInArrow(_unit_changer(plan, names), RESULT))
+            parts.append(plain.groupBy(UNIT).applyInArrow(unit_changer(plan, names), RESULT))
     if change.inserts is not None:
         inserts = change.inserts(target)
         if change.guard and ctx.schema.primaryKeys:
             results.append(UnitResult(removed_keys=_guarded(ctx, plan, change, inserts, target)))
         names = inserts.columns
-        parts.append(inserts.toDF(*_plain(names)).mapInArrow(_inserter(plan, names), RESULT))
+        parts.append(inserts.toDF(*plain_names(names)).mapInArrow(inserter(plan, names), RESULT))
     written: list[UnitResult] = []
     try:
         for part in parts:
             written += [UnitResult.from_bytes(r.result) for r in part.collect()]
     except Exception as e:
-        discard_units(table_context(plan), plan, written)  # files of the jobs that finished
+        discard_units(open_context(plan), plan, written)  # files of the jobs that finished
         mismatch = store_assignment.task_error(e)
         if mismatch is None:
             raise
         raise mismatch from None
-    return commit_units(table_context(plan), plan, results + written)
+    return commit_units(open_context(plan), plan, results + written)
 
 
 def _guarded(ctx: TableContext, plan: MergePlan, change: SparkChange, inserts: Any, target: Any) -> pa.Table | None:
@@ -204,8 +208,8 @@ def _guarded(ctx: TableContext, plan: MergePlan, change: SparkChange, inserts: A
 
 def _local_changer(plan: MergePlan, names: list[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Executors: the change of each unit whose rows reach this partition (all of them: the
-    partition that read the unit), as ``_unit_changer`` does per group."""
-    change = _unit_changer(plan, names)
+    partition that read the unit), as ``unit_changer`` does per group."""
+    change = unit_changer(plan, names)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = [b for b in batches if b.num_rows]
@@ -218,10 +222,6 @@ def _local_changer(plan: MergePlan, names: list[str]) -> Callable[[Iterator[pa.R
     return run
 
 
-def table_context(plan: MergePlan) -> TableContext:
-    return mp.open_table(plan.path, options=plan.connection).context()
-
-
 def _row_reader(plan: MergePlan, schema: StructType) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Executors: the rows of each incoming unit (every column, its unit and row numbers,
     copies of the key columns), as Spark's Arrow schema of T."""
@@ -229,7 +229,7 @@ def _row_reader(plan: MergePlan, schema: StructType) -> Callable[[Iterator[pa.Re
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         conform = BatchConformer(target)
-        ctx = table_context(plan)
+        ctx = open_context(plan)
         names = ctx.schema.arrow_schema().names
         whole = dataclasses.replace(plan, on=names)
         keys = ctx.schema.primaryKeys

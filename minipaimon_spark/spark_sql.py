@@ -12,13 +12,14 @@ from them (the units a change can touch).
   exactly as Spark evaluates it (``dt < '2025-01-01' AND id IN (1, 2)``), so that a delete or
   update reads only the partitions and files it may change.
 * :func:`equalities`: the ``t.a = s.b`` terms a merge condition is a conjunction of, so that
-  a merge reads only the target between the source's bounds.
+  a merge reads only the target between the source's bounds; :func:`side` and
+  :func:`referenced`: which side (target or source) a column reference names.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import pyarrow as pa
@@ -125,4 +126,32 @@ def _names(reference: str) -> list[str]:
             for p in re.findall(_IDENT, reference)]
 
 
-__all__ = ["analyzed", "column_of", "equalities", "one_line", "pruning_filter"]
+_REFERENCE = re.compile(rf"^\s*({_IDENT}(?:\.{_IDENT})?)\s*$")
+
+
+def side(name: list[str], alias: str, target: Collection[str], source: Collection[str]) -> tuple[str, str] | None:
+    """Which side a column reference (its names split on the qualifier) names, and the
+    column: ``("target", c)`` under the table's (lower-cased) ``alias`` or unqualified where
+    the source has no such column, ``("source", c)`` under another qualifier or unqualified
+    where the table has none; None if it is neither."""
+    if len(name) == 2 and alias and name[0].lower() == alias and name[1] in target:
+        return ("target", name[1])
+    if len(name) == 2 and name[1] in source and name[0].lower() != alias:
+        return ("source", name[1])
+    if len(name) == 1 and name[0] in target and name[0] not in source:
+        return ("target", name[0])
+    if len(name) == 1 and name[0] in source and name[0] not in target:
+        return ("source", name[0])
+    return None
+
+
+def referenced(value: Any, alias: str, target: Collection[str], source: Collection[str]) -> tuple[str, str] | None:
+    """The :func:`side` a value is, when it is a string of exactly one column reference
+    (``s.id``, ``t.id``, ``id``); None for anything else (an expression, a Column)."""
+    if not isinstance(value, str):
+        return None
+    match = _REFERENCE.match(value)
+    return None if match is None else side(_names(match.group(1)), alias, target, source)
+
+
+__all__ = ["analyzed", "column_of", "equalities", "one_line", "pruning_filter", "referenced", "side"]

@@ -5,7 +5,6 @@ expected rows are Paimon's."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -226,40 +225,29 @@ def test_merge_fail_in_case_that_maybe_update_primary_key_column(tmp_path: Path)
     assert _rows(t) == [(1, 10, "c111"), (2, 20, "c2"), (103, 30, "c333")]
 
 
+def test_a_key_set_to_its_own_column_changes_nothing(tmp_path: Path) -> None:
+    # paimon-spark RowLevelHelper.validUpdateAssignment: an assignment of a primary key to
+    # itself (UPDATE T SET id = id; in a MERGE on any condition, SET a = target.a) is no
+    # update of the key; any other value of it is ("Can't update the primary key column")
+    t = _target(tmp_path, [(1, 10, "c1"), (2, 20, "c2")])
+    assert t.update([("a", "=", 1)], set={"a": pc.field("a"), "c": pc.scalar("x")}) == 1
+    (t.merge(_source([(5, 20, "y")]), on=["b"])  # the key is not pinned by this join
+     .when_matched_update(set={"a": "target.a", "c": "source.c"}).execute())
+    assert _rows(t) == [(1, 10, "x"), (2, 20, "y")]
+    with pytest.raises(InvalidArgumentError, match="'a' is a primary-key column"):
+        t.update([("a", "=", 1)], set={"a": pc.field("b")})
+    with pytest.raises(InvalidArgumentError, match="'a' is a primary-key column"):
+        t.update([("a", "=", 1)], set={"a": pc.field("a") + 0})
+    assert _rows(t) == [(1, 10, "x"), (2, 20, "y")]
+
+
 def test_python_merge_stores_values_exactly(tmp_path: Path) -> None:
     # Table.merge from Python keeps write()'s rule: b * 1.1 (a double) into an INT column is
     # refused unless exact (minipaimon_spark.merge takes Spark's store assignment instead:
-    # tests/spark/test_spark_dml.py)
+    # tests/spark/test_spark_dml.py; the rule's cases: tests/test_store_assignment.py)
     t = _target(tmp_path, [(1, 10, "c1")])
     with pytest.raises(SchemaMismatchError, match="do not fit column 'b'"):
         (t.merge(_source([(9, 900, "c99")]), on=["a"])
          .when_not_matched_insert(values={"a": "source.a", "b": pc.field("source.b") * 1.1, "c": "source.c"})
          .execute())
     assert _rows(t) == [(1, 10, "c1")]
-
-
-@pytest.mark.parametrize("values,typ,want", [
-    (pa.array([990.0000000000001, -3.7, None]), pa.int32(), [990, -3, None]),  # cut toward zero
-    (pa.array([Decimal("990.0"), Decimal("-3.7")], pa.decimal128(12, 1)), pa.int32(), [990, -3]),
-    (pa.array([7, -2]), pa.decimal128(5, 2), [Decimal("7.00"), Decimal("-2.00")]),
-    (pa.array([Decimal("1.005"), Decimal("-1.005")], pa.decimal128(6, 3)), pa.decimal128(5, 2),
-     [Decimal("1.01"), Decimal("-1.01")]),  # ROUND_HALF_UP
-    (pa.array([2**40 + 1]), pa.float32(), [float(2**40)]),  # the nearest float
-    (pa.array([1.5]), pa.decimal128(5, 2), [1.5]),  # a double into DECIMAL: left to the exact rule
-])
-def test_spark_store_assignment_of_numbers(values: pa.Array, typ: pa.DataType, want: list) -> None:
-    # Spark's ANSI store assignment (Paimon's Spark MERGE stores b * 1.1 into INT as 990)
-    from minipaimon_core.dml.assignment import spark_cast
-
-    assert spark_cast(values, typ, "merge").to_pylist() == want
-
-
-@pytest.mark.parametrize("values,typ", [(pa.array([2**40]), pa.int32()), (pa.array([float("nan")]), pa.int32()),
-                                        (pa.array([1e20]), pa.int64()),
-                                        (pa.array([Decimal("12345.6")]), pa.decimal128(5, 2))])
-def test_spark_store_assignment_overflow_fails(values: pa.Array, typ: pa.DataType) -> None:
-    # ANSI: a value out of the column's range is an error, not a wrapped or null value
-    from minipaimon_core.dml.assignment import spark_cast
-
-    with pytest.raises(InvalidArgumentError, match="store assignment"):
-        spark_cast(values, typ, "merge")

@@ -9,7 +9,7 @@ NULL column is refused before any file is written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -85,32 +85,53 @@ def cast_to(column: pa.ChunkedArray | pa.Array, field_: pa.Field, what: str) -> 
 
 
 def set_expressions(ctx: TableContext, set: Mapping[str, Any], what: str,
-                    references: bool = False, pinned: Sequence[str] = (),
+                    references: bool = False, pins: Mapping[str, str] | None = None,
                     policy: str = EXACT) -> dict[str, pc.Expression]:
-    """``set`` checked against the table (known columns, no primary-key column). A merge's
-    join columns are ``pinned``: setting one of them to itself (``a = "source.a"`` or
-    ``"target.a"``, which the join makes equal, as Paimon's MERGE takes ``SET a = source.a``
-    under ``ON target.a = source.a``) changes nothing and is left out."""
+    """``set`` checked against the table (known columns, a primary-key column only as
+    :func:`key_itself` allows, left out: it changes nothing). ``references``: a merge's
+    values (``"source.c"`` / ``"target.c"``), whose ``pins`` map a target column to the
+    source column the merge joins it with."""
     arrow = ctx.schema.arrow_schema()
     out = {}
     for column, value in set.items():
         if column not in arrow.names:
             raise InvalidArgumentError(f"{what}: column {column!r} is not in the table {arrow.names}")
         if column in ctx.schema.primaryKeys:
-            if column in pinned and _names_itself(value, column):
+            if _names_itself(value, column, pins or {}, references):
                 continue
-            raise InvalidArgumentError(
-                f"{what}: {column!r} is a primary-key column and cannot be set (but to itself, "
-                "'source.<c>' of a join column); delete the row and insert the new one")
+            raise key_set_error(what, column)
         out[column] = as_expression(value, arrow.field(column), f"{what} of {column!r}", references, policy)
     return out
 
 
-def _names_itself(value: Any, column: str) -> bool:
-    """Whether ``value`` is the join column ``column`` of the source or the target."""
-    names = (f"source.{column}", f"target.{column}")
+def key_itself(column: str, pins: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The column references (side ``"target"`` / ``"source"``, column) that primary-key
+    column ``column`` may be set to, changing nothing, so the set is left out: the target's
+    own column (Paimon's ``UPDATE t SET id = id``) and, in a merge, the source column the
+    condition equates with it (``pins``: target column -> source column; Paimon's MERGE
+    ``SET a = source.a ... ON target.a = source.a``, MergeIntoTableTestBase "only update").
+    Any other value of a primary-key column is refused (:func:`key_set_error`). The one
+    rule of ``Table.update`` / ``merge`` and of ``minipaimon_spark.MiniPaimonTable``."""
+    out = [("target", column)]
+    if column in pins:
+        out.append(("source", pins[column]))
+    return out
+
+
+def key_set_error(what: str, column: str) -> InvalidArgumentError:
+    """The error of a set of primary-key column ``column`` that :func:`key_itself` does not allow."""
+    return InvalidArgumentError(
+        f"{what}: {column!r} is a primary-key column and cannot be set (but to itself, or to the "
+        "source column the merge condition equates with it); delete the row and insert the new one")
+
+
+def _names_itself(value: Any, column: str, pins: Mapping[str, str], references: bool) -> bool:
+    """Whether ``value`` is one of :func:`key_itself`'s references: ``"side.c"`` or
+    ``pc.field("side.c")`` in a merge, ``pc.field(c)`` (the row's own column) in an update."""
+    names = [f"{side}.{c}" if references else c for side, c in key_itself(column, pins)
+             if references or side == "target"]
     if isinstance(value, str):
-        return value in names
+        return references and value in names
     return isinstance(value, pc.Expression) and any(value.equals(pc.field(n)) for n in names)
 
 
@@ -129,4 +150,5 @@ def updated_rows(rows: pa.Table, exprs: Mapping[str, pc.Expression], arrow: pa.S
     return pa.Table.from_arrays(columns, schema=arrow)
 
 
-__all__ = ["as_expression", "cast_to", "evaluate", "mask_of", "set_expressions", "updated_rows"]
+__all__ = ["as_expression", "cast_to", "evaluate", "key_itself", "key_set_error", "mask_of", "set_expressions",
+           "updated_rows"]

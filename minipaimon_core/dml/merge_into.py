@@ -267,9 +267,10 @@ def insert_rows(clauses: list[_Clause], unmatched: pa.Table, arrow: pa.Schema) -
 def update_expressions(ctx: TableContext, c: _Clause, source_names: list[str],
                        on: list[str]) -> dict[str, pc.Expression]:
     """The set expressions of an update clause (``update_all``: every non-key column from
-    the source); a join column of ``on`` set to itself is left out."""
+    the source); a key set to itself is left out (dml_values.key_itself: the join columns of
+    ``on`` pin a target column to the source column of its name)."""
     if c.values is not None:
-        return exprs_of.set_expressions(ctx, c.values, "merge update", references=True, pinned=on,
+        return exprs_of.set_expressions(ctx, c.values, "merge update", references=True, pins={n: n for n in on},
                                         policy=c.policy)
     names = [n for n in ctx.schema.arrow_schema().names if n not in ctx.schema.primaryKeys]
     missing = [n for n in names if n not in source_names]

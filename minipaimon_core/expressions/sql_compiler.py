@@ -16,10 +16,9 @@ compared with a number, date or TIMESTAMP_NTZ column is read as one (``dt < '202
 Refused when the text is analyzed (InvalidArgumentError naming the function, column or
 operator), never evaluated otherwise than Spark would: other functions, decimal division,
 floats turned into text (Spark's digits differ), a text compared with a TIMESTAMP (instant)
-column (it needs the session's time zone; MiniPaimonTable takes it), nested types. Values are stored as Spark's INSERT stores them (ANSI store assignment: a
-number into any number column, a DECIMAL or DOUBLE into an integer column truncated toward
-zero, an overflow fails; atomic values into text), after which the core converts them as
-every write does.
+column (it needs the session's time zone; MiniPaimonTable takes it), nested types. Values are
+stored as Spark's INSERT stores them (:mod:`.store_assignment`, which also converts numbers
+for ``CAST``), after which the core converts them as every write does.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidArgumentError, SchemaMismatchError
+from ..errors import InvalidArgumentError
 from .sql_functions import function
 from .sql_parser import Case, Cast, Col, Lit, Op, parse, parse_assignments
 from .sql_types import (
@@ -43,8 +42,10 @@ from .sql_types import (
     common,
     compare,
     is_numeric,
+    spark_type,
     type_name,
 )
+from .store_assignment import store
 
 E = pc.Expression._call
 _NULL = NULL
@@ -56,13 +57,6 @@ _TYPE_NAMES = {"tinyint": pa.int8(), "byte": pa.int8(), "smallint": pa.int16(), 
                "float": pa.float32(), "real": pa.float32(), "double": pa.float64(), "string": pa.string(),
                "boolean": pa.bool_(), "date": pa.date32()}
 _COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-
-
-def spark_type(t: pa.DataType) -> pa.DataType:
-    """The type Spark sees for a column of Arrow type ``t`` (unsigned integers widened)."""
-    widened = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(), pa.float16(): pa.float32(),
-               pa.large_string(): pa.string(), pa.string_view(): pa.string(), pa.date64(): pa.date32()}
-    return widened.get(t, t)
 
 
 class ExpressionCompiler:
@@ -251,10 +245,11 @@ def _decimal_division(c: ExpressionCompiler, left: Typed, right: Typed) -> Typed
     return E("round", [quotient], pc.RoundOptions(scale, "half_towards_infinity")).cast(out), out
 
 
-def cast(c: ExpressionCompiler, value: Typed, target: pa.DataType, store: bool = False) -> pc.Expression:
-    """``CAST(value AS target)`` in ANSI mode (``store``: Spark's store assignment, which
-    allows fewer conversions): a fraction truncated toward zero into an integer, a decimal
-    rounded half up to fewer digits, an overflow or an unreadable text fails."""
+def cast(c: ExpressionCompiler, value: Typed, target: pa.DataType) -> pc.Expression:
+    """``CAST(value AS target)`` in ANSI mode: a number into a number as Spark's store
+    assignment converts it (:func:`.store_assignment.store`: cut toward zero into an integer,
+    rounded half up into a decimal, an overflow fails), a text read as the type (an unreadable
+    one fails), a value into text as Spark prints it."""
     expr, t = value
     if t == target:
         return expr
@@ -262,9 +257,6 @@ def cast(c: ExpressionCompiler, value: Typed, target: pa.DataType, store: bool =
         return pc.scalar(pa.scalar(None, target))
     if target == pa.string():
         return as_text(c, value)
-    if store and not (is_numeric(t) and is_numeric(target)) and not (pa.types.is_date(t) and pa.types.is_date(target)):
-        raise SchemaMismatchError(f"{c.what} {c.text!r}: a {type_name(t)} value is not stored into a "
-                                  f"{type_name(target)} column (Spark's store assignment); cast it explicitly")
     if t == pa.string():
         trimmed = E("utf8_trim_whitespace", [expr])
         if pa.types.is_integer(target) or pa.types.is_floating(target) or pa.types.is_date(target):
@@ -278,15 +270,7 @@ def cast(c: ExpressionCompiler, value: Typed, target: pa.DataType, store: bool =
         return expr.cast(target)
     if not (is_numeric(t) and is_numeric(target)):
         raise c.fail(f"CAST of {type_name(t)} to {type_name(target)} is not supported here")
-    if pa.types.is_integer(target) and not pa.types.is_integer(t):
-        return E("trunc", [expr]).cast(target)  # the cast of a whole number: an overflow fails
-    if pa.types.is_decimal(target) and not pa.types.is_integer(t):
-        rounded = E("round", [expr], pc.RoundOptions(target.scale, "half_towards_infinity"))
-        if pa.types.is_floating(t):  # Spark: NaN and infinities are no decimal: null
-            finite = E("is_finite", [expr])
-            return E("if_else", [finite, rounded, pc.scalar(pa.scalar(None, t))]).cast(target)
-        return rounded.cast(target)
-    return expr.cast(target)
+    return store(expr, t, target, f"{c.what} {c.text!r}")
 
 
 # -- what the procedures take ----------------------------------------------------------------
@@ -309,7 +293,8 @@ def compile_assignments(text: str, schema: pa.Schema, what: str = "SET list") ->
     for name, node in parse_assignments(text, what):
         column = c.column(name)
         target = spark_type(schema.field(column).type)
-        out[column] = (cast(c, c.typed(node), target, store=True), not _references(node))
+        expr, t = c.typed(node)
+        out[column] = (store(expr, t, target, f"{c.what} {c.text!r}"), not _references(node))
     return out
 
 

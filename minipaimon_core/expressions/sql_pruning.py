@@ -12,9 +12,9 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError
-from .sql_compiler import ExpressionCompiler, spark_type
+from .sql_compiler import ExpressionCompiler
 from .sql_parser import Col, Lit, Op, parse
-from .sql_types import is_numeric, text_as
+from .sql_types import is_numeric, spark_type, text_as
 
 
 def pruning_filter(text: str, schema: pa.Schema) -> list[list[tuple[str, str, Any]]] | None:

@@ -1,5 +1,6 @@
 """Spark's types and comparisons for the procedures' expressions (:mod:`.sql_compiler`,
-:mod:`.sql_functions`): type names, the common type of two (Spark's widening), implicit
+:mod:`.sql_functions`) and Spark's store assignment (:mod:`.store_assignment`): the type
+Spark sees for an Arrow column, type names, the common type of two (Spark's widening),
 conversions to text, and comparisons with Spark's NaN rules."""
 
 from __future__ import annotations
@@ -32,12 +33,30 @@ class Compiler(Protocol):
     def boolean(self, node: Any) -> pc.Expression: ...
 
 
+def spark_type(t: pa.DataType) -> pa.DataType:
+    """The type Spark sees for a column of Arrow type ``t`` (unsigned integers widened, every
+    string or binary layout as one type); ``t`` itself for the rest."""
+    if pa.types.is_dictionary(t):
+        return spark_type(t.value_type)
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
+        return pa.binary()
+    widened = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(), pa.float16(): pa.float32(),
+               pa.date64(): pa.date32()}
+    return widened.get(t, t)
+
+
 def type_name(t: pa.DataType) -> str:
     names = {pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INT", pa.int64(): "BIGINT",
              pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.string(): "STRING", pa.bool_(): "BOOLEAN",
              pa.date32(): "DATE", NULL: "NULL"}
     if pa.types.is_decimal(t):
         return f"DECIMAL({t.precision},{t.scale})"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMP" if t.tz else "TIMESTAMP_NTZ"
+    if pa.types.is_binary(t):
+        return "BINARY"
     return names.get(t, str(t).upper())
 
 
@@ -88,15 +107,45 @@ def as_type(value: Typed, t: pa.DataType) -> pc.Expression:
 
 
 def as_text(c: Compiler, value: Typed) -> pc.Expression:
-    """``value`` as Spark turns it into a string (implicitly, in concat / upper / ...)."""
-    expr, t = value
-    if t in (pa.string(), NULL):
-        return as_type(value, pa.string())
+    """``value`` as Spark turns it into a string (implicitly, in concat / upper / ...), or
+    refused (InvalidArgumentError) where :func:`text_refusal` says why."""
+    why = text_refusal(value[1])
+    if why is not None:
+        raise c.fail(why)
+    return to_text(*value)
+
+
+def text_refusal(t: pa.DataType) -> str | None:
+    """Why Spark's text of a ``t`` value is not reproduced over Arrow (None: it is)."""
     if pa.types.is_floating(t):
-        raise c.fail(f"{type_name(t)} as text: Spark's digits differ from Arrow's; use format_number in Spark")
-    if pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_date(t) or pa.types.is_boolean(t):
-        return expr.cast(pa.string())
-    raise c.fail(f"{type_name(t)} as text is not supported here")
+        return f"{type_name(t)} as text: Spark's digits differ from Arrow's; use format_number in Spark"
+    if not (t == NULL or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+            or pa.types.is_decimal(t) or pa.types.is_date(t) or pa.types.is_boolean(t)):
+        return f"{type_name(t)} as text is not supported here"
+    return None
+
+
+def to_text(expr: pc.Expression, t: pa.DataType) -> pc.Expression:
+    """``expr`` (of a type :func:`text_refusal` takes) as Spark's text of it: integers,
+    booleans (``true``) and dates (``2025-01-02``) as Arrow prints them, a decimal plainly with
+    every digit of its scale (``0.00000010``, where Arrow writes ``1.0E-7``)."""
+    if pa.types.is_decimal(t) and t.scale > 6:  # Arrow's text has an exponent below 1e-6
+        return _plain_decimal(expr, t)
+    return as_type((expr, t), pa.string())
+
+
+def _plain_decimal(expr: pc.Expression, t: pa.DataType) -> pc.Expression:
+    """sign, whole part, '.', the fraction's digits: the fraction plus one is printed plainly
+    ("1.00000010") and its first two characters dropped."""
+    wide = pa.decimal256(t.precision + 2, t.scale)
+    size = E("abs", [expr.cast(wide)])
+    whole = E("trunc", [size])
+    one = pc.scalar(pa.scalar(1, pa.decimal256(1, 0)))
+    fraction = E("add", [E("subtract", [size, whole]), one]).cast(pa.string())
+    digits = E("utf8_slice_codeunits", [fraction], pc.SliceOptions(2))
+    sign = E("if_else", [E("less", [expr, pc.scalar(pa.scalar(0, t))]), pc.scalar("-"), pc.scalar("")])
+    return E("binary_join_element_wise", [sign, whole.cast(pa.decimal256(wide.precision, 0)).cast(pa.string()),
+                                          pc.scalar("."), digits, pc.scalar("")])
 
 
 # -- operators -------------------------------------------------------------------------------
@@ -162,4 +211,4 @@ def _compare_floats(op: str, a: pc.Expression, b: pc.Expression) -> pc.Expressio
 
 
 __all__ = ["COMPARISONS", "Compiler", "NULL", "Typed", "as_decimal", "as_text", "as_type", "common", "compare",
-           "is_numeric", "text_as", "type_name"]
+           "is_numeric", "spark_type", "text_as", "text_refusal", "to_text", "type_name"]

@@ -165,6 +165,60 @@ def test_values_are_stored_as_spark_sql_insert_stores_them(spark: Any, tmp_path:
     assert sorted(got.column("b").to_pylist()) == expected  # 5 * 1.1 + 0.45 = 5.95 -> 5
 
 
+def test_a_nan_into_a_decimal_is_null_as_spark_insert_stores_it(spark: Any, tmp_path: Path) -> None:
+    """Spark's INSERT stores a NaN or infinite DOUBLE into a DECIMAL column as null (the core's
+    store_assignment.nulls_non_finite), per row and as a constant; other values rounded."""
+    from decimal import Decimal
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("d", pa.decimal128(10, 2))])
+    target = mp.create_table(str(tmp_path / "t"), schema)
+    target.write(pa.table({"id": [1, 2, 3, 4], "d": pa.array([Decimal(i) for i in range(4)], schema.field("d").type)}))
+    value = "IF(id = 1, CAST('NaN' AS DOUBLE), IF(id = 2, -CAST('Infinity' AS DOUBLE), id / 3.0D * 1.005D))"
+    spark.sql(f"CREATE TABLE nan_ref (id BIGINT, d DECIMAL(10,2)) USING parquet LOCATION '{tmp_path / 'ref'}'")
+    try:
+        spark.sql(f"INSERT INTO nan_ref SELECT id, {value} FROM VALUES (1L), (2L), (3L), (4L) AS v(id)")
+        expected = sorted(tuple(r) for r in spark.table("nan_ref").collect())
+    finally:
+        spark.sql("DROP TABLE nan_ref")
+    t = MiniPaimonTable.forPath(spark, target.path)
+    t.update(None, {"d": value})
+    assert sorted((r["id"], r["d"]) for r in mp.open_table(target.path).to_arrow().to_pylist()) == expected
+    t.update("id = 4", {"d": "CAST('NaN' AS DOUBLE)"})  # a constant: computed on the driver
+    assert mp.open_table(target.path).scan(filter=[("id", "=", 4)]).to_arrow().column("d").to_pylist() == [None]
+
+
+def test_a_key_set_to_itself_changes_nothing_as_in_the_core(spark: Any, tmp_path: Path) -> None:
+    """paimon-spark MergeIntoTableTestBase "only update": SET a = s.a under ON t.a = s.a is no
+    update of the key, nor is a key set to the target's own column (UPDATE SET id = id): the
+    core's rule (dml_values.key_itself), on a twin table. Another value of a key is refused."""
+    core, target = twins(tmp_path, True, {"bucket": "2"})
+    t = MiniPaimonTable.forPath(spark, target.path)
+    source = spark.createDataFrame([(1, "d1", "x", 500), (2, "d0", "y", -500), (100, "d0", "new", 7)], SOURCE)
+    on = "t.id = s.id AND t.dt = s.dt"
+    metrics = (t.alias("t").merge(source.alias("s"), on)
+               .whenMatchedUpdate(set={"id": "s.id", "dt": "t.dt", "name": "s.name", "b": "s.b"})
+               .whenNotMatchedInsertAll().execute().collect()[0])
+    result = (core.merge(source.toArrow(), on=["id", "dt"])
+              .when_matched_update(set={"id": "source.id", "dt": "target.dt", "name": "source.name", "b": "source.b"})
+              .when_not_matched_insert_all().execute())
+    assert (metrics.num_updated_rows, metrics.num_inserted_rows) == (result.updated, result.inserted) == (2, 1)
+    same(core, target)
+    t.update("id < 3", {"id": "id", "name": "concat(name, '!')"})
+    core.update([("id", "<", 3)], set={"id": pc.field("id"),
+                                       "name": pc.binary_join_element_wise(pc.field("name"), "!", "")})
+    same(core, target)
+    t.alias("t").merge(source.alias("s"), on).whenMatchedUpdate(set={"id": "s.id"}).execute()  # keys only
+    same(core, target)
+    before = target.latest_snapshot()
+    with pytest.raises(mp.InvalidArgumentError, match="'id' is a primary-key column"):
+        t.alias("t").merge(source.alias("s"), on).whenMatchedUpdate(set={"id": "s.b"}).execute()
+    with pytest.raises(mp.InvalidArgumentError, match="'id' is a primary-key column"):  # not pinned by this condition
+        t.alias("t").merge(source.alias("s"), "t.id = s.b AND t.dt = s.dt").whenMatchedUpdate(set={"id": "s.id"}).execute()
+    with pytest.raises(mp.InvalidArgumentError, match="'dt' is a primary-key column"):
+        t.update("id < 3", {"dt": "name"})
+    assert mp.open_table(target.path).latest_snapshot() == before
+
+
 def job_ids(spark: Any, group: str) -> list[int]:
     return list(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 

@@ -56,6 +56,7 @@ VALUES = {  # SET value -> the column it is stored into (Spark: CAST(value AS ty
     "coalesce(s, 0)": "s", "d": "b", "f": "d",
     "CAST(f AS DECIMAL(10,1))": "d", "length(name)": "s", "abs(d)": "d", "d / 3": "d", "s / 0.5": "d",
     "1.0 / 3": "d", "d / 7": "f",
+    "CAST(d AS DECIMAL(20,10))": "name", "d * 0.0000001": "name",  # decimals as text: plainly
 }
 
 
@@ -129,3 +130,37 @@ def test_update_set_name_upper_where_id_mod_3_as_spark_sql(spark: Any, tmp_path:
         assert_df_equality(got, want, ignore_row_order=True, ignore_nullable=True)
         spark.sql(f"SELECT * FROM minipaimon_delete('{t.path}', \"dt = 'd1' AND length(name) > 2\")").collect()
         assert sorted(mp.open_table(t.path).to_arrow().column("id").to_pylist()) == list(range(11))  # n11 went
+
+
+def test_the_store_rule_stores_what_spark_insert_stores(spark: Any, tmp_path: Path) -> None:
+    """Each case of tests/test_store_assignment.py (the core's rule, as minipaimon_spark.merge
+    and the procedures store values) against Spark's INSERT into a Parquet table of the
+    column's type; and random doubles into decimals (their shortest text, HALF_UP), below
+    1e16: above it Java 17's ``Double.toString`` prints a 17th digit the shortest text has
+    not (JDK-4511638, fixed in Java 19, which prints the shortest)."""
+    import random
+
+    from minipaimon_core.expressions.store_assignment import store_values
+    from minipaimon_spark.types import to_spark_type
+    from tests.test_store_assignment import STORED
+
+    rng = random.Random(7)
+    doubles = [rng.random() * 10 ** rng.randint(-12, 15) * rng.choice((1, -1)) for _ in range(3000)]
+    doubles += [round(x, rng.randint(0, 6)) + 5 * 10 ** -rng.randint(1, 8) for x in doubles[:1000]]  # text ties
+    cases = [c for c in STORED if c[0] != pa.null()] + [
+        (pa.float64(), [x for x in doubles if abs(x) < 1e7], pa.decimal128(10, 2), None),
+        (pa.float64(), doubles, pa.decimal128(38, 20), None),
+        (pa.float64(), [x for x in doubles if abs(x) < 1], pa.decimal128(38, 37), None)]
+    for i, (source, values, column, _) in enumerate(cases):
+        name = f"stored_{i}"
+        spark_column = to_spark_type(column).simpleString()
+        spark.sql(f"CREATE TABLE {name} (i BIGINT, c {spark_column}) USING parquet LOCATION '{tmp_path / name}'")
+        try:
+            rows = spark.createDataFrame(pa.table({"i": range(len(values)), "x": pa.array(values, source)}))
+            rows.selectExpr("i", "x AS c").write.insertInto(name)
+            want = spark.table(name).toArrow().sort_by("i").column("c").to_pylist()
+        finally:
+            spark.sql(f"DROP TABLE {name}")
+        got = store_values(pa.array(values, source), column, "merge").to_pylist()
+        wrong = [(v, a, b) for v, a, b in zip(values, got, want) if not same(a, b)]
+        assert not wrong, (source, column, wrong[:5])
