@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from pyspark.sql.datasource import DataSource
 
-from minipaimon_spark.worker_guard import ShippedToWorkers
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
 
 if TYPE_CHECKING:
     from pyspark.sql.datasource import (
@@ -96,14 +96,14 @@ class MiniPaimonDataSource(ShippedToWorkers, DataSource):
             TableNotFoundError: no table at ``path``.
             InvalidArgumentError: no ``path`` option, or a bad option value.
         """
-        from minipaimon_spark.reader import table_spark_schema
+        from minipaimon_spark.read.reader import table_spark_schema
 
         return table_spark_schema(self.options)
 
     @one_line_errors
     def reader(self, schema: StructType) -> DataSourceReader:
         """A batch reader; one with ``pushFilters`` only where Spark will call it."""
-        from minipaimon_spark.reader import make_reader
+        from minipaimon_spark.read.reader import make_reader
 
         return make_reader(self.options, schema)
 
@@ -115,7 +115,7 @@ class MiniPaimonDataSource(ShippedToWorkers, DataSource):
             SchemaMismatchError: the DataFrame does not fit the existing table.
             InvalidArgumentError: no ``path`` option, or options that contradict the table.
         """
-        from minipaimon_spark.writer import make_writer
+        from minipaimon_spark.write.writer import make_writer
 
         return make_writer(self.options, schema, overwrite)
 
@@ -126,7 +126,7 @@ class MiniPaimonDataSource(ShippedToWorkers, DataSource):
             InvalidArgumentError: no ``path`` option, or a bad option value.
             UnsupportedOptionError: rate limits on a pyspark without admission control.
         """
-        from minipaimon_spark.stream_reader import make_stream_reader
+        from minipaimon_spark.stream.stream_reader import make_stream_reader
 
         return make_stream_reader(self.options, schema)
 
@@ -140,6 +140,6 @@ class MiniPaimonDataSource(ShippedToWorkers, DataSource):
                 contradict the table.
             SchemaMismatchError: the stream's rows do not fit the existing table.
         """
-        from minipaimon_spark.stream_writer import make_stream_writer
+        from minipaimon_spark.stream.stream_writer import make_stream_writer
 
         return make_stream_writer(self.options, schema, overwrite)

@@ -30,14 +30,19 @@ from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
 from minipaimon_core.format.kinds import ROW_KIND_COLUMN, RowKind
 from minipaimon_core.stream.stream import StreamOffset, StreamScanner, check_between
-from minipaimon_spark.filters import Term, column_types, split_filters
-from minipaimon_spark.native_plan import parse_buckets, python_reads
-from minipaimon_spark.options import ReadOptions
+from minipaimon_spark.common.options import ReadOptions
+from minipaimon_spark.common.types import (
+    BatchConformer,
+    to_arrow_schema,
+    to_spark_schema,
+    to_spark_type,
+)
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
+from minipaimon_spark.read.filters import Term, column_types, split_filters
+from minipaimon_spark.read.native_plan import parse_buckets, python_reads
+from minipaimon_spark.read.system import SystemTableReader, split_system_path, system_spark_schema
 from minipaimon_spark.source import one_line_errors
-from minipaimon_spark.stream_support import StreamPartition
-from minipaimon_spark.system import SystemTableReader, split_system_path, system_spark_schema
-from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema, to_spark_type
-from minipaimon_spark.worker_guard import ShippedToWorkers
+from minipaimon_spark.stream.stream_support import StreamPartition
 
 PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
 ROW_KIND = ROW_KIND_COLUMN

@@ -18,8 +18,8 @@ import minipaimon_core as mp
 from minipaimon_core.errors import MiniPaimonError, SchemaMismatchError, SnapshotExpiredError
 from minipaimon_core.format.kinds import ROW_KIND_COLUMN
 from minipaimon_core.stream.stream import StreamSplit
-from minipaimon_spark.types import to_spark_schema
-from minipaimon_spark.worker_guard import ShippedToWorkers
+from minipaimon_spark.common.types import to_spark_schema
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
 
 try:  # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
