@@ -174,8 +174,8 @@ def merge(spark: SparkSession, target: str, source: DataFrame, on: list[str] | s
     the whole primary key collects the source to the driver and merges there. ``options``:
     storage connection options (``s3.*``, ``azure.*``), else the session's ``spark.minipaimon.*`` ones.
     """
+    from minipaimon_spark.common.connection import Connection
     from minipaimon_spark.dml.distributed_merge import SparkMerge
-    from minipaimon_spark.sql.procedure_support import Connection
 
     connection = Connection.of_session(spark, options)
     return SparkMerge(spark, connection.table(target), source, on, connection.options)

@@ -40,12 +40,12 @@ import minipaimon_core as mp
 from minipaimon_core.dml.merge_units import ROW, UNIT
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.schema.schema import SchemaManager
+from minipaimon_spark.common.connection import Connection
 from minipaimon_spark.common.types import to_spark_schema
 from minipaimon_spark.dml import store_assignment
 from minipaimon_spark.dml.delta_merge import MiniPaimonMergeBuilder
 from minipaimon_spark.dml.row_changes import CLAUSE, Action, SparkChange, execute, value_name
 from minipaimon_spark.dml.spark_sql import analyzed, column_of, pruning_filter
-from minipaimon_spark.sql.procedure_support import Connection
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

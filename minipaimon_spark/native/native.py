@@ -45,6 +45,7 @@ import pyarrow as pa
 
 from minipaimon_core.format.kinds import VALUE_KIND, RowKind
 from minipaimon_core.io.fileio_resolve import scheme_of
+from minipaimon_spark.common.datasource import SHORT_NAME
 from minipaimon_spark.common.options import (
     COLUMNS,
     PYTHON_SPLITS_ONLY,
@@ -64,7 +65,6 @@ from minipaimon_spark.read.native_plan import (
 )
 from minipaimon_spark.read.reader import open_at, read_changelog
 from minipaimon_spark.read.system import split_system_path
-from minipaimon_spark.source import SHORT_NAME
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -56,9 +56,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.functions import udf, udtf
 
+from minipaimon_spark.common.connection import Connection
 from minipaimon_spark.sql.procedure_support import (
     Args,
-    Connection,
     analyzed,
     check_endpoint,
     endpoint,

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from minipaimon_spark.sql.procedure_support import Args, Connection, analyzed
+from minipaimon_spark.common.connection import Connection
+from minipaimon_spark.sql.procedure_support import Args, analyzed
 
 UPDATE = "minipaimon_update"
 

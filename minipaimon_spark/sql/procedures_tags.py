@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from minipaimon_spark.sql.procedure_support import Args, Connection, analyzed, integer
+from minipaimon_spark.common.connection import Connection
+from minipaimon_spark.sql.procedure_support import Args, analyzed, integer
 
 
 def tag_procedures(conn: Connection, table_arg: Callable[[Args], Any]) -> dict[str, Any]:

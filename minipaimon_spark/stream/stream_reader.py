@@ -65,6 +65,7 @@ from minipaimon_spark.common.options import (
 )
 from minipaimon_spark.common.types import BatchConformer, to_arrow_schema
 from minipaimon_spark.common.worker_guard import ShippedToWorkers
+from minipaimon_spark.read.partitions import StreamPartition
 from minipaimon_spark.stream.stream_offsets import TableIdentity
 from minipaimon_spark.stream.stream_support import (
     ADMISSION_CONTROL,
@@ -73,7 +74,6 @@ from minipaimon_spark.stream.stream_support import (
     ReadLimit,
     ReadMaxFiles,
     ReadMaxRows,
-    StreamPartition,
     SupportsTriggerAvailableNow,
     check_stream_schema,
     expired_hint,
