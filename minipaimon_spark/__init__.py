@@ -9,6 +9,10 @@ df.write.format("minipaimon").mode("append").option("primary-key", "id").save(pa
 
 Importing this package is cheap (no pyarrow, no minipaimon_core): Spark's auto-registration
 imports it in every new session through ``pyspark_minipaimon``.
+
+This entry is the public API, on top of the connector's packages by role (``common/``,
+``read/``, ``write/``, ``stream/``, ``native/``, ``dml/``, ``sql/``; layer order:
+docs/format.md, "Code layout"): it may import any of them, and none imports it.
 """
 
 from __future__ import annotations
