@@ -162,7 +162,7 @@ class MiniPaimonReader(ShippedToWorkers, DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         """Plan the scan: one partition per split (metadata only). A minipaimon error (a
         snapshot or tag that does not exist, ...) is raised with no traceback of ours: Spark
-        reports it as one line (see source.py)."""
+        reports it as one line (see common/datasource.py)."""
         table = open_at(self.options)
         if self.options.incremental_between is not None:
             return self._incremental_partitions(table)
