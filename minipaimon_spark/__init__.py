@@ -9,6 +9,10 @@ df.write.format("minipaimon").mode("append").option("primary-key", "id").save(pa
 
 Importing this package is cheap (no pyarrow, no minipaimon_core): Spark's auto-registration
 imports it in every new session through ``pyspark_minipaimon``.
+
+This entry is the public API, on top of the connector's packages by role (``common/``,
+``read/``, ``write/``, ``stream/``, ``native/``, ``dml/``, ``sql/``; layer order:
+docs/format.md, "Code layout"): it may import any of them, and none imports it.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ def register(spark: SparkSession, options: dict[str, str] | None = None) -> None
     1. ``spark.sql.python.filterPushdown.enabled = true`` (Spark 4.1+; off by default), so
        filters prune partitions and skip files (an installed source cannot set a session
        option; ``spark-conf/spark-defaults.conf`` or ``.config(...)`` does the same);
-    2. the SQL procedures (``minipaimon_compact``, ... see :mod:`minipaimon_spark.procedures`),
+    2. the SQL procedures (``minipaimon_compact``, ... see :mod:`minipaimon_spark.sql.procedures`),
        which find tables on object storage with the session's ``spark.minipaimon.s3.*``
        and ``spark.minipaimon.azure.*`` settings (and ``namespace.table`` names in ``spark.minipaimon.warehouse``), read now,
        or with ``options`` (``s3.*``, ``azure.*``, ``warehouse``), which win;
@@ -56,7 +60,7 @@ def register(spark: SparkSession, options: dict[str, str] | None = None) -> None
         InstallationError: Spark's Python workers cannot import minipaimon (the message
             names the interpreter and ``PYSPARK_PYTHON``).
     """
-    from minipaimon_spark.procedures import register_procedures
+    from minipaimon_spark.sql.procedures import register_procedures
 
     if not source_registered(spark):
         try:
@@ -111,12 +115,12 @@ def check_workers(spark: SparkSession) -> None:
     with no path, which our own ``schema()`` refuses with its own message, in a Python
     worker (one planner round trip: about 2 s on a busy 2-core machine, as the failed
     worker is not reused). Executors on other nodes are checked where they unpickle a
-    reader or writer (minipaimon_spark.worker_guard).
+    reader or writer (minipaimon_spark.common.worker_guard).
 
     Raises InstallationError naming the interpreter setting when the worker cannot import
     the package.
     """
-    from minipaimon_spark.options import NO_PATH_MESSAGE
+    from minipaimon_spark.common.options import NO_PATH_MESSAGE
 
     try:
         _ = spark.read.format(SHORT_NAME).load().schema  # .schema: Spark Connect is lazy
@@ -133,8 +137,8 @@ def check_workers(spark: SparkSession) -> None:
 def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     """The table at ``path`` as a DataFrame: what ``spark.read.format("minipaimon")
     .options(**options).load(path)`` returns, with every file that needs no merge read by
-    Spark's own Parquet reader (see :mod:`minipaimon_spark.native`)."""
-    from minipaimon_spark.native import table as native_table
+    Spark's own Parquet reader (see :mod:`minipaimon_spark.native.native`)."""
+    from minipaimon_spark.native.native import table as native_table
 
     return native_table(spark, path, **options)
 
@@ -156,7 +160,7 @@ def compact(spark: SparkSession, path: str, full: bool | None = None,
     """
     # Imported here, not at the top: this package must stay cheap to import (see above).
     from minipaimon_core.maintenance.compaction import explicit_strategy
-    from minipaimon_spark.compaction import compact_on_executors
+    from minipaimon_spark.dml.compaction import compact_on_executors
 
     return compact_on_executors(spark, path, explicit_strategy(strategy, full), parallelism, options)
 
@@ -170,22 +174,22 @@ def merge(spark: SparkSession, target: str, source: DataFrame, on: list[str] | s
 
     The join runs in Spark and each piece of the target (an append file, a primary-key
     bucket) is changed and written by an executor; the driver commits once (see
-    :mod:`minipaimon_spark.distributed_merge`). A merge into a primary-key table that does not join on
+    :mod:`minipaimon_spark.dml.distributed_merge`). A merge into a primary-key table that does not join on
     the whole primary key collects the source to the driver and merges there. ``options``:
     storage connection options (``s3.*``, ``azure.*``), else the session's ``spark.minipaimon.*`` ones.
     """
-    from minipaimon_spark.distributed_merge import SparkMerge
-    from minipaimon_spark.procedure_support import Connection
+    from minipaimon_spark.common.connection import Connection
+    from minipaimon_spark.dml.distributed_merge import SparkMerge
 
     connection = Connection.of_session(spark, options)
     return SparkMerge(spark, connection.table(target), source, on, connection.options)
 
 
 def __getattr__(name: str) -> Any:
-    """``MiniPaimonTable`` (delta-spark's ``DeltaTable``, see :mod:`minipaimon_spark.delta_table`),
+    """``MiniPaimonTable`` (delta-spark's ``DeltaTable``, see :mod:`minipaimon_spark.dml.delta_table`),
     imported on first use: this package stays cheap to import."""
     if name == "MiniPaimonTable":
-        from minipaimon_spark.delta_table import MiniPaimonTable
+        from minipaimon_spark.dml.delta_table import MiniPaimonTable
 
         return MiniPaimonTable
     raise AttributeError(f"module 'minipaimon_spark' has no attribute {name!r}")

@@ -6,7 +6,7 @@ writes (``b * 1.1`` into an INT column stores ``CAST(b * 1.1 AS INT)``):
 * :class:`minipaimon_spark.MiniPaimonTable`: Spark computes the values and its own ANSI cast
   converts them; which types it stores (:func:`assignable`) and that a NaN or infinity into
   a DECIMAL is null (:func:`nulls_non_finite`) come from here, Spark types mapped to Arrow
-  (``minipaimon_spark.store_assignment``);
+  (``minipaimon_spark.dml.store_assignment``);
 * ``minipaimon_spark.merge`` (the core's merge under :data:`~minipaimon_core.dml.assignment.SPARK`):
   Arrow values, :func:`store_values`;
 * the SQL procedures' SET values (:mod:`.sql_compiler`): Arrow expressions, :func:`store`.

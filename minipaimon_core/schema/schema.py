@@ -204,7 +204,7 @@ class SchemaManager:
         schema of a table that has no snapshot yet, and return it. Its field ids follow every
         id used so far, so files an uncommitted writer left behind never map onto it.
 
-        REQUIRES: the table has no snapshot (the caller checks; see minipaimon_spark.writer).
+        REQUIRES: the table has no snapshot (the caller checks; see minipaimon_spark.write.writer).
         Raises TableAlreadyExistsError if another process changed the schema meanwhile.
         """
         current = self.latest()

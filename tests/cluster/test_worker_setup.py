@@ -7,7 +7,7 @@ pyspark and pyarrow are on the path). The driver itself imports minipaimon.
 
 - every worker lacks it: ``register()`` raises InstallationError naming PYSPARK_PYTHON;
 - only the executors (task workers) lack it: the read and the write fail with the one-line
-  ModuleNotFoundError of minipaimon_spark.worker_guard, naming PYSPARK_PYTHON, and the
+  ModuleNotFoundError of minipaimon_spark.common.worker_guard, naming PYSPARK_PYTHON, and the
   write leaves no snapshot.
 
 Marked ``cluster``: run with ``pytest -m cluster tests/cluster`` (scripts/test.sh does).

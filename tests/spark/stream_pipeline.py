@@ -41,7 +41,7 @@ def main(workdir: Path, mode: str) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from minipaimon_spark.stream_reader import ADMISSION_CONTROL
+    from minipaimon_spark.stream.stream_reader import ADMISSION_CONTROL
 
     spark = SparkSession.builder.master("local[2]").appName("stream-pipeline").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -33,10 +33,10 @@ from minipaimon_core.errors import (  # noqa: E402
     TableNotFoundError,
     UnsupportedOptionError,
 )
-from minipaimon_spark.reader import MiniPaimonReader, PushdownReader  # noqa: E402
+from minipaimon_spark.common.types import to_arrow_schema  # noqa: E402
+from minipaimon_spark.read.reader import MiniPaimonReader, PushdownReader  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
-from minipaimon_spark.types import to_arrow_schema  # noqa: E402
-from minipaimon_spark.writer import MiniPaimonCommitMessage, MiniPaimonWriter  # noqa: E402
+from minipaimon_spark.write.writer import MiniPaimonCommitMessage, MiniPaimonWriter  # noqa: E402
 
 SPARK_SCHEMA = StructType([
     StructField("id", LongType()),

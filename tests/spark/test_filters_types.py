@@ -22,14 +22,14 @@ from pyspark.sql.datasource import DataSource  # noqa: E402
 import minipaimon_core as mp  # noqa: E402
 import minipaimon_spark  # noqa: E402
 from minipaimon_core.errors import SchemaMismatchError  # noqa: E402
-from minipaimon_spark.filters import convert, split_filters  # noqa: E402
-from minipaimon_spark.reader import PushdownReader  # noqa: E402
-from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
-from minipaimon_spark.types import (  # noqa: E402
+from minipaimon_spark.common.types import (  # noqa: E402
     BatchConformer,
     to_arrow_schema,
     to_spark_schema,
 )
+from minipaimon_spark.read.filters import convert, split_filters  # noqa: E402
+from minipaimon_spark.read.reader import PushdownReader  # noqa: E402
+from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
 
 
 # Stand-ins with the names and fields of pyspark's filter classes (4.1+), so the tests run

@@ -25,7 +25,7 @@ from minipaimon_core.errors import (  # noqa: E402
 )
 from minipaimon_core.stream.stream import StreamOffset  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
-from minipaimon_spark.stream_reader import (  # noqa: E402
+from minipaimon_spark.stream.stream_reader import (  # noqa: E402
     FailedStreamReader,
     MiniPaimonStreamReader,
 )

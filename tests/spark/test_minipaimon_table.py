@@ -272,7 +272,7 @@ def test_a_concurrent_commit_makes_the_change_run_again_on_it(spark: Any, tmp_pa
     it updates (ROWS_CHANGED), a copy-on-write delete that rewrites the file it changes
     (FILES_GONE). As in the core's DML the change is planned and run again on the new
     snapshot: neither the other write nor the change is lost."""
-    from minipaimon_spark import row_changes
+    from minipaimon_spark.dml import row_changes
 
     _, target = twins(tmp_path, primary_key, {"bucket": "2"} if primary_key else {})
     real, planned = row_changes.commit_units, []
@@ -296,7 +296,7 @@ def test_a_concurrent_commit_makes_the_change_run_again_on_it(spark: Any, tmp_pa
 
 def test_a_delete_reads_only_the_units_its_condition_can_touch(spark: Any, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from minipaimon_spark import row_changes
+    from minipaimon_spark.dml import row_changes
 
     core, target = twins(tmp_path, True, {"bucket": "2"})
     real, units = row_changes.plan_units, []
@@ -327,7 +327,7 @@ def test_a_delete_reads_only_the_units_its_condition_can_touch(spark: Any, tmp_p
     ("id % 3 = 0", None),                                   # not the core's grammar
 ])
 def test_the_part_of_a_condition_the_planner_uses(condition: str, dnf: Any) -> None:
-    from minipaimon_spark.spark_sql import pruning_filter
+    from minipaimon_spark.dml.spark_sql import pruning_filter
 
     schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("name", pa.string()), ("f", pa.float64()),
                         ("ts", pa.timestamp("us", tz="UTC"))])
@@ -348,7 +348,7 @@ def test_the_store_assignment_rules_are_spark_inserts(spark: Any, tmp_path: Path
     at analysis (EXPLAIN: nothing runs)."""
     from pyspark.sql.types import _parse_datatype_string
 
-    from minipaimon_spark.store_assignment import assignable
+    from minipaimon_spark.dml.store_assignment import assignable
 
     values = {"int": "1", "bigint": "1L", "double": "1.5D", "decimal(10,2)": "1.50BD", "string": "'1'",
               "boolean": "true", "date": "DATE'2024-01-01'", "timestamp": "TIMESTAMP'2024-01-01 00:00:00'",

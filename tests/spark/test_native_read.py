@@ -21,8 +21,8 @@ from chispa import assert_df_equality  # noqa: E402
 
 import minipaimon_core as mp  # noqa: E402
 import minipaimon_spark  # noqa: E402
-from minipaimon_spark.options import ReadOptions  # noqa: E402
-from minipaimon_spark.reader import open_at  # noqa: E402
+from minipaimon_spark.common.options import ReadOptions  # noqa: E402
+from minipaimon_spark.read.reader import open_at  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("dt", pa.string()),
                     ("v", pa.float64()), ("ts", pa.timestamp("us")), ("tags", pa.list_(pa.string()))])
@@ -357,7 +357,7 @@ def test_many_files_are_split_into_scans_of_few_leaves(spark: Any, tmp_path: Pat
     stored, files filtered by kind, and scans of at most SCAN_LEAVES files with rows to
     leave out), whose union is the read; more than 32 local files are listed by the driver,
     the session's listing threshold back after."""
-    from minipaimon_spark import native
+    from minipaimon_spark.native import native
 
     monkeypatch.setattr(native, "SCAN_LEAVES", 3)
     path = str(tmp_path / "t")
@@ -390,7 +390,7 @@ def test_rows_left_out_find_their_file_by_size_or_name_and_a_wrong_size_raises(s
     or dropping the wrong rows."""
     import pyarrow.parquet as pq
 
-    from minipaimon_spark.native_rows import ScannedFile, keep_condition
+    from minipaimon_spark.native.native_rows import ScannedFile, keep_condition
 
     names = ["a.parquet", "b'quote.parquet", "c.parquet", "d.parquet"]  # a quote: the SQL literal escapes it
     sizes = []
@@ -501,7 +501,7 @@ def test_a_name_outside_the_table_fails_the_native_read_before_spark_reads(spark
 
 @pytest.mark.parametrize("seed", range(5))
 def test_bitset_sets_bit_p_mod_64_of_word_p_div_64(seed: int) -> None:
-    from minipaimon_spark.native_rows import bitset
+    from minipaimon_spark.native.native_rows import bitset
 
     rng = np.random.default_rng(seed)
     positions = np.unique(rng.integers(0, 1 + 10 ** (seed + 1), 1 + 3 * seed))
@@ -516,8 +516,8 @@ def test_bitset_sets_bit_p_mod_64_of_word_p_div_64(seed: int) -> None:
 def test_leaves_check_sizes_only_for_local_files_whose_recorded_size_is_real(tmp_path: Path) -> None:
     """The read checks files by size only where a stat showed every recorded size is the
     file's; a wrong size, a missing file or an object store: by name."""
-    from minipaimon_spark.native import _sizes_are_real
-    from minipaimon_spark.native_plan import NativeFile
+    from minipaimon_spark.native.native import _sizes_are_real
+    from minipaimon_spark.read.native_plan import NativeFile
 
     (tmp_path / "a.parquet").write_bytes(b"x" * 10)
     (tmp_path / "b.parquet").write_bytes(b"x" * 20)

@@ -42,7 +42,7 @@ def expected(spark: Any, frame: pd.DataFrame) -> Any:
 
 
 def spark_rows_schema(spark: Any) -> Any:
-    from minipaimon_spark.types import to_spark_schema
+    from minipaimon_spark.common.types import to_spark_schema
 
     return to_spark_schema(SCHEMA)
 
@@ -258,7 +258,7 @@ def test_a_spark_merge_and_native_read_take_any_column_name(spark: Any, tmp_path
 def test_a_merge_sources_timestamp_of_the_other_kind_is_cast_whatever_its_name(spark: Any) -> None:
     from datetime import datetime
 
-    from minipaimon_spark.zones import align_source
+    from minipaimon_spark.common.zones import align_source
 
     source = spark.createDataFrame([(datetime(2020, 1, 1, 12), 1)], "`t``s.u` timestamp, `n` int")
     aligned = align_source(source, pa.schema([("t`s.u", pa.timestamp("us")), ("n", pa.int32())]))

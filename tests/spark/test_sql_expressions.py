@@ -141,7 +141,7 @@ def test_the_store_rule_stores_what_spark_insert_stores(spark: Any, tmp_path: Pa
     import random
 
     from minipaimon_core.expressions.store_assignment import store_values
-    from minipaimon_spark.types import to_spark_type
+    from minipaimon_spark.common.types import to_spark_type
     from tests.test_store_assignment import STORED
 
     rng = random.Random(7)

@@ -21,7 +21,7 @@ pytest.importorskip("pyspark")
 import minipaimon_core as mp  # noqa: E402
 from minipaimon_core.errors import InvalidArgumentError  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
-from minipaimon_spark.stream_offsets import TABLE_ID, TABLE_PATH  # noqa: E402
+from minipaimon_spark.stream.stream_offsets import TABLE_ID, TABLE_PATH  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False)])
 

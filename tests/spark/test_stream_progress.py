@@ -18,7 +18,7 @@ pytest.importorskip("pyspark")
 import minipaimon_core as mp  # noqa: E402
 from minipaimon_core.metadata.consumer import ConsumerManager  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
-from minipaimon_spark.stream_reader import ADMISSION_CONTROL, ReadMaxFiles, ReadMaxRows  # noqa: E402
+from minipaimon_spark.stream.stream_reader import ADMISSION_CONTROL, ReadMaxFiles, ReadMaxRows  # noqa: E402
 from tests.interleavings import expiration_standing_at  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])

@@ -37,14 +37,14 @@ from minipaimon_core.errors import (  # noqa: E402
     UnsupportedOptionError,
 )
 from minipaimon_core.metadata.consumer import ConsumerManager  # noqa: E402
-from minipaimon_spark import stream_reader  # noqa: E402
 from minipaimon_spark.source import MiniPaimonDataSource  # noqa: E402
-from minipaimon_spark.stream_reader import (  # noqa: E402
+from minipaimon_spark.stream import stream_reader  # noqa: E402
+from minipaimon_spark.stream.stream_reader import (  # noqa: E402
     ReadAllAvailable,
     ReadMaxFiles,
     ReadMaxRows,
 )
-from minipaimon_spark.stream_writer import commit_user  # noqa: E402
+from minipaimon_spark.stream.stream_writer import commit_user  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("k", pa.string()), ("v", pa.float64())])
 KV = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])

@@ -231,7 +231,7 @@ def test_merge_refuses_a_value_of_the_other_kind_from_another_column(spark: Any,
 def test_the_zone_when_the_session_never_set_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """No session setting reaches the task: the zone Spark gave the batch's TimestampType
     columns, else the machine's (the JVM's default); a zone pyarrow lacks is a typed error."""
-    from minipaimon_spark.zones import SparkTimes, checked_zone, session_zone
+    from minipaimon_spark.common.zones import SparkTimes, checked_zone, session_zone
 
     kolkata = pa.schema([("ts", pa.timestamp("us", "Asia/Kolkata"))])
     assert session_zone(kolkata) == "Asia/Kolkata"

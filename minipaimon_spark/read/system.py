@@ -16,9 +16,9 @@ from pyspark.sql.types import StructType
 import minipaimon_core as mp
 from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
 from minipaimon_core.system_tables import audit_log_between
-from minipaimon_spark.options import split_system_path
-from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema
-from minipaimon_spark.worker_guard import ShippedToWorkers
+from minipaimon_spark.common.options import split_system_path
+from minipaimon_spark.common.types import BatchConformer, to_arrow_schema, to_spark_schema
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
 
 
 def system_spark_schema(path: str, name: str,

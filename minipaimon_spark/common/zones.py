@@ -3,7 +3,7 @@
 Paimon's ``TIMESTAMP`` (no time zone; Arrow ``timestamp`` without tz) is Spark's
 ``TimestampNTZType`` (wall-clock time) and ``TIMESTAMP_LTZ`` (Arrow ``timestamp`` with tz)
 is Spark's ``TimestampType`` (an instant), as in Paimon's Spark integration
-(:mod:`minipaimon_spark.types`). A value crossing into a column of the other kind is
+(:mod:`minipaimon_spark.common.types`). A value crossing into a column of the other kind is
 converted as Spark's ``CAST`` converts it, in the session time zone:
 
 - ``TimestampType`` into ``TIMESTAMP``: ``CAST(ts AS TIMESTAMP_NTZ)``, the instant's
@@ -136,7 +136,7 @@ def align_source(source: Any, target: pa.Schema) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import TimestampNTZType, TimestampType
 
-    from minipaimon_spark.types import quoted
+    from minipaimon_spark.common.types import quoted
 
     casts = {}
     for field in source.schema.fields:

@@ -1,14 +1,15 @@
 """Tags from Spark SQL: ``minipaimon_create_tag(path, name [, snapshot_id [,
 time_retained]])``, ``minipaimon_rename_tag(path, name, new_name)`` and
 ``minipaimon_delete_tag(path, names)`` (one name or several, ``'a,b'``, as Paimon's
-``delete_tag``); see minipaimon_spark.procedures."""
+``delete_tag``); see minipaimon_spark.sql.procedures."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from minipaimon_spark.procedure_support import Args, Connection, analyzed, integer
+from minipaimon_spark.common.connection import Connection
+from minipaimon_spark.sql.procedure_support import Args, analyzed, integer
 
 
 def tag_procedures(conn: Connection, table_arg: Callable[[Args], Any]) -> dict[str, Any]:

@@ -44,10 +44,16 @@ from minipaimon_core.dml.merge_units import (
 )
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.metadata.context import TableContext
-from minipaimon_spark.compaction import default_parallelism
-from minipaimon_spark.types import quoted, to_arrow_schema, to_spark_type
-from minipaimon_spark.unit_tasks import RESULT, inserter, open_context, plain_names, unit_changer
-from minipaimon_spark.zones import align_source
+from minipaimon_spark.common.types import quoted, to_arrow_schema, to_spark_type
+from minipaimon_spark.common.zones import align_source
+from minipaimon_spark.dml.compaction import default_parallelism
+from minipaimon_spark.dml.unit_tasks import (
+    RESULT,
+    inserter,
+    open_context,
+    plain_names,
+    unit_changer,
+)
 
 _KEY = "__minipaimon_key_"  # the target's join columns in the key index (the source keeps its names)
 
@@ -59,7 +65,7 @@ class SparkMerge(MergeClauses):
     change between reads (a nondeterministic one). Source timestamp columns named like a
     target column of the other kind (TimestampType for a TIMESTAMP column, TimestampNTZType
     for TIMESTAMP_LTZ) are cast in Spark, in the session time zone, before anything compares
-    or writes them (:func:`minipaimon_spark.zones.align_source`)."""
+    or writes them (:func:`minipaimon_spark.common.zones.align_source`)."""
 
     def __init__(self, spark: Any, table: mp.Table, source: Any, on: list[str] | str,
                  connection: dict[str, str]) -> None:

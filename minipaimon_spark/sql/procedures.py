@@ -27,7 +27,7 @@ SELECT * FROM minipaimon_expire_partitions('/data/orders', '30 d')  -- minipaimo
 ``minipaimon_delete`` / ``minipaimon_update`` take a condition and ``minipaimon_update`` a
 SET list (``name = upper(name), amount = amount * 1.1``) in Spark SQL, evaluated by the core
 over Arrow as Spark evaluates them (minipaimon_core.expressions.sql_compiler, see
-:mod:`minipaimon_spark.procedures_dml`), in one commit.
+:mod:`minipaimon_spark.sql.procedures_dml`), in one commit.
 
 ``minipaimon_spark.register(spark)`` registers them. A table is a path, or a
 ``namespace.table`` identifier in the warehouse of the session's ``spark.minipaimon.warehouse``
@@ -56,9 +56,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.functions import udf, udtf
 
-from minipaimon_spark.procedure_support import (
+from minipaimon_spark.common.connection import Connection
+from minipaimon_spark.sql.procedure_support import (
     Args,
-    Connection,
     analyzed,
     check_endpoint,
     endpoint,
@@ -67,10 +67,10 @@ from minipaimon_spark.procedure_support import (
     one_line_errors,
     schema_of,
 )
-from minipaimon_spark.procedures_branches import branch_procedures
-from minipaimon_spark.procedures_dml import row_change_procedures
-from minipaimon_spark.procedures_post_commit import post_commit_procedures
-from minipaimon_spark.procedures_tags import tag_procedures
+from minipaimon_spark.sql.procedures_branches import branch_procedures
+from minipaimon_spark.sql.procedures_dml import row_change_procedures
+from minipaimon_spark.sql.procedures_post_commit import post_commit_procedures
+from minipaimon_spark.sql.procedures_tags import tag_procedures
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -243,7 +243,7 @@ def procedures(conn: Connection) -> dict[str, Any]:
             from pyspark.sql.udtf import AnalyzeResult
 
             from minipaimon_core.format.kinds import ROW_KIND_COLUMN
-            from minipaimon_spark.types import to_spark_schema
+            from minipaimon_spark.common.types import to_spark_schema
 
             def check() -> Any:
                 table = conn.table(path.value)
@@ -331,7 +331,7 @@ def _udtf(cls: type) -> Any:
 def register_procedures(spark: SparkSession, options: Mapping[str, str] | None = None) -> None:
     """Register every procedure as a SQL table function of ``spark``; tables are found with
     the session's ``spark.minipaimon.*`` settings, overridden by ``options``."""
-    from minipaimon_spark.compaction import default_parallelism
+    from minipaimon_spark.dml.compaction import default_parallelism
 
     conn = Connection.of_session(spark, options)
     for name, cls in procedures(conn).items():

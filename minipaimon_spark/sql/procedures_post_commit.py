@@ -1,4 +1,4 @@
-"""The post-commit options by hand from Spark SQL (see minipaimon_spark.procedures):
+"""The post-commit options by hand from Spark SQL (see minipaimon_spark.sql.procedures):
 
 ```sql
 SELECT * FROM minipaimon_expire_partitions('/data/orders', '30 d')   -- (…, true): dry run
@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from minipaimon_spark.procedure_support import Args, Connection, analyzed, flag
+from minipaimon_spark.common.connection import Connection
+from minipaimon_spark.sql.procedure_support import Args, analyzed, flag
 
 TAG_ROWS = "tag string, action string, snapshot_id bigint, dry_run boolean"
 

@@ -38,10 +38,10 @@ from minipaimon_core.format.options import Options, validate
 from minipaimon_core.metadata.sequence import SequenceStart, start_of
 from minipaimon_core.schema.schema import SchemaManager, build_schema
 from minipaimon_core.write.conform import conform
-from minipaimon_spark.options import BRANCH, WriteOptions
-from minipaimon_spark.types import refuse_variant, to_arrow_schema
-from minipaimon_spark.worker_guard import ShippedToWorkers
-from minipaimon_spark.zones import SparkTimes
+from minipaimon_spark.common.options import BRANCH, WriteOptions
+from minipaimon_spark.common.types import refuse_variant, to_arrow_schema
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
+from minipaimon_spark.common.zones import SparkTimes
 
 # One job = one fresh commit user, so one identifier suffices.
 COMMIT_IDENTIFIER = 1
@@ -309,7 +309,7 @@ def write_task(path: str, commit_user: str, batches: Iterable[pa.RecordBatch],
     Spark hands the driver; the task's files are deleted if anything fails. ``connection``:
     the storage options (``s3.*``, ``azure.*``) of the write; ``sequence``: the job's start. Timestamps
     of the other kind than their column are converted as Spark casts them
-    (:mod:`minipaimon_spark.zones`)."""
+    (:mod:`minipaimon_spark.common.zones`)."""
     ctx = TaskContext.get()
     start = sequence.for_task(ctx.partitionId() if ctx else 0) if sequence is not None else None
     table = mp.open_table(path, options=connection)

@@ -1,5 +1,5 @@
 """Row-level changes from Spark SQL: ``minipaimon_delete(path, condition)`` and
-``minipaimon_update(path, assignments, condition)`` (see minipaimon_spark.procedures).
+``minipaimon_update(path, assignments, condition)`` (see minipaimon_spark.sql.procedures).
 
 Conditions and SET values are Spark SQL expressions (``"id % 3 = 0 AND dt >= '2025-01-01'"``,
 ``"name = upper(name), amount = amount * 1.1"``), evaluated as Spark evaluates them by the
@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from minipaimon_spark.procedure_support import Args, Connection, analyzed
+from minipaimon_spark.common.connection import Connection
+from minipaimon_spark.sql.procedure_support import Args, analyzed
 
 UPDATE = "minipaimon_update"
 

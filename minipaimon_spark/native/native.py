@@ -45,15 +45,8 @@ import pyarrow as pa
 
 from minipaimon_core.format.kinds import VALUE_KIND, RowKind
 from minipaimon_core.io.fileio_resolve import scheme_of
-from minipaimon_spark.native_plan import (
-    METADATA,
-    NativeFile,
-    native_files,
-    python_buckets,
-    spark_reads,
-)
-from minipaimon_spark.native_rows import ScannedFile, keep_condition
-from minipaimon_spark.options import (
+from minipaimon_spark.common.datasource import SHORT_NAME
+from minipaimon_spark.common.options import (
     COLUMNS,
     PYTHON_SPLITS_ONLY,
     SNAPSHOT_ID,
@@ -61,10 +54,17 @@ from minipaimon_spark.options import (
     TIMESTAMP_MILLIS,
     ReadOptions,
 )
-from minipaimon_spark.reader import open_at, read_changelog
-from minipaimon_spark.source import SHORT_NAME
-from minipaimon_spark.system import split_system_path
-from minipaimon_spark.types import quoted, to_spark_type
+from minipaimon_spark.common.types import quoted, to_spark_type
+from minipaimon_spark.native.native_rows import ScannedFile, keep_condition
+from minipaimon_spark.read.native_plan import (
+    METADATA,
+    NativeFile,
+    native_files,
+    python_buckets,
+    spark_reads,
+)
+from minipaimon_spark.read.reader import open_at, read_changelog
+from minipaimon_spark.read.system import split_system_path
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

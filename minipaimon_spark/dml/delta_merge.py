@@ -44,12 +44,12 @@ from pyspark.sql.types import DecimalType, IntegralType, StringType, StructField
 from minipaimon_core.dml.dml_values import key_itself, key_set_error
 from minipaimon_core.dml.merge_keys import prune_filter
 from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_spark import store_assignment
-from minipaimon_spark.row_changes import CLAUSE, KEY, Action, SparkChange, execute, value_name
-from minipaimon_spark.spark_sql import analyzed, column_of, equalities, referenced, side
+from minipaimon_spark.dml import store_assignment
+from minipaimon_spark.dml.row_changes import CLAUSE, KEY, Action, SparkChange, execute, value_name
+from minipaimon_spark.dml.spark_sql import analyzed, column_of, equalities, referenced, side
 
 if TYPE_CHECKING:
-    from minipaimon_spark.delta_table import MiniPaimonTable
+    from minipaimon_spark.dml.delta_table import MiniPaimonTable
 
 METRICS = "num_affected_rows long, num_updated_rows long, num_deleted_rows long, num_inserted_rows long"
 _EXACT = (IntegralType, DecimalType, StringType)  # join values Spark compares as the core prunes
@@ -185,7 +185,7 @@ class _Planner:
     def _columns(self, c: _Clause, what: str) -> dict[str, tuple[Any, Any]]:
         """Target column -> (the value as given, its Column) for clause ``c`` (``*All``: the
         source's columns of the same names; a primary-key column is never updated)."""
-        from minipaimon_spark.types import quoted
+        from minipaimon_spark.common.types import quoted
 
         if c.delete:
             return {}
@@ -304,7 +304,7 @@ class _Planner:
         source column's min and max (one aggregate; types Spark and the core compare alike)."""
         from pyspark.sql import functions as F
 
-        from minipaimon_spark.types import quoted
+        from minipaimon_spark.common.types import quoted
 
         schema: StructType = self.source.schema
         exact = [(t, s) for t, s in pairs

@@ -50,10 +50,10 @@ from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.maintenance.partition_expire import ExpireClock
 from minipaimon_core.metadata.context import wall_clock_ms
 from minipaimon_core.metadata.sequence import SequenceStart
-from minipaimon_spark.options import WriteOptions, normalized
-from minipaimon_spark.types import refuse_variant, to_arrow_schema
-from minipaimon_spark.worker_guard import ShippedToWorkers
-from minipaimon_spark.writer import (
+from minipaimon_spark.common.options import WriteOptions, normalized
+from minipaimon_spark.common.types import refuse_variant, to_arrow_schema
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
+from minipaimon_spark.write.writer import (
     MiniPaimonCommitMessage,
     core_messages,
     prepare_table,

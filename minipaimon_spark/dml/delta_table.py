@@ -41,12 +41,12 @@ from minipaimon_core.dml.dml_values import key_itself, key_set_error
 from minipaimon_core.dml.merge_units import ROW, UNIT
 from minipaimon_core.errors import InvalidArgumentError
 from minipaimon_core.schema.schema import SchemaManager
-from minipaimon_spark import store_assignment
-from minipaimon_spark.delta_merge import MiniPaimonMergeBuilder
-from minipaimon_spark.procedure_support import Connection
-from minipaimon_spark.row_changes import CLAUSE, Action, SparkChange, execute, value_name
-from minipaimon_spark.spark_sql import analyzed, column_of, pruning_filter, referenced
-from minipaimon_spark.types import to_spark_schema
+from minipaimon_spark.common.connection import Connection
+from minipaimon_spark.common.types import to_spark_schema
+from minipaimon_spark.dml import store_assignment
+from minipaimon_spark.dml.delta_merge import MiniPaimonMergeBuilder
+from minipaimon_spark.dml.row_changes import CLAUSE, Action, SparkChange, execute, value_name
+from minipaimon_spark.dml.spark_sql import analyzed, column_of, pruning_filter, referenced
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -93,7 +93,7 @@ class MiniPaimonTable:
     def toDF(self) -> DataFrame:  # noqa: N802
         """The table's latest snapshot as a DataFrame (``minipaimon_spark.table``: Spark's own
         Parquet reader where no merge is needed), with the alias if one was given."""
-        from minipaimon_spark.native import table
+        from minipaimon_spark.native.native import table
 
         return self._aliased(table(self._spark, self._table.path, **self._connection))
 
@@ -279,7 +279,7 @@ class MiniPaimonOptimizeBuilder:
     def executeCompaction(self) -> DataFrame:  # noqa: N802
         """Compact every bucket (into one sorted run) on the executors, one COMPACT commit; one
         row: the snapshot id (null: nothing to compact)."""
-        from minipaimon_spark.compaction import compact_on_executors
+        from minipaimon_spark.dml.compaction import compact_on_executors
 
         t = self._table
         snapshot = compact_on_executors(t._spark, t._table.path, "full", None, t._connection)

@@ -56,28 +56,28 @@ from minipaimon_core.errors import (
 )
 from minipaimon_core.metadata.consumer import ConsumerManager
 from minipaimon_core.stream.stream import StreamOffset, StreamScanner
-from minipaimon_spark.options import (
+from minipaimon_spark.common.options import (
     check_known,
     connection_options,
     normalized,
     stream_limits,
     table_path,
 )
-from minipaimon_spark.stream_offsets import TableIdentity
-from minipaimon_spark.stream_support import (
+from minipaimon_spark.common.types import BatchConformer, to_arrow_schema
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
+from minipaimon_spark.read.partitions import StreamPartition
+from minipaimon_spark.stream.stream_offsets import TableIdentity
+from minipaimon_spark.stream.stream_support import (
     ADMISSION_CONTROL,
     FailedStreamReader,
     ReadAllAvailable,
     ReadLimit,
     ReadMaxFiles,
     ReadMaxRows,
-    StreamPartition,
     SupportsTriggerAvailableNow,
     check_stream_schema,
     expired_hint,
 )
-from minipaimon_spark.types import BatchConformer, to_arrow_schema
-from minipaimon_spark.worker_guard import ShippedToWorkers
 
 CONSUMER_ID = "consumer-id"
 INITIAL = "initial"  # key of the symbolic start offset
@@ -144,7 +144,7 @@ def parse_stream_options(raw_options: Mapping[str, Any]) -> StreamReadOptions:
 
 class MiniPaimonStreamReader(ShippedToWorkers, DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Streams a table's snapshots; offsets are :class:`StreamOffset` dicts stamped with the
-    table's identity (see :mod:`minipaimon_spark.stream_offsets`): an offset of another
+    table's identity (see :mod:`minipaimon_spark.stream.stream_offsets`): an offset of another
     table, from a checkpoint reused, stops the query with an InvalidArgumentError."""
 
     def __init__(self, options: StreamReadOptions, schema: StructType) -> None:

@@ -1,7 +1,7 @@
-"""Small pieces of the streaming source: the Spark partition of one core stream split
-(also used by incremental batch reads), the reader of a refused stream, the check that
-a running stream's schema still holds, and Spark's admission-control classes (stand-ins on
-pyspark < 4.2)."""
+"""Small pieces of the streaming source: the reader of a refused stream, the check that a
+running stream's schema still holds, and Spark's admission-control classes (stand-ins on
+pyspark < 4.2). The Spark partition of one core stream split, which incremental batch reads
+use too, is :class:`minipaimon_spark.read.partitions.StreamPartition`."""
 
 from __future__ import annotations
 
@@ -17,9 +17,8 @@ from pyspark.sql.types import StructType
 import minipaimon_core as mp
 from minipaimon_core.errors import MiniPaimonError, SchemaMismatchError, SnapshotExpiredError
 from minipaimon_core.format.kinds import ROW_KIND_COLUMN
-from minipaimon_core.stream.stream import StreamSplit
-from minipaimon_spark.types import to_spark_schema
-from minipaimon_spark.worker_guard import ShippedToWorkers
+from minipaimon_spark.common.types import to_spark_schema
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
 
 try:  # pyspark 4.2+: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -55,19 +54,6 @@ except ImportError:  # pyspark 4.0/4.1: stand-ins that Spark never sees
 
     class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
         """Stand-in for pyspark < 4.2 (Spark wraps the source itself there)."""
-
-
-class StreamPartition(ShippedToWorkers, InputPartition):
-    """One core stream split: a bucket's full-scan rows and/or its changed files."""
-
-    def __init__(self, split: StreamSplit) -> None:
-        super().__init__(None)
-        self.split = split
-
-    def __repr__(self) -> str:
-        s = self.split
-        kind = f"{len(s.full)} full splits, {len(s.files)} files"
-        return f"StreamPartition(snapshot={s.snapshot_id}, {kind}, rows={s.row_count})"
 
 
 class FailedStreamReader(ShippedToWorkers, DataSourceStreamReader):
@@ -129,4 +115,4 @@ def expired_hint(path: str) -> Iterator[None]:
 
 
 __all__ = ["ADMISSION_CONTROL", "FailedStreamReader", "ReadAllAvailable", "ReadLimit", "ReadMaxFiles",
-           "ReadMaxRows", "StreamPartition", "SupportsTriggerAvailableNow", "check_stream_schema", "expired_hint"]
+           "ReadMaxRows", "SupportsTriggerAvailableNow", "check_stream_schema", "expired_hint"]

@@ -1,4 +1,5 @@
-"""What the SQL procedures share: where tables are, argument checks, analyze results.
+"""What the SQL procedures share: argument checks and analyze results (where tables are:
+:mod:`minipaimon_spark.common.connection`).
 
 Checks run twice: in each procedure's ``analyze`` (on the driver, when Spark analyzes the
 query, for the arguments that are constants) and again in ``eval`` (on the executor).
@@ -7,45 +8,10 @@ query, for the arguments that are constants) and again in ``eval`` (on the execu
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
-CONF_PREFIX = "spark.minipaimon."
-WAREHOUSE_CONF = CONF_PREFIX + "warehouse"
-
-
-@dataclass(frozen=True)
-class Connection:
-    """Where the procedures find tables: connection options (``s3.*``, ``azure.*``) and the warehouse
-    of ``namespace.table`` identifiers. Pickled into every task; never logged."""
-
-    options: dict[str, str] = field(default_factory=dict, repr=False)
-    warehouse: str | None = None
-
-    @staticmethod
-    def of_session(spark: SparkSession, options: Mapping[str, str] | None = None) -> Connection:
-        """The session's ``spark.minipaimon.*`` settings, overridden by ``options``."""
-        from minipaimon_core.io.fileio_resolve import CONNECTION_OPTIONS
-
-        found = {name: spark.conf.get(CONF_PREFIX + name, None) for name in CONNECTION_OPTIONS}
-        given = {k.lower(): str(v) for k, v in (options or {}).items()}
-        warehouse = given.pop("warehouse", None) or spark.conf.get(WAREHOUSE_CONF, None)
-        return Connection({**{k: v for k, v in found.items() if v}, **given}, warehouse or None)
-
-    def table(self, name: Any) -> Any:
-        """Open the table ``name`` (a path or an identifier). Raises the core's typed errors."""
-        import minipaimon_core as mp
-        from minipaimon_core.catalog import table_location
-
-        if not isinstance(name, str) or not name:
-            raise mp.InvalidArgumentError(
-                f"the first argument must be a table path or namespace.table, got {name!r}")
-        return mp.open_table(table_location(name, self.warehouse, self.options), options=self.options)
 
 
 # -- argument checks (in analyze on the driver, and again in eval) ------------------------------

@@ -1,4 +1,4 @@
-"""Branches from Spark SQL (see minipaimon_spark.procedures), as Paimon's ``sys.create_branch``,
+"""Branches from Spark SQL (see minipaimon_spark.sql.procedures), as Paimon's ``sys.create_branch``,
 ``sys.delete_branch`` and ``sys.fast_forward``:
 
 ```sql
@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from minipaimon_spark.procedure_support import Args, Connection, analyzed
+from minipaimon_spark.common.connection import Connection
+from minipaimon_spark.sql.procedure_support import Args, analyzed
 
 
 def branch_procedures(conn: Connection, table_arg: Callable[[Args], Any]) -> dict[str, Any]:

@@ -26,18 +26,23 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
-from minipaimon_core.diff import Endpoint, endpoint_snapshot_id
+from minipaimon_core.diff import endpoint_snapshot_id
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
 from minipaimon_core.format.kinds import ROW_KIND_COLUMN, RowKind
 from minipaimon_core.stream.stream import StreamOffset, StreamScanner, check_between
-from minipaimon_spark.filters import Term, column_types, split_filters
-from minipaimon_spark.native_plan import parse_buckets, python_reads
-from minipaimon_spark.options import ReadOptions
-from minipaimon_spark.source import one_line_errors
-from minipaimon_spark.stream_support import StreamPartition
-from minipaimon_spark.system import SystemTableReader, split_system_path, system_spark_schema
-from minipaimon_spark.types import BatchConformer, to_arrow_schema, to_spark_schema, to_spark_type
-from minipaimon_spark.worker_guard import ShippedToWorkers
+from minipaimon_spark.common.datasource import one_line_errors
+from minipaimon_spark.common.options import ReadOptions
+from minipaimon_spark.common.types import (
+    BatchConformer,
+    to_arrow_schema,
+    to_spark_schema,
+    to_spark_type,
+)
+from minipaimon_spark.common.worker_guard import ShippedToWorkers
+from minipaimon_spark.read.filters import Term, column_types, split_filters
+from minipaimon_spark.read.native_plan import parse_buckets, python_reads
+from minipaimon_spark.read.partitions import DiffPartition, SplitPartition, StreamPartition
+from minipaimon_spark.read.system import SystemTableReader, split_system_path, system_spark_schema
 
 PUSHDOWN_PLANNER = "pyspark.sql.worker.data_source_pushdown_filters"
 ROW_KIND = ROW_KIND_COLUMN
@@ -121,27 +126,6 @@ def called_by_pushdown_planner(max_depth: int = 16) -> bool:
     return False
 
 
-class DiffPartition(ShippedToWorkers, InputPartition):
-    """The whole row-level diff between two endpoints (snapshot ids, tags or times)."""
-
-    def __init__(self, start: Endpoint, end: Endpoint) -> None:
-        super().__init__(None)
-        self.start, self.end = start, end
-
-
-class SplitPartition(ShippedToWorkers, InputPartition):
-    """One core split; pickled to the task that reads it."""
-
-    def __init__(self, split: mp.Split) -> None:
-        super().__init__(split)
-        self.split = split
-
-    def __repr__(self) -> str:
-        s = self.split
-        return (f"SplitPartition(partition={s.partition}, bucket={s.bucket}, "
-                f"files={len(s.files)}, rows={s.row_count})")
-
-
 class MiniPaimonReader(ShippedToWorkers, DataSourceReader):
     """Reads one snapshot (or incremental range) of a table; no filter pushdown."""
 
@@ -178,7 +162,7 @@ class MiniPaimonReader(ShippedToWorkers, DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         """Plan the scan: one partition per split (metadata only). A minipaimon error (a
         snapshot or tag that does not exist, ...) is raised with no traceback of ours: Spark
-        reports it as one line (see source.py)."""
+        reports it as one line (see common/datasource.py)."""
         table = open_at(self.options)
         if self.options.incremental_between is not None:
             return self._incremental_partitions(table)

@@ -53,10 +53,16 @@ from minipaimon_core.dml.merge_units import (
 from minipaimon_core.errors import UnsupportedFeatureError
 from minipaimon_core.expressions import predicate
 from minipaimon_core.metadata.context import TableContext
-from minipaimon_spark import store_assignment
-from minipaimon_spark.compaction import default_parallelism
-from minipaimon_spark.types import BatchConformer, quoted, to_arrow_schema, to_spark_schema
-from minipaimon_spark.unit_tasks import RESULT, inserter, open_context, plain_names, unit_changer
+from minipaimon_spark.common.types import BatchConformer, quoted, to_arrow_schema, to_spark_schema
+from minipaimon_spark.dml import store_assignment
+from minipaimon_spark.dml.compaction import default_parallelism
+from minipaimon_spark.dml.unit_tasks import (
+    RESULT,
+    inserter,
+    open_context,
+    plain_names,
+    unit_changer,
+)
 
 CLAUSE = "__minipaimon_clause"  # the index of the clause a target row takes
 KEY = "__minipaimon_key{}"  # a copy of the target's primary-key column j (inserts checked against it)
