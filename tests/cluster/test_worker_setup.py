@@ -74,7 +74,10 @@ def wrapper(tmp_path: Path, executors_only: bool) -> Path:
 
 def run_driver(tmp_path: Path, executors_only: bool) -> dict:
     (tmp_path / "driver.py").write_text(DRIVER)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # inherited by the workers
+    # PYTHONPATH would be inherited by the workers; PYSPARK_DRIVER_PYTHON (set for the whole
+    # session by conftest's driver_env when the cluster tests ran first) would run the
+    # driver-side Python workers with this interpreter, which imports minipaimon.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_DRIVER_PYTHON")}
     env.update(PYSPARK_PYTHON=str(wrapper(tmp_path, executors_only)), SPARK_CONF_DIR=str(REPO / "spark-conf"))
     # cwd is not the checkout: a worker would import minipaimon from its working directory
     done = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(tmp_path / "t"),
