@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .base import FILE_NAME_KEY, FileFormat, FormatWriter
+from .base import FILE_NAME_KEY, Batches, FileFormat, FormatWriter
 
 
 def dictionary_columns(table: pa.Table, sample: int = 2048) -> list[str]:
@@ -57,6 +57,10 @@ def dictionary_encoded(meta: pq.FileMetaData, names: Collection[str]) -> list[st
     return out
 
 
+#: bytes a streamed read buffers of each column chunk (pyarrow reads a whole chunk without one)
+_STREAM_BUFFER = 1 << 20
+
+
 class _Writer(FormatWriter):
     def __init__(self, writer: pq.ParquetWriter) -> None:
         self._writer = writer
@@ -95,6 +99,17 @@ class ParquetFormat(FileFormat):
             t = pq.read_table(source, columns=names, page_checksum_verification=True)
         named = (t.schema.metadata or {}).get(FILE_NAME_KEY)
         return (t.replace_schema_metadata(None) if named is not None else t), named
+
+    def read_batches(self, source: BinaryIO, columns: Sequence[str] | None, declared: pa.Schema | None,
+                     batch_rows: int) -> tuple[Batches, bytes | None, int]:
+        """Row group by row group, ``batch_rows`` rows at a time: memory is one row group's
+        compressed column chunks and one batch, whatever the file holds."""
+        pf = pq.ParquetFile(source, page_checksum_verification=True, buffer_size=_STREAM_BUFFER)
+        named = (pf.metadata.metadata or {}).get(FILE_NAME_KEY)
+        names = list(columns) if columns is not None else None
+        batches = pf.iter_batches(batch_size=batch_rows, columns=names)
+        tables = (pa.Table.from_batches([b]).replace_schema_metadata(None) for b in batches)
+        return tables, named, pf.metadata.num_rows
 
 
 __all__ = ["ParquetFormat", "dictionary_columns", "dictionary_encoded"]

@@ -1,8 +1,7 @@
 """Reading splits: Arrow in, Arrow out, vectorised merge-on-read for primary-key tables.
 
 Every file is read with the schema it was written with and projected to the reader's
-schema by field id (renamed columns follow their id, added columns read as null, widened
-types are cast). Primary-key splits whose files overlap in key range are merged with the
+schema by field id (:mod:`~minipaimon_core.read.file_read`). Primary-key splits whose files overlap in key range are merged with the
 table's merge engine over whole Arrow tables; others are read raw. A split's files are read
 concurrently (:func:`file_pool`); deduplicate with one key and no ``sequence.field`` merges
 by probing keys (:mod:`~minipaimon_core.read.read_newest`), every other merge gets the runs
@@ -22,8 +21,6 @@ import pyarrow.compute as pc
 
 from ..errors import CorruptDataFileError, CorruptMetadataError, SnapshotExpiredError
 from ..expressions import predicate
-from ..file_format.data_file import file_schema as file_schema_of
-from ..file_format.data_file import read_data_file
 from ..format.kinds import SEQUENCE, VALUE_KIND, RowKind
 from ..format.layout import TableLayout
 from ..format.manifest_file import DataFileMeta
@@ -36,37 +33,10 @@ from ..metadata.deletion_vectors import DeletionVectorIO, live_mask
 from ..metadata.manifest_io import ManifestIO
 from ..metadata.snapshot_manager import SnapshotManager
 from ..schema.schema import SchemaCache, TableSchema
-from .dict_columns import decoded, plain, same_values
+from .dict_columns import decoded
+from .file_read import read_file_as
 from .read_newest import read_newest
 from .scan import Split, retraction_counts_trusted
-
-
-def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, names: list[str]) -> pa.Table:
-    """Project a file's ``table`` (file schema) to the reader's columns ``names``."""
-    if file_schema.id == read_schema.id:
-        return table.select(names)
-    by_id = {f.id: f.name for f in file_schema.fields}
-    target = read_schema.arrow_schema()
-    arrays = []
-    fields = []  # keep nullability as a same-schema read does, so results concatenate
-    for name in names:
-        if name in (SEQUENCE, VALUE_KIND):
-            arrays.append(table.column(name))
-            fields.append(table.schema.field(name))
-            continue
-        field = read_schema.field_by_name(name)
-        old = by_id.get(field.id)
-        t = target.field(name).type
-        if old is None or old not in table.column_names:
-            arrays.append(pa.nulls(table.num_rows, t))
-            fields.append(target.field(name))
-            continue
-        col = table.column(old)
-        if not same_values(col.type, t):
-            col = pc.cast(plain(col), t)
-        arrays.append(col)
-        fields.append(target.field(name).with_type(col.type))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMeta]]:
@@ -77,7 +47,6 @@ def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMet
     return [[f] for f in level0] + [[f for f in files if f.level == lv] for lv in levels]
 
 
-_SYSTEM_TYPES = {SEQUENCE: pa.int64(), VALUE_KIND: pa.int8()}
 # Columns of a tagged merge input (SplitReader.dropped_rows): each row's file and position.
 _FILE, _ROW = "__minipaimon_file", "__minipaimon_row"
 
@@ -89,66 +58,6 @@ def dictionary_candidates(schema: TableSchema) -> frozenset[str]:
     arrow = schema.arrow_schema()
     return frozenset(f.name for f in arrow if f.name not in schema.primaryKeys
                      and (pa.types.is_string(f.type) or pa.types.is_binary(f.type)))
-
-
-def _as_declared(t: pa.Table, file_schema: TableSchema, path: str) -> pa.Table:
-    """``t`` (columns read from a file of ``file_schema``) with each column of the type its
-    schema declares: another writer's Parquet may use another Arrow type of the same values
-    (cast); a system column of another type, or a column that cannot be cast, means the file
-    is damaged (its footer is not checksummed). Raises CorruptDataFileError."""
-    declared = file_schema.arrow_schema()
-    for i, field in enumerate(t.schema):
-        want = _SYSTEM_TYPES.get(field.name)
-        if want is None:
-            if field.name not in declared.names:
-                continue
-            want = declared.field(field.name).type
-        if same_values(field.type, want):
-            continue
-        if field.name in _SYSTEM_TYPES:
-            raise CorruptDataFileError(f"data file {path}: column {field.name} is {field.type}, not {want}")
-        try:
-            t = t.set_column(i, field.with_type(want), plain(t.column(i)).cast(want))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise CorruptDataFileError(
-                f"data file {path}: column {field.name} is {field.type}, its schema says {want} ({e})") from e
-    return t
-
-
-def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
-                 partition_path: str, bucket: int, f: DataFileMeta, names: list[str],
-                 dictionary: Collection[str] = ()) -> pa.Table:
-    """Columns ``names`` of data or changelog file ``f`` in the reader's ``schema``: the one
-    file reader of scans and compaction.
-
-    Columns are found by field id in the schema ``f`` was written with (renamed columns
-    follow their id, added ones read as null, widened types are cast); ``_SEQUENCE_NUMBER``
-    (if asked for) is the effective number, the file's ``sequenceOffset`` added.
-    ``dictionary``: string/binary columns (reader names) that may come back as Arrow
-    dictionaries of their type, where the file stores them dictionary-encoded (see
-    :func:`decoded`). Raises CorruptDataFileError for a damaged file.
-    """
-    file_schema = schemas.get(f.schemaId)
-    by_id = {fld.id: fld.name for fld in file_schema.fields}
-    physical = []
-    as_dictionary = []
-    for n in names:
-        if n in (SEQUENCE, VALUE_KIND):
-            physical.append(n)
-        else:
-            old = by_id.get(schema.field_by_name(n).id)
-            if old is not None:
-                physical.append(old)
-                if n in dictionary:
-                    as_dictionary.append(old)
-    declared = file_schema_of(file_schema, bool(file_schema.primaryKeys))
-    t = read_data_file(io, layout, partition_path, bucket, f, physical, declared, as_dictionary)
-    t = _as_declared(t, file_schema, layout.data_file_path(partition_path, bucket, f.fileName))
-    t = evolve(t, file_schema, schema, names)
-    if SEQUENCE in names and f.sequenceOffset:
-        i = t.column_names.index(SEQUENCE)
-        t = t.set_column(i, SEQUENCE, pc.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
-    return t
 
 
 def file_pool() -> ThreadPoolExecutor:

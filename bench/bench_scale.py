@@ -1,0 +1,246 @@
+"""Scale (issue 40): peak memory and CPU of compaction and large writes as buckets grow.
+
+Cases (each figure measured in a fresh child process: peak RSS is the child's ``VmHWM``
+minus its RSS just before the operation, CPU is the child's process time, threads included):
+
+``compact``   one bucket holding 4 overlapping sorted runs of N rows in all (4 writes of
+              N/4 random keys out of 0..2N with ``write-only``), then ``compact(full=True)``.
+              Target: the rise at 16M rows within 1.5x the rise at 1M, under 300 MB.
+``write``     a write of N rows (``bench_common``'s table, 1M-row batches, one ``t.write``
+              of a RecordBatchReader, one bucket) into an empty table, with the automatic
+              compaction (default options) and with ``write-only``: peak RSS rise, CPU,
+              the files and levels it leaves, and whether a compaction rewrote the load.
+              Targets: auto within 1.3x of write-only in peak RSS; a sorted load written
+              once (no COMPACT snapshot, files that do not overlap).
+
+Each case runs at ``--rows`` (default 1M, 4M, 16M), one run each, for every ``--code
+LABEL=DIR`` (default: this checkout as ``new``; add e.g. ``old=/tmp/base`` for a checkout
+of the code before, so both are measured in the same run on the same input tables). The
+machine's load is recorded beside every figure. Results: ``results/scale.json``.
+
+    nice -n 10 .venv/bin/python bench/bench_scale.py compact write --code old=/tmp/base
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+CASES = ("compact", "write")
+COMPACT_RISE_MB = 300
+COMPACT_GROWTH = 1.5
+AUTO_VS_WRITE_ONLY = 1.3
+
+
+# ---------------------------------------------------------------------------- children
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _measure(fn: Any) -> dict[str, Any]:
+    """Run ``fn`` and return its peak RSS rise, CPU and wall time (and what it returns)."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    base = _status_kb("VmRSS")
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    out = fn()
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    peak = _status_kb("VmHWM")
+    return {"rise_mb": (peak - base) / 1024, "peak_mb": peak / 1024, "base_mb": base / 1024,
+            "cpu_s": cpu, "wall_s": wall, "result": out}
+
+
+def _runs_table(path: str, rows: int) -> None:
+    """A one-bucket table holding 4 overlapping sorted runs of ``rows`` rows in all."""
+    import numpy as np
+
+    import minipaimon_core as mp
+
+    data = common.reference_data()
+    t = mp.create_table(path, data.SCHEMA, primary_key=["id"],
+                        options={"bucket": "1", "write-only": "true", "num-sorted-run.stop-trigger": "1000"})
+    rng = np.random.default_rng(40)
+    for run in range(4):
+        ids = np.sort(rng.choice(2 * rows, rows // 4, replace=False)).astype(np.int64)
+        t.write(data._mk(ids, "k", ids * 0.5, run + 1))
+
+
+def _files(t: Any) -> list[dict[str, Any]]:
+    return [{"level": f["level"], "rows": f["record_count"], "min": f["min_key"], "max": f["max_key"]}
+            for f in t.system_table("files").to_pylist()]
+
+
+def child_compact(path: str) -> dict[str, Any]:
+    import minipaimon_core as mp
+
+    t = mp.open_table(path)
+    before = len(t.system_table("files").to_pylist())
+    m = _measure(lambda: t.compact(full=True))
+    t = mp.open_table(path)
+    snap = t.latest_snapshot()
+    got = t.scan(columns=["id", "v"]).to_arrow()
+    import pyarrow.compute as pc
+
+    m.update({"files_before": before, "files_after": len(_files(t)), "rows": snap.totalRecordCount,
+              "check": {"rows": got.num_rows, "sum_id": pc.sum(got.column("id")).as_py(),
+                        "sum_v": pc.sum(got.column("v")).as_py()}})
+    m.pop("result")
+    return m
+
+
+def child_write(path: str, rows: int, write_only: bool) -> dict[str, Any]:
+    import pyarrow as pa
+
+    import minipaimon_core as mp
+
+    data = common.reference_data()
+    options = {"bucket": "1", **({"write-only": "true"} if write_only else {})}
+    t = mp.create_table(path, data.SCHEMA, primary_key=["id"], options=options)
+    step = 1_000_000
+    batches = (b for s in range(0, rows, step) for b in data.base_table(min(step, rows - s), start=s).to_batches())
+    reader = pa.RecordBatchReader.from_batches(data.SCHEMA, batches)
+    m = _measure(lambda: t.write(reader))
+    t = mp.open_table(path)
+    files = _files(t)
+    m.update({"snapshots": [s.commit_kind for s in t.snapshots()], "files": len(files),
+              "levels": sorted({f["level"] for f in files}), "rows": t.latest_snapshot().totalRecordCount})
+    m.pop("result")
+    return m
+
+
+# ---------------------------------------------------------------------------- parent
+
+
+def run_child(code: str, args: list[str]) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": code}
+    load = common.load()
+    proc = subprocess.run(["nice", "-n", "10", sys.executable, os.path.abspath(__file__), "--child", *args],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {args} ({code}) failed: {proc.stderr.strip()[-2000:]}")
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["load_before"] = load
+    out["load_after"] = common.load()
+    return out
+
+
+def bench_compact(codes: dict[str, str], rows_list: list[int], builder: str) -> list[dict[str, Any]]:
+    out = []
+    for rows in rows_list:
+        source = os.path.join(common.scratch(f"scale-compact-{rows}"), "source")
+        print(f"compact: building 4 runs of {rows:,} rows ...", file=sys.stderr)
+        run_child(builder, ["build", source, str(rows)])
+        for label, code in codes.items():
+            path = os.path.join(os.path.dirname(source), label)
+            shutil.copytree(source, path)
+            print(f"compact: {label}, {rows:,} rows ...", file=sys.stderr)
+            r = run_child(code, ["compact", path])
+            r.update({"case": "compact", "code": label, "rows_in": rows})
+            out.append(r)
+            print(f"  rise {r['rise_mb']:.0f} MB, cpu {r['cpu_s']:.1f} s, wall {r['wall_s']:.1f} s, "
+                  f"files {r['files_before']} -> {r['files_after']}, load {r['load_before'][0]}", file=sys.stderr)
+            shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(source), ignore_errors=True)
+    return out
+
+
+def bench_write(codes: dict[str, str], rows_list: list[int]) -> list[dict[str, Any]]:
+    out = []
+    for rows in rows_list:
+        for label, code in codes.items():
+            for write_only in (False, True):
+                path = os.path.join(common.scratch(f"scale-write-{rows}-{label}-{write_only}"), "t")
+                mode = "write-only" if write_only else "auto"
+                print(f"write: {label}, {rows:,} rows, {mode} ...", file=sys.stderr)
+                r = run_child(code, ["write", path, str(rows), "1" if write_only else "0"])
+                r.update({"case": "write", "code": label, "rows_in": rows, "mode": mode})
+                out.append(r)
+                print(f"  rise {r['rise_mb']:.0f} MB, cpu {r['cpu_s']:.1f} s, wall {r['wall_s']:.1f} s, "
+                      f"{r['snapshots']}, {r['files']} files at levels {r['levels']}, load {r['load_before'][0]}",
+                      file=sys.stderr)
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    return out
+
+
+def summarize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Verdicts against the issue's targets, per code."""
+    verdicts = []
+    by = {(r["case"], r["code"], r["rows_in"], r.get("mode")): r for r in results}
+    for code in sorted({r["code"] for r in results}):
+        rises = {n: r["rise_mb"] for (c, k, n, _), r in by.items() if c == "compact" and k == code}
+        if rises:
+            lo, hi = min(rises), max(rises)
+            growth = rises[hi] / rises[lo] if rises[lo] > 0 else None
+            verdicts.append({"code": code, "target": f"compaction rise at {hi:,} within {COMPACT_GROWTH}x of {lo:,}",
+                             "ratio": growth, "verdict": common.verdict(growth, COMPACT_GROWTH)})
+            top = max(rises.values())
+            verdicts.append({"code": code, "target": f"compaction rise under {COMPACT_RISE_MB} MB",
+                             "value_mb": top, "verdict": "met" if top < COMPACT_RISE_MB else "NOT met"})
+        for n in sorted({k[2] for k in by if k[0] == "write" and k[1] == code}):
+            auto, only = by.get(("write", code, n, "auto")), by.get(("write", code, n, "write-only"))
+            if auto and only:
+                ratio = auto["peak_mb"] / only["peak_mb"]
+                verdicts.append({"code": code, "rows": n, "target": "auto write peak within 1.3x of write-only",
+                                 "ratio": ratio, "verdict": common.verdict(ratio, AUTO_VS_WRITE_ONLY)})
+                once = "COMPACT" not in auto["snapshots"]
+                verdicts.append({"code": code, "rows": n, "target": "a sorted load written once",
+                                 "cpu_ratio_vs_write_only": auto["cpu_s"] / only["cpu_s"],
+                                 "verdict": "met" if once else "NOT met"})
+    return verdicts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cases", nargs="*", default=list(CASES), choices=[*CASES, []])
+    ap.add_argument("--rows", default="1000000,4000000,16000000")
+    ap.add_argument("--code", action="append", default=[], help="LABEL=DIR (repeatable); default new=<this checkout>")
+    ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        kind, *rest = a.child
+        if kind == "build":
+            _runs_table(rest[0], int(rest[1]))
+            print(json.dumps({}))
+        elif kind == "compact":
+            print(json.dumps(child_compact(rest[0]), default=str))
+        elif kind == "write":
+            print(json.dumps(child_write(rest[0], int(rest[1]), rest[2] == "1"), default=str))
+        return
+    codes = dict(c.split("=", 1) for c in a.code) or {"new": common.ROOT}
+    codes = {k: os.path.abspath(v) for k, v in codes.items()}
+    rows_list = [int(x) for x in a.rows.split(",")]
+    env = common.environment()
+    results: list[dict[str, Any]] = []
+    builder = codes.get("new", next(iter(codes.values())))
+    if "compact" in a.cases:
+        results += bench_compact(codes, rows_list, builder)
+    if "write" in a.cases:
+        results += bench_write(codes, rows_list)
+    verdicts = summarize(results)
+    rows = [[r["case"], r.get("mode", ""), r["code"], f"{r['rows_in']:,}", r["rise_mb"], r["peak_mb"], r["cpu_s"],
+             r["wall_s"], r["load_before"][0]] for r in results]
+    common.print_table(["case", "mode", "code", "rows", "rise MB", "peak MB", "cpu s", "wall s", "load1"], rows)
+    for v in verdicts:
+        print(v)
+    path = common.write_results("scale", {"env": env, "codes": codes, "results": results, "verdicts": verdicts})
+    print(f"results: {path}")
+
+
+if __name__ == "__main__":
+    main()

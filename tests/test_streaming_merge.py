@@ -1,0 +1,181 @@
+"""The streaming k-way merge (lsm.streaming_merge) against the in-memory merge: seeded random
+histories for every engine, runs cut into tiny tables so that a merge takes many steps, and
+the result equal to ``merge`` of all rows at once (the present merge: the oracle)."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.lsm.merge_engines import (
+    DELETE,
+    INSERT,
+    SEQUENCE,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    VALUE_KIND,
+    MergeConfig,
+    merge,
+    prepare_input,
+)
+from minipaimon_core.lsm.streaming_merge import key_chunks, merged_chunks
+from tests.test_merge_engines import ENGINES, random_config, random_rows, to_table
+
+I, UB, UA, D = INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE  # noqa: E741 (Paimon's +I)
+
+
+def cut(rng: random.Random, t: pa.Table, largest: int) -> list[pa.Table]:
+    """``t`` as consecutive tables of 0..``largest`` rows (empty ones too)."""
+    out, start = [], 0
+    while start < t.num_rows:
+        n = rng.randrange(0, largest + 1)
+        out.append(t.slice(start, n))
+        start += n
+    return out
+
+
+def runs_of(rng: random.Random, table: pa.Table, cfg: MergeConfig, count: int) -> list[pa.Table]:
+    """``table`` split by sequence into ``count`` runs, oldest first, each merged with kept
+    deletes as a writer or a compaction leaves it (one row per key, or -D then +I)."""
+    seq = table.column(SEQUENCE).to_numpy()
+    cuts = sorted(rng.sample(range(int(seq.max()) + 2), count - 1)) if len(seq) else [0] * (count - 1)
+    bounds = [0, *cuts, 10**9]
+    return [merge(table.filter(pa.array((seq >= lo) & (seq < hi))), cfg, keep_deletes=True)
+            for lo, hi in zip(bounds, bounds[1:])]
+
+
+def streamed(rng: random.Random, runs: list[pa.Table], cfg: MergeConfig, keep: bool) -> pa.Table:
+    pieces = [cut(rng, r, rng.choice([1, 2, 3, 7])) for r in runs]
+    out = list(merged_chunks(pieces, cfg, keep_deletes=keep))
+    return pa.concat_tables(out) if out else runs[0].slice(0, 0)
+
+
+def at_once(runs: list[pa.Table], cfg: MergeConfig, keep: bool) -> pa.Table:
+    return merge(pa.concat_tables(runs), cfg, keep_deletes=keep)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("seed", range(40))
+def test_streamed_merge_equals_the_merge_at_once(engine: str, seed: int) -> None:
+    rng = random.Random(seed * 15485863 + ENGINES.index(engine))
+    kinds = rng.choice([[I], [I, UA], [I, UB, UA, D], [I, D]])
+    rows = random_rows(rng, rng.randrange(1, 120), kinds, sf_monotone=True)
+    has_retract = UB in kinds or D in kinds
+    cfg = random_config(rng, engine, retractions=has_retract, piecewise=True)
+    if engine in ("partial-update", "first-row") and has_retract and not cfg.ignore_delete and (
+            engine == "first-row" or not cfg.partial_update_remove_on_delete):
+        cfg = MergeConfig(**{**cfg.__dict__, "ignore_delete": True})
+    table = prepare_input(to_table(rows), cfg)
+    runs = runs_of(rng, table, cfg, rng.randrange(1, 6))
+    for keep in (False, True):
+        want = at_once(runs, cfg, keep)
+        got = streamed(rng, runs, cfg, keep)
+        assert got.to_pylist() == want.to_pylist(), f"config {cfg}, keep_deletes={keep}"
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "first-row"])
+def test_a_merge_that_refuses_retractions_refuses_them_streamed(engine: str) -> None:
+    cfg = MergeConfig(("id",), engine=engine)
+    rows = [{"p": "x", "id": i % 3, "a": i, "b": None, "c": None, "f": None, "ts": i,
+             SEQUENCE: i, VALUE_KIND: D if i == 4 else I} for i in range(6)]
+    table = to_table(rows)
+    with pytest.raises(InvalidArgumentError):
+        merge(table, cfg, keep_deletes=False)
+    runs = [table.slice(0, 3).sort_by("id"), table.slice(3).sort_by("id")]
+    with pytest.raises(InvalidArgumentError):
+        list(merged_chunks([cut(random.Random(1), r, 1) for r in runs], cfg, keep_deletes=False))
+
+
+KEY_TYPES: list[tuple[pa.DataType, Any]] = [
+    (pa.int32(), lambda rng: rng.randrange(-50, 50)),
+    (pa.timestamp("us", tz="UTC"), lambda rng: rng.randrange(0, 100) * 1_000_000),
+    (pa.date32(), lambda rng: rng.randrange(0, 100)),
+    (pa.string(), lambda rng: rng.choice(["", "a", "ab", "b", "é", "z", "zz", "\u4e2d"])),
+    (pa.binary(), lambda rng: bytes([rng.randrange(0, 4)]) * rng.randrange(0, 3)),
+    (pa.float64(), lambda rng: rng.choice([-1.5, -0.0, 1.0, 2.5, math.inf, -math.inf, math.nan])),
+    (pa.decimal128(10, 2), lambda rng: __import__("decimal").Decimal(rng.randrange(-999, 999)) / 100),
+    (pa.bool_(), lambda rng: rng.random() < 0.5),
+]
+
+
+@pytest.mark.parametrize("key_type,gen", KEY_TYPES, ids=[str(t) for t, _ in KEY_TYPES])
+@pytest.mark.parametrize("composite", [False, True])
+def test_steps_cut_every_key_type_as_arrow_sorts_it(key_type: pa.DataType, gen: Any, composite: bool) -> None:
+    """Every key's rows of every run land in one step, the steps ascend in Arrow's order
+    (NaN first, as the merge sorts), and the merge streamed equals the merge at once."""
+    rng = random.Random(hash((str(key_type), composite)) & 0xFFFF)
+    keys = ("k", "j") if composite else ("k",)
+    cfg = MergeConfig(keys)
+    for _ in range(20):
+        n = rng.randrange(1, 80)
+        data = {"k": pa.array([gen(rng) for _ in range(n)], key_type),
+                "j": pa.array([rng.randrange(3) for _ in range(n)], pa.int64()),
+                "v": pa.array(range(n), pa.int64()),
+                SEQUENCE: pa.array(rng.sample(range(10 * n), n), pa.int64()),
+                VALUE_KIND: pa.array([rng.choice([I, D]) for _ in range(n)], pa.int8())}
+        table = pa.table(data)
+        runs = runs_of(rng, table, cfg, rng.randrange(1, 5))
+        pieces = [cut(rng, r, rng.choice([1, 2, 5])) for r in runs]
+        steps = list(key_chunks(pieces, keys))
+        # each run's slices, in order, are the run itself
+        for i, run in enumerate(runs):
+            parts = [s[i] for s in steps if s[i] is not None]
+            got = pa.concat_tables(parts) if parts else run.slice(0, 0)
+            assert repr(got.to_pylist()) == repr(run.to_pylist())  # NaN == NaN
+        # no key in two steps, and steps ascend: merged at once, the steps' rows are in order
+        step_of = []
+        for n_step, s in enumerate(steps):
+            for part in s:
+                if part is not None:
+                    step_of += [(_order(r, keys), n_step) for r in part.select(list(keys)).to_pylist()]
+        by_key: dict[Any, set[int]] = {}
+        for k, n_step in step_of:
+            by_key.setdefault(k, set()).add(n_step)
+        assert all(len(v) == 1 for v in by_key.values())
+        in_key_order = [next(iter(by_key[k])) for k in sorted(by_key)]
+        assert in_key_order == sorted(in_key_order)
+        for keep in (False, True):
+            assert repr(streamed(rng, runs, cfg, keep).to_pylist()) == repr(at_once(runs, cfg, keep).to_pylist())
+
+
+def _order(row: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...]:
+    out = []
+    for k in keys:
+        v = row[k]
+        out.append((0, 0.0) if isinstance(v, float) and v != v else (1, v))
+    return tuple(out)
+
+
+def test_a_key_continuing_into_the_next_table_stays_in_one_step() -> None:
+    """A run with a key's -D and +I rows (partial-update's kept delete) cut between them."""
+    run = pa.table({"id": pa.array([1, 2, 2, 3], pa.int64()), SEQUENCE: pa.array([1, 5, 6, 2], pa.int64()),
+                    VALUE_KIND: pa.array([I, D, I, I], pa.int8())})
+    other = pa.table({"id": pa.array([2], pa.int64()), SEQUENCE: pa.array([3], pa.int64()),
+                      VALUE_KIND: pa.array([I], pa.int8())})
+    steps = list(key_chunks([[run.slice(0, 2), run.slice(2, 0), run.slice(2, 1), run.slice(3)], [other]],
+                            ["id"]))
+    where_2 = {i for i, s in enumerate(steps) for p in s if p is not None
+               and 2 in p.column("id").to_pylist()}
+    assert len(where_2) == 1
+    got = sorted(r["id"] for s in steps for p in s if p is not None for r in p.to_pylist())
+    assert got == [1, 2, 2, 2, 3]
+
+
+def test_memory_is_a_table_per_run() -> None:
+    """A step holds at most one table of each run (plus the rows of a key that continues):
+    with 4 runs of 64-row tables no step exceeds 4 x 64 rows."""
+    rng = np.random.default_rng(3)
+    runs = []
+    for _ in range(4):
+        ids = np.sort(rng.choice(100_000, 5_000, replace=False)).astype(np.int64)
+        t = pa.table({"id": ids, SEQUENCE: np.arange(len(ids), dtype=np.int64),
+                      VALUE_KIND: np.zeros(len(ids), np.int8)})
+        runs.append([t.slice(i, 64) for i in range(0, t.num_rows, 64)])
+    sizes = [sum(p.num_rows for p in s if p is not None) for s in key_chunks(runs, ["id"])]
+    assert sum(sizes) == 20_000 and max(sizes) <= 4 * 64
