@@ -13,6 +13,8 @@ import pyarrow as pa
 import pytest
 
 from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.format.manifest_file import DataFileMeta, SimpleStats
+from minipaimon_core.lsm.key_range import disjoint_chains
 from minipaimon_core.lsm.merge_engines import (
     DELETE,
     INSERT,
@@ -179,3 +181,25 @@ def test_memory_is_a_table_per_run() -> None:
         runs.append([t.slice(i, 64) for i in range(0, t.num_rows, 64)])
     sizes = [sum(p.num_rows for p in s if p is not None) for s in key_chunks(runs, ["id"])]
     assert sum(sizes) == 20_000 and max(sizes) <= 4 * 64
+
+
+def _file(name: str, lo: int, hi: int) -> DataFileMeta:
+    return DataFileMeta(fileName=name, fileSize=1, rowCount=1, minKey=(lo,), maxKey=(hi,),
+                        valueStats=SimpleStats((), (), ()), minSequenceNumber=0, maxSequenceNumber=0,
+                        schemaId=0, level=0, creationTime=0)
+
+
+@pytest.mark.parametrize("runs,chains", [
+    ([], []),
+    ([["a"]], [["a"]]),
+    ([["a"], ["b"], ["c"]], [["a", "b"], ["c"]]),  # a [0,9] b [20,29] disjoint; c [5,25] meets both
+    ([["c"], ["a"], ["b"]], [["c"], ["a", "b"]]),
+    ([["d", "e"], ["b"]], [["b", "d", "e"]]),  # a level's files and a file below them
+    ([["a"], ["t"]], [["a"], ["t"]]),  # touching ends share a key: not joined
+    ([["b"], ["a"]], [["a", "b"]]),  # a chain's files in key order
+])
+def test_disjoint_runs_are_read_as_one_chain(runs: list[list[str]], chains: list[list[str]]) -> None:
+    files = {"a": _file("a", 0, 9), "b": _file("b", 20, 29), "c": _file("c", 5, 25), "d": _file("d", 40, 49),
+             "e": _file("e", 50, 59), "t": _file("t", 9, 15)}
+    got = disjoint_chains([[files[n] for n in run] for run in runs])
+    assert [[f.fileName for f in c] for c in got] == chains

@@ -29,7 +29,7 @@ from ..file_format.data_file import BATCH_ROWS
 from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta
 from ..lsm import changelog
-from ..lsm.key_range import key_order, overlaps
+from ..lsm.key_range import disjoint_chains, key_order, overlaps
 from ..lsm.merge_engines import MergeConfig, merge
 from ..lsm.streaming_merge import key_chunks
 from ..metadata.context import TableContext
@@ -103,6 +103,10 @@ def _merge_inputs(runs: BucketRuns, config: MergeConfig, files: list[DataFileMet
     names = [*schema.field_names, SEQUENCE, VALUE_KIND]
     keys = list(config.key_columns)
     in_runs = oldest_first(inputs)
+    # runs whose key ranges are disjoint are read as one chain (one table held for all);
+    # the bottom run stays alone where the full-compaction changelog diffs against it
+    bottom_run = [r for r in in_runs if full_changelog and r[0].level == max_level]
+    in_runs = disjoint_chains([r for r in in_runs if r not in bottom_run]) + bottom_run
     sources = [runs.run(r, names) for r in in_runs]
     n_in = len(sources)
     # first-row: keys the bucket's other files at levels >= 1 hold stay theirs (see
@@ -113,7 +117,7 @@ def _merge_inputs(runs: BucketRuns, config: MergeConfig, files: list[DataFileMet
         lo = min(key_order(f.minKey) for f in inputs)
         hi = max(key_order(f.maxKey) for f in inputs)
         others = [f for f in files if f.level > 0 and f.fileName not in names_in and overlaps(f, lo, hi)]
-        for run in oldest_first(others):
+        for run in disjoint_chains(oldest_first(others)):
             older.append(len(sources))
             sources.append(runs.run(run, keys))
     # full-compaction changelog: the bottom level as the previous full compaction left it
@@ -121,7 +125,7 @@ def _merge_inputs(runs: BucketRuns, config: MergeConfig, files: list[DataFileMet
     if full_changelog:
         previous = [f for f in files if f.level == max_level]
         names_in = {f.fileName for f in inputs}
-        found = [i for i, r in enumerate(in_runs) if r and r[0].level == max_level]
+        found = [i for i, r in enumerate(in_runs) if r and all(f.level == max_level for f in r)]
         if previous and found and {f.fileName for f in previous} <= names_in:
             previous_at = found[0]
         elif previous:
@@ -159,8 +163,8 @@ def _lookup_changes(runs: BucketRuns, config: MergeConfig, files: list[DataFileM
     keys = list(config.key_columns)
     lo = min(key_order(f.minKey) for f in new_files)
     hi = max(key_order(f.maxKey) for f in new_files)
-    old_runs = oldest_first([f for f in files if f.level > 0 and overlaps(f, lo, hi)])
-    new_runs = oldest_first(new_files)
+    old_runs = disjoint_chains(oldest_first([f for f in files if f.level > 0 and overlaps(f, lo, hi)]))
+    new_runs = disjoint_chains(oldest_first(new_files))
     sources = [runs.run(r, names) for r in [*old_runs, *new_runs]]
     n_old = len(old_runs)
     for parts in key_chunks(sources, keys):

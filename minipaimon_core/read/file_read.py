@@ -102,20 +102,28 @@ def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: 
 
 def iter_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
                  partition_path: str, bucket: int, f: DataFileMeta, names: list[str], *,
-                 deleted: np.ndarray | None = None, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Table]:
+                 deleted: np.ndarray | None = None, batch_rows: int = BATCH_ROWS,
+                 positions: str | None = None) -> Iterator[pa.Table]:
     """:func:`read_file_as` table by table (at most ``batch_rows`` rows each before
     ``deleted`` is applied), each decoded when it is taken: a file's rows in bounded
-    memory. ``deleted``: the sorted positions a deletion vector marks, left out. Raises what
-    :func:`read_file_as` raises, and CorruptMetadataError for a position past the file's end."""
+    memory. ``deleted``: the sorted positions a deletion vector marks, left out.
+    ``positions``: the name of a column to add holding each row's position in the file
+    (int64). Raises what :func:`read_file_as` raises, and CorruptMetadataError for a
+    position past the file's end."""
     plan = _FilePlan(schemas, schema, f, names, ())
     path = layout.data_file_path(partition_path, bucket, f.fileName)
-    if deleted is not None and len(deleted):
+    marked = deleted is not None and len(deleted) > 0
+    if marked:
+        assert deleted is not None
         live_mask(f.rowCount, deleted[-1:], path)  # raises past the end
     offset = 0
     for t in iter_data_file(io, layout, partition_path, bucket, f, plan.physical, plan.declared, batch_rows):
         n = t.num_rows
         t = plan.as_read(t, path)
-        if deleted is not None and len(deleted):
+        if positions is not None:
+            t = t.append_column(positions, pa.array(np.arange(offset, offset + n, dtype=np.int64)))
+        if marked:
+            assert deleted is not None
             lo, hi = np.searchsorted(deleted, [offset, offset + n])
             if hi > lo:
                 keep = np.ones(n, dtype=bool)

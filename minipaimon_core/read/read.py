@@ -26,6 +26,7 @@ from ..format.layout import TableLayout
 from ..format.manifest_file import DataFileMeta
 from ..io import pools
 from ..io.fileio import FileIO
+from ..lsm.key_range import disjoint_chains, key_order
 from ..lsm.merge_config import ROW_SELECTING_ENGINES
 from ..lsm.merge_engines import MergeConfig, merge
 from ..lsm.newest_wins import winners
@@ -33,8 +34,10 @@ from ..metadata.deletion_vectors import DeletionVectorIO, live_mask
 from ..metadata.manifest_io import ManifestIO
 from ..metadata.snapshot_manager import SnapshotManager
 from ..schema.schema import SchemaCache, TableSchema
+from . import merge_read
 from .dict_columns import decoded
-from .file_read import read_file_as
+from .file_read import iter_file_as, read_file_as
+from .merge_read import merged_steps
 from .read_newest import read_newest
 from .scan import Split, retraction_counts_trusted
 
@@ -131,7 +134,29 @@ class SplitReader:
             for t in tables:
                 yield from self._finish(t, expr, out_schema)
             return
-        yield from self._finish(self._merged(split, needed), expr, out_schema)
+        if not merge_read.streams(split.files):
+            yield from self._finish(self._merged(split, needed), expr, out_schema)
+            return
+        cols = self._merge_input(list(dict.fromkeys([*self._schema.primaryKeys, *needed])))
+        for t in merged_steps(self._runs(split, cols), self._merge, self._newest_wins):
+            yield from self._finish(t, expr, out_schema)
+
+    def _runs(self, split: Split, names: list[str], tagged: bool = False) -> list[Iterator[pa.Table]]:
+        """The sorted runs of ``split``, oldest first, each read table by table in key order
+        (columns ``names``; ``tagged``: also each row's file, an index into ``split.files``,
+        and position in it), the rows its deletion vectors mark left out."""
+        vectors = self._vectors.vectors(split.deletion_index) if split.deletion_index is not None else {}
+        index = {f.fileName: i for i, f in enumerate(split.files)}
+
+        def run(files: list[DataFileMeta]) -> Iterator[pa.Table]:
+            for f in sorted(files, key=lambda f: key_order(f.minKey)):
+                for t in iter_file_as(self._io, self._layout, self._schemas, self._schema, split.partition_path,
+                                      split.bucket, f, names, deleted=vectors.get(f.fileName),
+                                      batch_rows=merge_read.BATCH_ROWS, positions=_ROW if tagged else None):
+                    yield t.append_column(_FILE, pa.array(np.full(t.num_rows, index[f.fileName], np.int32))) \
+                        if tagged else t
+
+        return [run(r) for r in disjoint_chains(list(reversed(sorted_runs_newest_first(split.files))))]
 
     def _append_rows(self, split: Split, f: DataFileMeta, names: list[str],
                      dictionary: Collection[str] = ()) -> pa.Table:
@@ -224,7 +249,14 @@ class SplitReader:
         if self._merge.engine not in ROW_SELECTING_ENGINES:
             return None
         try:
-            if self._newest_wins:  # the winners' masks, file by file
+            if merge_read.streams(split.files):
+                live_of = {f.fileName: np.zeros(f.rowCount, bool) for f in split.files}
+                names = self._merge_input(list(self._schema.primaryKeys))
+                for kept in merged_steps(self._runs(split, names, tagged=True), self._merge, self._newest_wins):
+                    which, rows = kept.column(_FILE).to_numpy(), kept.column(_ROW).to_numpy()
+                    for i in np.unique(which):
+                        live_of[split.files[i].fileName][rows[which == i]] = True
+            elif self._newest_wins:  # the winners' masks, file by file
                 runs = sorted_runs_newest_first(split.files)
                 files = [f for run in runs for f in run]
                 tables = iter(self.read_files(split, files, [self._merge.key_columns[0], VALUE_KIND]))
