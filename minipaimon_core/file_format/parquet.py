@@ -57,8 +57,9 @@ def dictionary_encoded(meta: pq.FileMetaData, names: Collection[str]) -> list[st
     return out
 
 
-#: bytes a streamed read buffers of each column chunk (pyarrow reads a whole chunk without one)
-_STREAM_BUFFER = 1 << 20
+#: bytes a streamed read of a local file buffers of each column chunk (without a buffer,
+#: pyarrow holds a row group's column chunks whole)
+_LOCAL_BUFFER = 1 << 16
 
 
 class _Writer(FormatWriter):
@@ -102,9 +103,12 @@ class ParquetFormat(FileFormat):
 
     def read_batches(self, source: BinaryIO, columns: Sequence[str] | None, declared: pa.Schema | None,
                      batch_rows: int) -> tuple[Batches, bytes | None, int]:
-        """Row group by row group, ``batch_rows`` rows at a time: memory is one row group's
-        compressed column chunks and one batch, whatever the file holds."""
-        pf = pq.ParquetFile(source, page_checksum_verification=True, buffer_size=_STREAM_BUFFER)
+        """``batch_rows`` rows at a time: memory is one batch and, from a local file, a
+        small read buffer per column; from an object store (where every read is a request)
+        one row group's compressed column chunks, fetched together."""
+        local = isinstance(source, (pa.OSFile, pa.MemoryMappedFile, pa.BufferReader))
+        pf = pq.ParquetFile(source, page_checksum_verification=True, pre_buffer=not local,
+                            buffer_size=_LOCAL_BUFFER if local else 0)
         named = (pf.metadata.metadata or {}).get(FILE_NAME_KEY)
         names = list(columns) if columns is not None else None
         batches = pf.iter_batches(batch_size=batch_rows, columns=names)

@@ -101,15 +101,21 @@ def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = 
     level-0 files with the ``lookup`` changelog producer, a full compaction with
     ``full-compaction``); with ``write-only`` only buckets at
     :attr:`PickerOptions.stop_trigger` sorted runs are compacted, so runs never pile up
-    unbounded. Append tables are compacted on demand only (None).
+    unbounded. Append tables with fixed buckets merge a bucket's small files once there are
+    ``compaction.min.file-num`` of them (at most ``compaction.max.file-num`` at once), as
+    Paimon's bucketed append writers do, unless ``write-only``; append tables without
+    buckets (``bucket`` -1) are compacted on demand only, as Paimon's batch writers leave
+    them (None).
     """
     ctx = table.context()
-    if not ctx.schema.primaryKeys:
-        return None
     only = None if messages is None else {(tuple(m.partition), m.bucket) for m in messages}
     if only is not None and not only:
         return None
     options = ctx.options
+    if not ctx.schema.primaryKeys:
+        if options["write-only"] or options["bucket"] <= 0:
+            return None
+        return compact_table(ctx, "auto", only=only)
     if options["write-only"]:
         stop = PickerOptions.from_options(ctx.schema.options).stop_trigger
         return compact_table(ctx, "auto", only=only, min_runs=stop)

@@ -19,7 +19,7 @@ from ..io.fileio import FileIO
 from ..schema.schema import TableSchema
 
 #: bytes (in memory) of the rows a rolling writer hands to the encoder at once
-ROW_GROUP_BYTES = 32 << 20
+ROW_GROUP_BYTES = 16 << 20
 
 
 class RollingWriter:
