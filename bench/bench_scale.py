@@ -12,6 +12,12 @@ minus its RSS just before the operation, CPU is the child's process time, thread
               the files and levels it leaves, and whether a compaction rewrote the load.
               Targets: auto within 1.3x of write-only in peak RSS; a sorted load written
               once (no COMPACT snapshot, files that do not overlap).
+``small-files``  an append table (``bucket`` -1, 5 partitions) after ``--commits`` commits
+              of 100 rows (5 files each), and deltalake's table of the same commits (change
+              data feed on, peers' venv): a full read (CPU ms a file; target <= 1 ms and
+              deltalake's), a stream from the first snapshot (CPU ms a snapshot) and the
+              expiration of all but the last snapshot, against deltalake's ``load_cdf``
+              from version 0 (CPU ms a version).
 
 Each case runs at ``--rows`` (default 1M, 4M, 16M), one run each, for every ``--code
 LABEL=DIR`` (default: this checkout as ``new``; add e.g. ``old=/tmp/base`` for a checkout
@@ -35,7 +41,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-CASES = ("compact", "write")
+CASES = ("compact", "write", "small-files")
 COMPACT_RISE_MB = 300
 COMPACT_GROWTH = 1.5
 AUTO_VS_WRITE_ONLY = 1.3
@@ -129,6 +135,77 @@ def child_compact(path: str) -> dict[str, Any]:
     return m
 
 
+SMALL_SCHEMA_DOC = "id bigint, k string, v double, p int (5 partitions); 100 rows a commit"
+
+
+def _small_batch(c: int) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.arange(c * 100, c * 100 + 100)
+    return pa.table({"id": ids, "k": pa.array([f"k{i}" for i in ids]), "v": ids * 0.5,
+                     "p": (ids % 5).astype(np.int32)})
+
+
+def child_small_files(path: str, commits: int) -> dict[str, Any]:
+    import minipaimon_core as mp
+    from minipaimon_core.stream.stream import StreamOffset, StreamScanner
+
+    first = _small_batch(0)
+    t = mp.create_table(path, first.schema, partition_by=["p"],
+                        options={"snapshot.num-retained.min": str(commits + 1),
+                                 "snapshot.num-retained.max": str(commits + 1)})
+    for c in range(commits):
+        t.write(_small_batch(c))
+    files = len(t.system_table("files").to_pylist())
+
+    def read() -> int:
+        return mp.open_table(path).scan().to_arrow().num_rows
+
+    def stream() -> int:
+        sc = StreamScanner(mp.open_table(path), {"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
+        start, n = StreamOffset(0), 0
+        while (end := sc.latest_offset(start)) != start:
+            for split in sc.plan(start, end):
+                n += sum(b.num_rows for b in sc.read(split))
+            start = end
+        return n
+
+    def expire() -> int:
+        return len(mp.open_table(path).expire_snapshots(retain_max=1, retain_min=1).snapshots)
+
+    out: dict[str, Any] = {"commits": commits, "files": files}
+    for name, fn in (("read", read), ("stream", stream), ("expire", expire)):
+        m = _measure(fn)
+        out[name] = {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "result": m["result"]}
+    return out
+
+
+_DELTA_CHILD = r"""
+import json, os, shutil, sys, time
+import numpy as np, pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+path, commits = sys.argv[1], int(sys.argv[2])
+shutil.rmtree(path, ignore_errors=True)
+for c in range(commits):
+    ids = np.arange(c * 100, c * 100 + 100)
+    t = pa.table({"id": ids, "k": pa.array([f"k{i}" for i in ids]), "v": ids * 0.5, "p": (ids % 5).astype(np.int32)})
+    write_deltalake(path, t, mode="append", partition_by=["p"],
+                    configuration={"delta.enableChangeDataFeed": "true"} if c == 0 else None)
+def timed(fn):
+    c0, w0 = time.process_time(), time.perf_counter()
+    r = fn()
+    return {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0, "result": r}
+def read():
+    return DeltaTable(path).to_pyarrow_table().num_rows
+def cdf():
+    reader = DeltaTable(path).load_cdf(starting_version=0)
+    return sum(b.num_rows for b in pa.RecordBatchReader.from_stream(reader))
+files = len(DeltaTable(path).file_uris())
+print(json.dumps({"commits": commits, "files": files, "read": timed(read), "cdf": timed(cdf)}))
+"""
+
+
 def child_write(path: str, rows: int, write_only: bool) -> dict[str, Any]:
     import pyarrow as pa
 
@@ -204,6 +281,55 @@ def bench_write(codes: dict[str, str], rows_list: list[int]) -> list[dict[str, A
     return out
 
 
+def bench_small_files(codes: dict[str, str], commits: int) -> list[dict[str, Any]]:
+    out = []
+    for label, code in codes.items():
+        path = os.path.join(common.scratch(f"scale-small-{label}"), "t")
+        print(f"small files: {label}, {commits} commits ...", file=sys.stderr)
+        r = run_child(code, ["small-files", path, str(commits)])
+        r.update({"case": "small-files", "code": label})
+        out.append(r)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    if os.path.exists(common.PEER_PY):
+        path = os.path.join(common.scratch("scale-small-delta"), "t")
+        print(f"small files: deltalake, {commits} commits ...", file=sys.stderr)
+        load = common.load()
+        proc = subprocess.run(["nice", "-n", "10", common.PEER_PY, "-c", _DELTA_CHILD, path, str(commits)],
+                              capture_output=True, text=True)
+        if proc.returncode == 0:
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            r.update({"case": "small-files", "code": "deltalake", "load_before": load, "load_after": common.load()})
+            out.append(r)
+        else:
+            print(f"  [fail] deltalake: {proc.stderr.strip()[-500:]}", file=sys.stderr)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    for r in out:
+        per = {k: round(r[k]["cpu_s"] / (r["files"] if k == "read" else r["commits"]) * 1000, 3)
+               for k in ("read", "stream", "expire", "cdf") if k in r}
+        r["ms_cpu"] = per
+        print(f"  {r['code']}: {r['files']} files, ms CPU a file (read) / a snapshot: {per}, load {r['load_before'][0]}",
+              file=sys.stderr)
+    return out
+
+
+def small_verdicts(small: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    delta = next((r for r in small if r["code"] == "deltalake"), None)
+    out = []
+    for r in small:
+        if r["code"] == "deltalake":
+            continue
+        per = r["ms_cpu"]
+        out.append({"code": r["code"], "target": "read <= 1 ms CPU a file", "value_ms": per["read"],
+                    "verdict": "met" if per["read"] <= 1.0 else "NOT met",
+                    "deltalake_ms": delta["ms_cpu"]["read"] if delta else None})
+        if delta:
+            for k in ("stream", "expire"):
+                ratio = per[k] / delta["ms_cpu"]["cdf"]
+                out.append({"code": r["code"], "target": f"{k} a snapshot vs deltalake's change feed a version",
+                            "value_ms": per[k], "deltalake_ms": delta["ms_cpu"]["cdf"], "ratio": ratio})
+    return out
+
+
 def summarize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Verdicts against the issue's targets, per code."""
     verdicts = []
@@ -241,10 +367,13 @@ def main() -> None:
             print(json.dumps(child_compact(rest[0]), default=str))
         elif kind == "write":
             print(json.dumps(child_write(rest[0], int(rest[1]), rest[2] == "1"), default=str))
+        elif kind == "small-files":
+            print(json.dumps(child_small_files(rest[0], int(rest[1])), default=str))
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cases", nargs="*", default=list(CASES), help=f"any of {', '.join(CASES)} (default: all)")
     ap.add_argument("--rows", default="1000000,4000000,16000000")
+    ap.add_argument("--commits", type=int, default=1000, help="commits of the small-files case")
     ap.add_argument("--code", action="append", default=[], help="LABEL=DIR (repeatable); default new=<this checkout>")
     a = ap.parse_args()
     codes = dict(c.split("=", 1) for c in a.code) or {"new": common.ROOT}
@@ -257,14 +386,16 @@ def main() -> None:
         results += bench_compact(codes, rows_list, builder)
     if "write" in a.cases:
         results += bench_write(codes, rows_list)
-    verdicts = summarize(results)
+    small = bench_small_files(codes, a.commits) if "small-files" in a.cases else []
+    verdicts = summarize(results) + small_verdicts(small)
     rows = [[r["case"], r.get("mode", ""), r["code"], f"{r['rows_in']:,}", r["rise_mb"], r["anon_rise_mb"],
              r["peak_mb"], r["cpu_s"], r["wall_s"], r["load_before"][0]] for r in results]
     common.print_table(["case", "mode", "code", "rows", "rise MB", "anon rise MB", "peak MB", "cpu s", "wall s",
                         "load1"], rows)
     for v in verdicts:
         print(v)
-    path = common.write_results("scale", {"env": env, "codes": codes, "results": results, "verdicts": verdicts})
+    path = common.write_results("scale", {"env": env, "codes": codes, "results": results, "small_files": small,
+                                          "verdicts": verdicts})
     print(f"results: {path}")
 
 

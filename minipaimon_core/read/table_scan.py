@@ -25,6 +25,7 @@ from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.manifest_file import DataFileMeta
 from ..format.snapshot import Snapshot
 from ..metadata.context import TableContext
+from .file_read import read_file_as
 from .read import SplitReader
 from .scan import Planner, PlanStats, Split, SplitSizing
 
@@ -60,7 +61,7 @@ def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kin
     with ``_VALUE_KIND`` if ``with_kind`` and ``_SEQUENCE_NUMBER`` if ``with_sequence``."""
     names = (ctx.schema.arrow_schema().names + ([VALUE_KIND] if with_kind else [])
              + ([SEQUENCE] if with_sequence else []))
-    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema).read_file(split, file, names)
+    return read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, split.partition_path, split.bucket, file, names)
 
 
 class TableScan:
