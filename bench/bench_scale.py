@@ -18,6 +18,13 @@ minus its RSS just before the operation, CPU is the child's process time, thread
               deltalake's), a stream from the first snapshot (CPU ms a snapshot) and the
               expiration of all but the last snapshot, against deltalake's ``load_cdf``
               from version 0 (CPU ms a version).
+``write-cpu`` the CPU of one primary-key write of N rows (``bench_common``'s table, in memory,
+              one ``t.write``; rows ``--cpu-rows``, default 4M and 16M) into 1 bucket, 8
+              buckets and dynamic buckets (``bucket`` -1, default target), against pypaimon
+              2.1 with its Rust write path (``bench_pypaimon.py pk --native``; target: at or
+              below) and deltalake's append of the same table (``bench_deltalake.py pk``;
+              target: within 2.5x); and an append write of 1M rows into 1,000 partitions
+              against deltalake's (target: within 1.5x).
 
 Each case runs at ``--rows`` (default 1M, 4M, 16M), one run each, for every ``--code
 LABEL=DIR`` (default: this checkout as ``new``; add e.g. ``old=/tmp/base`` for a checkout
@@ -41,7 +48,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-CASES = ("compact", "write", "small-files")
+CASES = ("compact", "write", "small-files", "write-cpu")
 COMPACT_RISE_MB = 300
 COMPACT_GROWTH = 1.5
 AUTO_VS_WRITE_ONLY = 1.3
@@ -206,6 +213,51 @@ print(json.dumps({"commits": commits, "files": files, "read": timed(read), "cdf"
 """
 
 
+def child_write_cpu(path: str, rows: int, buckets: str) -> dict[str, Any]:
+    import minipaimon_core as mp
+
+    data = common.reference_data()
+    base = data.base_table(rows)
+    t = mp.create_table(path, data.SCHEMA, primary_key=["id"], options={"bucket": buckets})
+    m = _measure(lambda: t.write(base))
+    snap = mp.open_table(path).latest_snapshot()
+    return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "rows": snap.totalRecordCount if snap else 0}
+
+
+def _partitioned(rows: int) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    data = common.reference_data()
+    t = data.base_table(rows)
+    return t.append_column("p", pa.array((np.arange(rows) % 1000).astype(np.int32)))
+
+
+def child_partitions(path: str, rows: int) -> dict[str, Any]:
+    import minipaimon_core as mp
+
+    t = _partitioned(rows)
+    table = mp.create_table(path, t.schema, partition_by=["p"])
+    m = _measure(lambda: table.write(t))
+    return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "files": len(table.system_table("files").to_pylist())}
+
+
+_DELTA_PARTITIONS = r"""
+import json, shutil, sys, time
+import numpy as np, pyarrow as pa
+sys.path.insert(0, sys.argv[3])
+import bench_common as data
+from deltalake import write_deltalake
+path, rows = sys.argv[1], int(sys.argv[2])
+t = data.base_table(rows)
+t = t.append_column("p", pa.array((np.arange(rows) % 1000).astype(np.int32)))
+shutil.rmtree(path, ignore_errors=True)
+c0, w0 = time.process_time(), time.perf_counter()
+write_deltalake(path, t, partition_by=["p"])
+print(json.dumps({"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}))
+"""
+
+
 def child_write(path: str, rows: int, write_only: bool) -> dict[str, Any]:
     import pyarrow as pa
 
@@ -312,6 +364,81 @@ def bench_small_files(codes: dict[str, str], commits: int) -> list[dict[str, Any
     return out
 
 
+SHAPES = {"1 bucket": "1", "8 buckets": "8", "dynamic": "-1"}
+
+
+def _peer(script: str, args: list[str]) -> dict[str, Any] | None:
+    cwd = common.scratch("scale-peers")
+    r = common.run_reference(script, args, cwd, timeout=3600)
+    shutil.rmtree(cwd, ignore_errors=True)
+    return r
+
+
+def bench_write_cpu(codes: dict[str, str], rows_list: list[int]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+
+    def note(r: dict[str, Any]) -> None:
+        out.append(r)
+        print(f"  {r['who']} {r['shape']} {r['rows']:,}: cpu {r['cpu_s']:.2f} s, load {r['load']}", file=sys.stderr)
+
+    for rows in rows_list:
+        for shape, buckets in SHAPES.items():
+            for label, code in codes.items():
+                path = os.path.join(common.scratch(f"scale-cpu-{label}"), "t")
+                r = run_child(code, ["write-cpu", path, str(rows), buckets])
+                note({"who": label, "shape": shape, "rows": rows, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
+                      "load": r["load_before"][0]})
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+            load = common.load()
+            p = _peer("bench_pypaimon.py", ["pk", "--native", "--buckets", buckets, "--n", str(rows), "--u", "1000"])
+            if p is not None:
+                note({"who": "pypaimon+rust", "shape": shape, "rows": rows, "cpu_s": p["write_cpu_s"],
+                      "wall_s": p["write_s"], "load": load[0]})
+        load = common.load()
+        d = _peer("bench_deltalake.py", ["pk", "--n", str(rows), "--u", "1000"])
+        if d is not None:
+            note({"who": "deltalake", "shape": "append", "rows": rows, "cpu_s": d["write_cpu_s"],
+                  "wall_s": d["write_s"], "load": load[0]})
+    rows = 1_000_000
+    for label, code in codes.items():
+        path = os.path.join(common.scratch(f"scale-parts-{label}"), "t")
+        r = run_child(code, ["partitions", path, str(rows)])
+        note({"who": label, "shape": "1,000 partitions", "rows": rows, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
+              "load": r["load_before"][0]})
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    if os.path.exists(common.PEER_PY):
+        path = os.path.join(common.scratch("scale-parts-delta"), "t")
+        load = common.load()
+        proc = subprocess.run(["nice", "-n", "10", common.PEER_PY, "-c", _DELTA_PARTITIONS, path, str(rows),
+                               common.REF_DIR], capture_output=True, text=True)
+        if proc.returncode == 0:
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            note({"who": "deltalake", "shape": "1,000 partitions", "rows": rows, **r, "load": load[0]})
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    return out
+
+
+def cpu_verdicts(cpu: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by = {(r["who"], r["shape"], r["rows"]): r["cpu_s"] for r in cpu}
+    out = []
+    for (who, shape, rows), ours in by.items():
+        if who in ("pypaimon+rust", "deltalake"):
+            continue
+        if shape == "1,000 partitions":
+            ref = by.get(("deltalake", shape, rows))
+            out.append({"code": who, "target": f"write {rows:,} rows into 1,000 partitions within 1.5x deltalake",
+                        "ratio": ours / ref if ref else None,
+                        "verdict": common.verdict(ours / ref if ref else None, 1.5)})
+            continue
+        pyp, delta = by.get(("pypaimon+rust", shape, rows)), by.get(("deltalake", "append", rows))
+        out.append({"code": who, "target": f"write CPU {shape} {rows:,} rows <= pypaimon+rust",
+                    "ratio": ours / pyp if pyp else None, "verdict": common.verdict(ours / pyp if pyp else None, 1.0)})
+        out.append({"code": who, "target": f"write CPU {shape} {rows:,} rows within 2.5x deltalake's append",
+                    "ratio": ours / delta if delta else None,
+                    "verdict": common.verdict(ours / delta if delta else None, 2.5)})
+    return out
+
+
 def small_verdicts(small: list[dict[str, Any]]) -> list[dict[str, Any]]:
     delta = next((r for r in small if r["code"] == "deltalake"), None)
     out = []
@@ -367,6 +494,10 @@ def main() -> None:
             print(json.dumps(child_compact(rest[0]), default=str))
         elif kind == "write":
             print(json.dumps(child_write(rest[0], int(rest[1]), rest[2] == "1"), default=str))
+        elif kind == "write-cpu":
+            print(json.dumps(child_write_cpu(rest[0], int(rest[1]), rest[2])))
+        elif kind == "partitions":
+            print(json.dumps(child_partitions(rest[0], int(rest[1]))))
         elif kind == "small-files":
             print(json.dumps(child_small_files(rest[0], int(rest[1])), default=str))
         return
@@ -374,6 +505,7 @@ def main() -> None:
     ap.add_argument("cases", nargs="*", default=list(CASES), help=f"any of {', '.join(CASES)} (default: all)")
     ap.add_argument("--rows", default="1000000,4000000,16000000")
     ap.add_argument("--commits", type=int, default=1000, help="commits of the small-files case")
+    ap.add_argument("--cpu-rows", default="4000000,16000000", help="rows of the write-cpu case")
     ap.add_argument("--code", action="append", default=[], help="LABEL=DIR (repeatable); default new=<this checkout>")
     a = ap.parse_args()
     codes = dict(c.split("=", 1) for c in a.code) or {"new": common.ROOT}
@@ -387,14 +519,15 @@ def main() -> None:
     if "write" in a.cases:
         results += bench_write(codes, rows_list)
     small = bench_small_files(codes, a.commits) if "small-files" in a.cases else []
-    verdicts = summarize(results) + small_verdicts(small)
+    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")]) if "write-cpu" in a.cases else []
+    verdicts = summarize(results) + small_verdicts(small) + cpu_verdicts(cpu)
     rows = [[r["case"], r.get("mode", ""), r["code"], f"{r['rows_in']:,}", r["rise_mb"], r["anon_rise_mb"],
              r["peak_mb"], r["cpu_s"], r["wall_s"], r["load_before"][0]] for r in results]
     common.print_table(["case", "mode", "code", "rows", "rise MB", "anon rise MB", "peak MB", "cpu s", "wall s",
                         "load1"], rows)
     for v in verdicts:
         print(v)
-    path = common.write_results("scale", {"env": env, "codes": codes, "results": results, "small_files": small,
+    path = common.write_results("scale", {"env": env, "codes": codes, "results": results, "small_files": small, "write_cpu": cpu,
                                           "verdicts": verdicts})
     print(f"results: {path}")
 

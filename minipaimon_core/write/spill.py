@@ -30,7 +30,7 @@ from ..errors import StorageError
 from ..lsm.streaming_merge import key_chunks
 
 SPILL_BATCH_ROWS = 65_536
-_IPC_OPTIONS = ipc.IpcWriteOptions(compression="zstd")
+_IPC_OPTIONS = ipc.IpcWriteOptions(compression="lz4")
 
 
 class SpilledRun:
