@@ -4,6 +4,7 @@ from .catalog import Catalog, catalog
 from .commit.table_write import TableWrite
 from .dml.merge_into import MergeBuilder, MergeResult
 from .errors import (
+    BranchNotFoundError,
     CommitConflictError,
     CommitOutcomeUnknownError,
     ConflictReason,
@@ -25,12 +26,14 @@ from .format.snapshot import Snapshot
 from .io.fileio import FileIO, LocalFileIO
 from .maintenance.post_commit import AfterCommitResult, after_commit
 from .metadata.commit_message import CommitMessage
+from .polars_scan import scan_polars
 from .read.scan import Split
 from .read.table_scan import TableScan
 from .table import Table, create_table, open_table
 
 __all__ = [
     "AfterCommitResult",
+    "BranchNotFoundError",
     "Catalog",
     "CommitConflictError",
     "CommitMessage",
@@ -62,4 +65,5 @@ __all__ = [
     "after_commit",
     "create_table",
     "open_table",
+    "scan_polars",
 ]

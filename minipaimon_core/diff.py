@@ -27,7 +27,8 @@ import pyarrow.compute as pc
 from .errors import InvalidArgumentError
 from .format.kinds import ROW_KIND_COLUMN, RowKind
 from .read.read import SplitReader
-from .read.scan import Split
+from .read.scan import Split, resolve_snapshot
+from .read.table_scan import TableScan
 from .read.table_view import TableView
 from .schema.schema import SchemaCache, SchemaManager
 
@@ -43,8 +44,8 @@ def diff(table: TableView, start: Endpoint, end: Endpoint) -> pa.Table:
         SnapshotNotFoundError / SnapshotExpiredError: an endpoint that does not exist (any
             more); InvalidArgumentError: an endpoint of another type.
     """
-    before = _buckets(table.scan(**_endpoint(start)).plan())
-    after = _buckets(table.scan(**_endpoint(end)).plan())
+    before = _buckets(_plan(table, start))
+    after = _buckets(_plan(table, end))
     schema = table.schema()
     reader = SplitReader(table.io, table.layout, SchemaCache(SchemaManager(table.io, table.layout)),
                          table.table_schema)
@@ -129,6 +130,16 @@ def endpoint_snapshot_id(table: TableView, value: Endpoint) -> int:
         return table.tag_snapshot(kwargs["tag"]).id
     snap = table.snapshot_manager.earlier_or_equal_time(kwargs["timestamp_ms"])
     return 0 if snap is None else snap.id
+
+
+def _plan(table: TableView, value: Endpoint) -> list[Split]:
+    """The splits of endpoint ``value``'s snapshot, planned in the table's current schema
+    (a diff compares rows in it, both endpoints alike; not a time-travel read)."""
+    kwargs = _endpoint(value)
+    tag = table.tag_snapshot(kwargs["tag"]) if "tag" in kwargs else None
+    snap = resolve_snapshot(table.snapshot_manager, kwargs.get("snapshot_id"),
+                            kwargs.get("timestamp_ms"), tag)
+    return TableScan(table.context(), None, None, snap, None).plan()
 
 
 def _endpoint(value: Endpoint) -> dict[str, Any]:

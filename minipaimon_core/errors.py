@@ -19,6 +19,10 @@ class TableNotFoundError(MiniPaimonError):
     """The path holds no minipaimon table (no schema file)."""
 
 
+class BranchNotFoundError(TableNotFoundError):
+    """The table has no branch of that name (``branch`` option, ``Table.branch``)."""
+
+
 class TableAlreadyExistsError(MiniPaimonError):
     """``create_table`` was asked to create a table where one already exists."""
 

@@ -11,6 +11,7 @@ manifests      data manifest of the snapshot (base list, then delta list)
 partitions     partition of the snapshot, with record/file counts and sizes
 buckets        (partition, bucket) of the snapshot, likewise
 tags           tag
+branches       branch other than main (Paimon's ``$branches``: the tag and snapshot it starts from)
 consumers      streaming consumer (its next snapshot)
 audit_log      row of the snapshot, after a leading ``rowkind`` column
 health         check of :mod:`minipaimon_core.maintenance.health` (value, detail, the action that fixes it)
@@ -32,16 +33,21 @@ from typing import Any
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import file_format
 from .errors import InvalidArgumentError
-from .format.kinds import RowKind
+from .format.kinds import VALUE_KIND, row_kind_names
 from .format.manifest_file import FILE_SOURCE_COMPACT, ManifestEntry
 from .format.snapshot import Snapshot
+from .format.tag import duration_text
 from .maintenance import health as table_health
 from .maintenance import history as table_history
+from .metadata.branches import BranchManager
 from .metadata.consumer import ConsumerManager
 from .metadata.manifest_io import live_files
+from .metadata.snapshot_manager import SnapshotManager
+from .metadata.tags import TagManager
 from .read.table_view import TableView
 from .schema.partition import PartitionSpec
 from .schema.schema import SchemaManager
@@ -84,8 +90,11 @@ BUCKETS_SCHEMA = pa.schema([("partition", pa.string()), ("bucket", pa.int32()), 
 TAGS_SCHEMA = pa.schema([
     ("tag_name", pa.string()), ("snapshot_id", pa.int64()), ("schema_id", pa.int64()),
     ("commit_time", _MS), ("record_count", pa.int64()),
+    ("create_time", _MS), ("time_retained", pa.string()),  # a tag with a retention time: Paimon's
 ])
 CONSUMERS_SCHEMA = pa.schema([("consumer_id", pa.string()), ("next_snapshot_id", pa.int64())])
+BRANCHES_SCHEMA = pa.schema([("branch_name", pa.string()), ("created_from_tag", pa.string()),
+                             ("created_from_snapshot", pa.int64()), ("create_time", _MS)])
 
 
 def system_table(table: TableView, name: str, snapshot_id: int | None = None) -> pa.Table:
@@ -215,9 +224,13 @@ def buckets(table: TableView, snapshot_id: int | None = None) -> pa.Table:
 def tags(table: TableView, _: int | None = None) -> pa.Table:
     rows = []
     for name in table.tags():
-        s = table.tag_snapshot(name)
+        info = table.tag_info(name)
+        s = info.snapshot
+        retained = info.time_retained_ms
         rows.append({"tag_name": name, "snapshot_id": s.id, "schema_id": s.schemaId,
-                     "commit_time": s.timeMillis, "record_count": s.totalRecordCount})
+                     "commit_time": s.timeMillis, "record_count": s.totalRecordCount,
+                     "create_time": info.create_time,  # local wall-clock time, as Paimon's
+                     "time_retained": None if retained is None else duration_text(retained)})
     return _rows(TAGS_SCHEMA, rows)
 
 
@@ -226,9 +239,29 @@ def consumers(table: TableView, _: int | None = None) -> pa.Table:
     return _rows(CONSUMERS_SCHEMA, [{"consumer_id": c, "next_snapshot_id": n} for c, n in found.items()])
 
 
+def branches(table: TableView, _: int | None = None) -> pa.Table:
+    """Paimon's ``$branches``: each branch, the tag and snapshot it starts from (its earliest
+    snapshot, and the tag on it where it has one), when its first schema was written."""
+    rows = []
+    for name in BranchManager(table.io, table.layout).names():
+        layout = table.layout.on_branch(name)
+        earliest = SnapshotManager(table.io, layout).earliest_id()
+        tags = TagManager(table.io, layout).snapshots()
+        based = sorted(n for n, snap in tags.items() if earliest is not None and snap.id == earliest)
+        times = [f.modified_ms for f in table.io.list_files(layout.schema_dir)]
+        rows.append({"branch_name": name, "created_from_tag": based[0] if based else None,
+                     "created_from_snapshot": earliest, "create_time": min(times, default=None)})
+    return _rows(BRANCHES_SCHEMA, rows)
+
+
 def audit_log(table: TableView, snapshot_id: int | None = None) -> pa.Table:
-    data = table.scan(snapshot_id=snapshot_id).to_arrow()
-    kinds = pa.repeat(pa.scalar(RowKind.INSERT.short, pa.string()), data.num_rows)
+    """The rows a read of the snapshot returns, each with its kind as Paimon's audit log
+    gives it: the kind the row was stored with where the read returns a stored row (a row
+    written as ``+U`` is ``+U``), ``+I`` where a merge built it (PrimaryKeySimpleTableTest.
+    testAuditLog)."""
+    data = table.scan(snapshot_id=snapshot_id).to_arrow(with_kind=True)
+    kinds = pc.take(row_kind_names(), data.column(VALUE_KIND))
+    data = data.drop_columns([VALUE_KIND])
     return data.add_column(0, pa.field("rowkind", pa.string(), nullable=False), kinds)
 
 
@@ -252,6 +285,7 @@ _TABLES: dict[str, Callable[[TableView, int | None], pa.Table]] = {
     "partitions": partitions,
     "buckets": buckets,
     "tags": tags,
+    "branches": branches,
     "consumers": consumers,
     "audit_log": audit_log,
     "health": lambda table, _: table_health.health(table.context()).to_arrow(),

@@ -15,6 +15,7 @@ t.remove_orphan_files(older_than="2d", dry_run=True)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -26,7 +27,9 @@ from .maintenance import history as table_history
 from .maintenance import restore as table_restore
 from .maintenance.files import TableFiles
 from .metadata.context import TableContext
+from .read.fallback import fallback_context
 from .read.row_count import count_rows
+from .read.table_scan import TableScan
 from .schema.features import check_migrated
 
 
@@ -38,6 +41,7 @@ class TableOperations:
     if TYPE_CHECKING:
         def context(self) -> TableContext: ...
         def to_arrow(self) -> pa.Table: ...
+        def scan(self, filter: Any = None, columns: Sequence[str] | None = None) -> TableScan: ...
 
     def _files(self) -> TableFiles:
         """The files of the table, for the maintenance that removes some of them."""
@@ -58,8 +62,11 @@ class TableOperations:
         included, and for the primary-key buckets of a deletion-vector table that read
         without a merge and record no -U/-D rows; other buckets that read without a merge
         (one sorted run, e.g. after a full compaction) read their kind column only, the
-        rest are merged (minipaimon_core.read.row_count)."""
+        rest are merged (minipaimon_core.read.row_count). With a ``scan.fallback-branch``,
+        the rows of a read (one column read)."""
         ctx = self.context()
+        if fallback_context(ctx) is not None:
+            return sum(b.num_rows for b in self.scan(columns=ctx.schema.field_names[:1]).to_batches())
         return count_rows(ctx, ctx.snapshots.latest())
 
     def history(self, limit: int | None = None) -> pa.Table:

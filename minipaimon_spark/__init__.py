@@ -45,9 +45,12 @@ def register(spark: SparkSession, options: dict[str, str] | None = None) -> None
        which find tables on object storage with the session's ``spark.minipaimon.s3.*``
        and ``spark.minipaimon.azure.*`` settings (and ``namespace.table`` names in ``spark.minipaimon.warehouse``), read now,
        or with ``options`` (``s3.*``, ``azure.*``, ``warehouse``), which win;
-    3. the source is registered by hand too (where the shim is not installed), and Spark's
-       Python workers are checked to import minipaimon (on 4.1+ registering the procedures
-       runs one; on 4.0 :func:`check_workers` asks one).
+    3. the source is registered by hand where the session does not have it yet (the shim
+       is not installed), never over the shim's registration (Spark 4.1+ would log "WARN
+       DataSourceManager: The data source minipaimon replaced a statically registered data
+       source" in every session), and Spark's Python workers are checked to import
+       minipaimon (on 4.1+ registering the procedures runs one; on 4.0
+       :func:`check_workers` asks one).
 
     Raises:
         InstallationError: Spark's Python workers cannot import minipaimon (the message
@@ -55,11 +58,12 @@ def register(spark: SparkSession, options: dict[str, str] | None = None) -> None
     """
     from minipaimon_spark.procedures import register_procedures
 
-    try:
-        spark.dataSource.register(MiniPaimonDataSource)
-    except Exception as e:  # 4.0: the auto-registration shim registered it already
-        if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
-            raise
+    if not source_registered(spark):
+        try:
+            spark.dataSource.register(MiniPaimonDataSource)
+        except Exception as e:  # 4.0 (Spark Connect): the shim registered it already
+            if "DATA_SOURCE_ALREADY_EXISTS" not in str(e):
+                raise
     try:  # on Spark 4.1+ this runs a Python worker (a SQL function's table functions)
         register_procedures(spark, options)
     except Exception as e:
@@ -71,6 +75,17 @@ def register(spark: SparkSession, options: dict[str, str] | None = None) -> None
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
     else:  # Spark 4.0: registering ran no Python worker, so ask one
         check_workers(spark)
+
+
+def source_registered(spark: SparkSession) -> bool:
+    """Whether the session has a ``minipaimon`` source already (the shim's static
+    registration, or an earlier :func:`register`), as the JVM's data source manager says;
+    False where there is no JVM to ask (Spark Connect: the server registers it anew)."""
+    try:
+        manager = spark._jsparkSession.sessionState().dataSourceManager()  # type: ignore[attr-defined]
+        return bool(manager.dataSourceExists(SHORT_NAME))
+    except Exception:  # noqa: BLE001 - no py4j session (Connect), or a Spark without the method
+        return False
 
 
 def installation_error(spark: SparkSession, text: str) -> Exception | None:
@@ -166,12 +181,24 @@ def merge(spark: SparkSession, target: str, source: DataFrame, on: list[str] | s
     return SparkMerge(spark, connection.table(target), source, on, connection.options)
 
 
+def __getattr__(name: str) -> Any:
+    """``MiniPaimonTable`` (delta-spark's ``DeltaTable``, see :mod:`minipaimon_spark.delta_table`),
+    imported on first use: this package stays cheap to import."""
+    if name == "MiniPaimonTable":
+        from minipaimon_spark.delta_table import MiniPaimonTable
+
+        return MiniPaimonTable
+    raise AttributeError(f"module 'minipaimon_spark' has no attribute {name!r}")
+
+
 __all__ = [
     "FILTER_PUSHDOWN_CONF",
+    "MiniPaimonTable",
     "SHORT_NAME",
     "MiniPaimonDataSource",
     "check_workers",
     "installation_error",
+    "source_registered",
     "compact",
     "merge",
     "register",

@@ -23,6 +23,7 @@ from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 import minipaimon_core as mp
 from minipaimon_core.dml import dml, dml_values
+from minipaimon_core.dml.assignment import SPARK
 from minipaimon_core.dml.merge_into import (
     SOURCE,
     TARGET,
@@ -65,6 +66,7 @@ class SparkMerge(MergeClauses):
     def __init__(self, spark: Any, table: mp.Table, source: Any, on: list[str] | str,
                  connection: dict[str, str]) -> None:
         super().__init__(on)
+        self._policy = SPARK  # values stored by Spark's store assignment (dml/assignment.py)
         self._spark = spark
         self._table = table
         self._source = align_source(source, table.schema())
@@ -99,9 +101,10 @@ class SparkMerge(MergeClauses):
                           + [pa.field(SOURCE + f.name, f.type) for f in to_arrow_schema(self._source.schema)])
         for c in self._clauses:
             if c.action == "update":
-                exprs = update_expressions(ctx, c, names)
+                exprs = update_expressions(ctx, c, names, self._on)
             elif c.action == "insert" and c.values is not None:
-                exprs = {n: dml_values.as_expression(v, arrow.field(n), f"merge insert of {n!r}", references=True)
+                exprs = {n: dml_values.as_expression(v, arrow.field(n), f"merge insert of {n!r}", references=True,
+                                                     policy=c.policy)
                          for n, v in c.values.items() if n in arrow.names}
             else:
                 continue

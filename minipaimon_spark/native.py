@@ -105,6 +105,8 @@ def table(spark: SparkSession, path: str, **options: Any) -> DataFrame:
     if read_changelog(raw, t) or not _spark_reads_natively(t.schema()):
         return python.load(path)
     splits = t.scan(**read.scan_kwargs()).plan()
+    if any(s.branch is not None for s in splits):
+        return python.load(path)  # partitions of a scan.fallback-branch: its own schemas and rules
     native = [s for s in splits if spark_reads(s, t.table_schema)]
     if not native:  # every split needs the Python source: the plain DataFrame, no union
         return python.load(path)

@@ -18,6 +18,7 @@ from typing import Any
 from minipaimon_core.catalog import table_location
 from minipaimon_core.diff import Endpoint
 from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.format.branch_names import BRANCH_OPTION
 from minipaimon_core.format.options import INCREMENTAL_SCAN_MODES, field_option, unknown_option
 from minipaimon_core.format.options import KNOWN as TABLE_OPTIONS
 from minipaimon_core.io.fileio_resolve import is_connection_option, normalize_path, scheme_of
@@ -45,6 +46,7 @@ PARTITION_KEYS = "partition-keys"  # the connector's earlier name of 'partition'
 DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
 MERGE_SCHEMA = "mergeschema"  # Spark's spelling is mergeSchema; keys arrive lower-cased
 PARALLELISM = "scan.parallelism"  # the tasks a batch read's splits are sized for
+BRANCH = BRANCH_OPTION  # Paimon's: the branch of the table a read or write uses (default main)
 
 # Read-side options: ignored by writes (a temporary view passes its options to both).
 READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCREMENTAL_BETWEEN,
@@ -61,7 +63,7 @@ LIMIT_NAMES = ("maxsnapshotspertrigger", "maxfilespertrigger", "maxrowspertrigge
 # table option (a temporary view hands its options to reads and writes alike), Spark's own.
 KNOWN_OPTIONS = frozenset({
     PATH, COLUMNS, READ_CHANGELOG, PRIMARY_KEY, PARTITION, PARTITION_KEYS, DYNAMIC_PARTITION_OVERWRITE,
-    MERGE_SCHEMA, *READ_OPTIONS, *SPARK_OPTIONS, *LIMIT_NAMES,
+    MERGE_SCHEMA, BRANCH, *READ_OPTIONS, *SPARK_OPTIONS, *LIMIT_NAMES,
     *(f"read.stream.{n}" for n in LIMIT_NAMES), *(k.lower() for k in TABLE_OPTIONS),
 })
 
@@ -159,10 +161,10 @@ def split_system_path(path: str) -> tuple[str, str | None]:
 
 
 def connection_options(options: Mapping[str, str]) -> dict[str, str]:
-    """The storage connection options (``s3.*``, ``azure.*``): handed to ``open_table`` / ``create_table``
-    on the driver and, inside the pickled reader/writer objects, on the executors; never
-    table options, never written."""
-    return {k: v for k, v in options.items() if is_connection_option(k)}
+    """The storage connection options (``s3.*``, ``azure.*``) and the ``branch``: handed to
+    ``open_table`` on the driver and, inside the pickled reader/writer objects, on the
+    executors; never table options, never written."""
+    return {k: v for k, v in options.items() if is_connection_option(k) or k == BRANCH}
 
 
 def name_list(options: Mapping[str, str], key: str) -> list[str] | None:
@@ -336,7 +338,7 @@ class WriteOptions:
         table_options = {
             k: v for k, v in options.items()
             if k not in own and k not in READ_OPTIONS and k not in SPARK_OPTIONS
-            and not is_connection_option(k)
+            and not is_connection_option(k) and k != BRANCH
         }
         return cls(
             path=table_path(options),

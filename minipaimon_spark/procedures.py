@@ -7,20 +7,27 @@ SQL, so every procedure is a table function that does its work and returns what 
 SELECT * FROM minipaimon_compact('/data/orders')                 -- or (path, 'minor')
 SELECT * FROM minipaimon_expire_snapshots('/data/orders', 10)
 SELECT * FROM minipaimon_rollback('/data/orders', 5)             -- or a tag name: 'daily'
-SELECT * FROM minipaimon_create_tag('/data/orders', 'daily')     -- or (path, name, snapshot)
-SELECT * FROM minipaimon_delete_tag('/data/orders', 'daily')
+SELECT * FROM minipaimon_create_tag('/data/orders', 'daily')     -- or (path, name, snapshot
+                                                                 --     [, time_retained '5 d'])
+SELECT * FROM minipaimon_rename_tag('/data/orders', 'daily', 'day1')
+SELECT * FROM minipaimon_delete_tag('/data/orders', 'daily')      -- or several: 'a,b' (Paimon's)
 SELECT * FROM minipaimon_remove_orphan_files('/data/orders', '1d')  -- (…, true): dry run
 SELECT * FROM minipaimon_diff('/data/orders', 3, 'daily')        -- rows changed, with _row_kind
 SELECT * FROM minipaimon_rewrite_manifests('/data/orders')
 SELECT * FROM minipaimon_tables('/data/warehouse')               -- the tables of a catalog
 SELECT * FROM minipaimon_delete('/data/orders', "dt < '2025-01-01' AND status = 'void'")
 SELECT * FROM minipaimon_update('/data/orders', "status = 'void'", "amount < 0")
+SELECT * FROM minipaimon_update('/data/orders', 'name = upper(name)', 'id % 3 = 0')
+SELECT * FROM minipaimon_create_branch('/data/orders', 'audit', 'daily')  -- and _delete_branch,
+SELECT * FROM minipaimon_fast_forward('/data/orders', 'audit')            -- _branches (procedures_branches)
+SELECT * FROM minipaimon_expire_partitions('/data/orders', '30 d')  -- minipaimon_auto_tags,
+                                                                    -- minipaimon_expire_tags
 ```
 
-``minipaimon_delete`` / ``minipaimon_update`` take a condition in the grammar of
-minipaimon_core.expressions.condition (``col op literal`` terms, AND / OR, ``IN``, ``IS [NOT] NULL``) and
-``minipaimon_update`` a SET list of literals (``a = 'x', b = 0, c = NULL``): the core
-evaluates them exactly as ``Table.delete`` / ``Table.update`` do, in one commit.
+``minipaimon_delete`` / ``minipaimon_update`` take a condition and ``minipaimon_update`` a
+SET list (``name = upper(name), amount = amount * 1.1``) in Spark SQL, evaluated by the core
+over Arrow as Spark evaluates them (minipaimon_core.expressions.sql_compiler, see
+:mod:`minipaimon_spark.procedures_dml`), in one commit.
 
 ``minipaimon_spark.register(spark)`` registers them. A table is a path, or a
 ``namespace.table`` identifier in the warehouse of the session's ``spark.minipaimon.warehouse``
@@ -60,7 +67,10 @@ from minipaimon_spark.procedure_support import (
     one_line_errors,
     schema_of,
 )
+from minipaimon_spark.procedures_branches import branch_procedures
 from minipaimon_spark.procedures_dml import row_change_procedures
+from minipaimon_spark.procedures_post_commit import post_commit_procedures
+from minipaimon_spark.procedures_tags import tag_procedures
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -165,51 +175,6 @@ def procedures(conn: Connection) -> dict[str, Any]:
             result = table.rollback_to(tag=to) if isinstance(to, str) else table.rollback_to(snapshot_id=to)
             yield result.snapshot_id, len(result.snapshots), len(result.tags), len(result.files)
 
-    def check_create_tag(a: Args) -> None:
-        from minipaimon_core import InvalidArgumentError
-        from minipaimon_core.format.layout import check_name
-
-        table = table_arg(a)
-        if a.known(1):
-            check_name("tag", a.value(1))
-        if table is None:
-            return
-        if a.known(1) and a.value(1) in table.tags():
-            raise InvalidArgumentError(
-                f"tag {a.value(1)!r} already exists (on snapshot {table.tags()[a.value(1)]}); "
-                "delete it first or pick another name")
-        if a.known(2) and a.value(2) is not None:
-            table.snapshot(integer("snapshot_id", a.value(2)))
-        elif table.latest_snapshot() is None:
-            raise InvalidArgumentError(f"{table.path} has no snapshot to tag yet")
-
-    class CreateTag:
-        """``minipaimon_create_tag(path, name [, snapshot_id])``: tag the latest (or the
-        given) snapshot."""
-
-        analyze = analyzed("tag string, snapshot_id bigint", check_create_tag)
-
-        def eval(self, path: str, name: str, snapshot_id: Any = None) -> Iterator[tuple[Any, ...]]:
-            table = conn.table(path)
-            table.create_tag(name, None if snapshot_id is None else integer("snapshot_id", snapshot_id))
-            yield name, table.tags()[name]
-
-    def check_delete_tag(a: Args) -> None:
-        table = table_arg(a)
-        if table is not None and a.known(1):
-            table.tag_snapshot(a.value(1))
-
-    class DeleteTag:
-        """``minipaimon_delete_tag(path, name)``: delete a tag; the row names what it pinned."""
-
-        analyze = analyzed("tag string, snapshot_id bigint", check_delete_tag)
-
-        def eval(self, path: str, name: str) -> Iterator[tuple[Any, ...]]:
-            table = conn.table(path)
-            snapshot_id = table.tag_snapshot(name).id
-            table.delete_tag(name)
-            yield name, snapshot_id
-
     def check_orphans(a: Args) -> None:
         import time
 
@@ -297,13 +262,14 @@ def procedures(conn: Connection) -> dict[str, Any]:
 
     return {
         **row_change_procedures(conn, table_arg),
+        **branch_procedures(conn, table_arg),
+        **post_commit_procedures(conn, table_arg),
         "minipaimon_compact": Compact,
         "minipaimon_compaction_units": CompactionUnits,
         "minipaimon_compact_unit": CompactUnit,
         "minipaimon_expire_snapshots": ExpireSnapshots,
         "minipaimon_rollback": Rollback,
-        "minipaimon_create_tag": CreateTag,
-        "minipaimon_delete_tag": DeleteTag,
+        **tag_procedures(conn, table_arg),
         "minipaimon_remove_orphan_files": RemoveOrphanFiles,
         "minipaimon_diff": Diff,
         "minipaimon_tables": Tables,

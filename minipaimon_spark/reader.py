@@ -76,20 +76,10 @@ def open_at(options: ReadOptions) -> mp.Table:
     Raises TableNotFoundError.
     """
     table = mp.open_table(options.path, options=options.connection)
-    snap: mp.Snapshot | None = None
-    try:
-        if options.snapshot_id is not None:
-            snap = table.snapshot(options.snapshot_id)
-        elif options.tag is not None:
-            snap = table.tag_snapshot(options.tag)
-        elif options.timestamp_ms is not None:
-            snap = table.snapshot_manager.earlier_or_equal_time(options.timestamp_ms)
+    try:  # the core's rule (Table.as_of, the same as Table.scan's)
+        return table.as_of(options.snapshot_id, options.tag, options.timestamp_ms)
     except mp.SnapshotNotFoundError:
         return table  # planning raises it, with the message of the read that asks
-    if snap is not None and snap.schemaId != table.table_schema.id:
-        # Plans and reads follow table_schema: files map onto the snapshot's field ids.
-        table.table_schema = table.schema_by_id(snap.schemaId)
-    return table
 
 
 def read_changelog(raw_options: Mapping[str, Any], table: mp.Table) -> bool:

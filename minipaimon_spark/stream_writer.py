@@ -47,6 +47,8 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.errors import InvalidArgumentError
+from minipaimon_core.maintenance.partition_expire import ExpireClock
+from minipaimon_core.metadata.context import wall_clock_ms
 from minipaimon_core.metadata.sequence import SequenceStart
 from minipaimon_spark.options import WriteOptions, normalized
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
@@ -165,7 +167,14 @@ class MiniPaimonStreamWriter(ShippedToWorkers, _StreamWriterBase):
             self._in_doubt = batchId if committer.may_have_landed() else None  # abort keeps files
             raise
         if committed is not None:  # compaction + expiration; never raises (the commit stands)
-            mp.open_table(self.path, options=self.connection).after_commit(core)
+            mp.open_table(self.path, options=self.connection).after_commit(core, clock=self._partition_clock())
+
+    def _partition_clock(self) -> ExpireClock:
+        """The query's partition-expiration clock, as a Paimon streaming committer's: it
+        starts at the query's first commit and lives as long as this writer."""
+        if getattr(self, "_clock", None) is None:
+            self._clock = ExpireClock(wall_clock_ms())
+        return self._clock
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Delete the tasks' files, unless the batch is committed (then they may be the table's)."""

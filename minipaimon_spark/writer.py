@@ -32,12 +32,13 @@ from pyspark.sql.types import StructType
 
 import minipaimon_core as mp
 from minipaimon_core.errors import InvalidArgumentError, SchemaMismatchError
+from minipaimon_core.format.branch_names import MAIN_BRANCH
 from minipaimon_core.format.kinds import ROW_KIND_COLUMN
 from minipaimon_core.format.options import Options, validate
 from minipaimon_core.metadata.sequence import SequenceStart, start_of
 from minipaimon_core.schema.schema import SchemaManager, build_schema
 from minipaimon_core.write.conform import conform
-from minipaimon_spark.options import WriteOptions
+from minipaimon_spark.options import BRANCH, WriteOptions
 from minipaimon_spark.types import refuse_variant, to_arrow_schema
 from minipaimon_spark.worker_guard import ShippedToWorkers
 from minipaimon_spark.zones import SparkTimes
@@ -92,7 +93,9 @@ def prepare_table(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
     _refuse_keyless_changelog(options, arrow)
     try:
         table = mp.open_table(options.path, options=options.connection)
-    except mp.TableNotFoundError:
+    except mp.TableNotFoundError as e:
+        if isinstance(e, mp.BranchNotFoundError) or options.connection.get(BRANCH, MAIN_BRANCH) != MAIN_BRANCH:
+            raise  # a branch is made from a table: create_branch first (never the table here)
         _refuse_names_differing_in_case([], arrow)
         table = _create(options, arrow)
     else:
@@ -147,7 +150,7 @@ def _redefine_if_contradicted(table: mp.Table, options: WriteOptions, arrow: pa.
         given or table.options(),
     )
     SchemaManager(table.io, table.layout).redefine(new)
-    return mp.open_table(table.path, io=table.io)
+    return table.branch(table.current_branch)  # reopened: the schema just committed
 
 
 def _create(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
@@ -157,7 +160,8 @@ def _create(options: WriteOptions, arrow: pa.Schema) -> mp.Table:
     try:
         return mp.create_table(options.path, pa.schema(fields), primary_key=options.primary_key,
                                partition_by=options.partition_by,
-                               options={**table_options, **options.connection})
+                               options={**table_options, **{k: v for k, v in options.connection.items()
+                                                            if k != BRANCH}})
     except mp.TableAlreadyExistsError:  # a concurrent first write won the race
         table = mp.open_table(options.path, options=options.connection)
         _check_definition(table, options, arrow)
@@ -217,7 +221,7 @@ def _add_new_columns(table: mp.Table, arrow: pa.Schema) -> mp.Table:
     _check_fits(table, arrow, pa.schema([*have, *[f.with_nullable(True) for f in new]]))
     for field in new:
         table.add_column(field.name, field.type)
-    return mp.open_table(table.path, io=table.io)
+    return table.branch(table.current_branch)  # reopened: the schema just committed
 
 
 def _refuse_names_differing_in_case(table_names: list[str], arrow: pa.Schema) -> None:
@@ -285,7 +289,7 @@ class MiniPaimonWriter(ShippedToWorkers, DataSourceArrowWriter):
             self._may_have_landed = committer.may_have_landed()  # then abort keeps the files
             raise
         if committed is not None:  # compaction + expiration; never raises (the commit stands)
-            mp.open_table(self.path, options=self.connection).after_commit(core)
+            mp.open_table(self.path, options=self.connection).after_commit(core, end_of_input=True)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Delete the tasks' files, unless the commit landed (then they are the table's)."""

@@ -60,7 +60,8 @@ CASES: list[tuple[str, pa.DataType, list[tuple[str, Any]], Any, dict[str, str]]]
     ("sum", pa.int64(), [("+I", None), ("+I", None)], None, {}),
     ("sum", pa.int64(), [("+I", None), ("-D", 4)], -4, {}),
     ("sum", pa.int64(), [("+I", 4), ("-D", None)], 4, {}),
-    ("sum", pa.int8(), [("+I", 100), ("+I", 100)], -56, {}),  # Java's byte wraps
+    ("sum", pa.int8(), [("+I", 100), ("+I", 27)], 127, {}),
+    ("sum", pa.int64(), [("+I", -(2**63)), ("+I", 2**63 - 1), ("+I", 1)], 0, {}),
     ("sum", pa.decimal128(10, 2), [("+I", D("1.25")), ("+I", D("2.50")), ("-U", D("0.75"))],
      D("3.00"), {}),
     ("sum", pa.decimal128(5, 2), [("+I", D("999.99")), ("+I", D("1.00"))], None, {}),
@@ -176,6 +177,95 @@ def test_many_keys_fold_in_lockstep_where_product_retracts() -> None:
     assert got == {k: v for k, v in want.items() if v is not None}
 
 
+MIN = {pa.int8(): -(2**7), pa.int16(): -(2**15), pa.int32(): -(2**31), pa.int64(): -(2**63)}
+MAX = {t: -m - 1 for t, m in MIN.items()}
+#: Paimon's FieldAggregatorTest (apache/paimon#7992): testFieldSum{Byte,Short,Int,Long}Overflow,
+#: testFieldSum*RetractOverflow, testFieldProduct*Overflow, testFieldProduct*RetractOverflow.
+#: agg(acc, x) is a key's rows (+I acc, +I x); retract(acc, x) is (+I acc, -U x).
+OVERFLOWS = [
+    *[("sum", t, [("+I", MAX[t]), ("+I", 1)]) for t in MIN],
+    *[("sum", t, [("+I", MIN[t]), ("+I", -1)]) for t in MIN],
+    *[("sum", t, [("+I", MIN[t]), ("-U", 1)]) for t in MIN],
+    *[("sum", t, [("+I", MAX[t]), ("-U", -1)]) for t in MIN],
+    *[("sum", t, [("+I", None), ("-U", MIN[t])]) for t in MIN],  # retract(null, MIN) negates
+    ("product", pa.int8(), [("+I", 64), ("+I", 2)]),
+    ("product", pa.int8(), [("+I", -64), ("+I", 4)]),
+    ("product", pa.int16(), [("+I", 1000), ("+I", 100)]),
+    ("product", pa.int16(), [("+I", MIN[pa.int16()]), ("+I", 2)]),
+    ("product", pa.int32(), [("+I", 100_000), ("+I", 100_000)]),
+    ("product", pa.int32(), [("+I", MIN[pa.int32()]), ("+I", -1)]),
+    ("product", pa.int64(), [("+I", MAX[pa.int64()]), ("+I", 2)]),
+    ("product", pa.int64(), [("+I", MIN[pa.int64()]), ("+I", -1)]),
+    *[("product", t, [("+I", MIN[t]), ("-U", -1)]) for t in MIN],
+    # every step counts, as Java's fold: MAX + 1 fails although MAX + 1 - 1 would fit
+    ("sum", pa.int32(), [("+I", MAX[pa.int32()]), ("+I", 1), ("-U", 1)]),
+    ("count", pa.int8(), [("+I", 1)] * 128),
+    ("product", pa.int64(), [("+I", 2**62), ("+I", 2), ("+I", -1)]),  # -2**63 fits, 2**63 not
+]
+
+
+@pytest.mark.parametrize(("fn", "typ", "rows"), OVERFLOWS,
+                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(OVERFLOWS)])
+def test_an_integer_overflow_raises_as_current_paimon(fn: str, typ: pa.DataType,
+                                                      rows: list[tuple[str, Any]]) -> None:
+    """Paimon 0.9 wrapped (an INT sum of 2147483647 + 1 stored -2147483648); current Paimon
+    fails, and so does minipaimon: no wrapped value is ever returned."""
+    with pytest.raises(InvalidArgumentError, match=f"'v' with '{fn}'.*overflows.*alter_column_type"):
+        merged_value(fn, typ, rows)
+
+
+@pytest.mark.parametrize(("fn", "typ", "rows", "want"), [
+    ("product", pa.int64(), [("+I", -(2**62)), ("+I", 2)], -(2**63)),  # the exact path, fits
+    ("product", pa.int64(), [("+I", 2**40), ("+I", 0), ("+I", 2**40)], 0),  # 0 stops growth
+    ("product", pa.int64(), [("+I", 3**39), ("-U", -3)], -(3**38)),
+    ("product", pa.int64(), [("+I", 5), ("-U", MIN[pa.int64()])], 0),  # Java: 5 / MIN
+    ("product", pa.int64(), [("+I", MIN[pa.int64()]), ("-U", MIN[pa.int64()])], 1),
+    ("product", pa.int32(), [("+I", -7), ("-U", MIN[pa.int32()])], 0),
+    ("sum", pa.int64(), [("-D", MIN[pa.int64()] + 1), ("+I", -1)], MAX[pa.int64()] - 1),
+])
+def test_integer_folds_near_the_ends_of_the_type(fn: str, typ: pa.DataType,
+                                                 rows: list[tuple[str, Any]], want: int) -> None:
+    assert merged_value(fn, typ, rows) == want
+
+
+@pytest.mark.parametrize("typ", [pa.int32(), pa.int64()])
+def test_random_integer_sums_fit_or_raise_as_exact_arithmetic(typ: pa.DataType) -> None:
+    """Many keys of values near the type's ends, with retractions: each key's sum is Python's
+    exact one, or the merge raises exactly when some key's running sum leaves the type."""
+    rng = np.random.default_rng(11)
+    lo, hi = MIN[typ], MAX[typ]
+    outcomes = set()
+    for _ in range(60):
+        ids, values, kinds, over = [], [], [], False
+        want: dict[int, int] = {}
+        for key in range(3):
+            n = int(rng.integers(2, 6))
+            acc = None
+            for _ in range(n):
+                v = int(rng.choice([lo, hi, lo // 3, hi // 3, -1, 1, 0, 12345]))
+                kind = int(rng.choice([0, 0, 1]))
+                step = -v if kind else v
+                acc = step if acc is None else acc + step
+                over |= not lo <= acc <= hi
+                ids.append(key)
+                values.append(v)
+                kinds.append(kind)
+            want[key] = acc
+        t = pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array(values, typ),
+                      SEQUENCE: pa.array(np.arange(len(ids)), pa.int64()),
+                      VALUE_KIND: pa.array(kinds, pa.int8())})
+        config = MergeConfig.from_options(["id"], {"merge-engine": "aggregation",
+                                                   "fields.v.aggregate-function": "sum"})
+        outcomes.add(over)
+        if over:
+            with pytest.raises(InvalidArgumentError, match="overflows"):
+                merge(t, config, keep_deletes=False)
+        else:
+            got = merge(t, config, keep_deletes=False)
+            assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist())) == want
+    assert outcomes == {True, False}
+
+
 def test_an_integer_retraction_by_zero_raises() -> None:
     with pytest.raises(InvalidArgumentError, match="divides"):
         merged_value("product", pa.int32(), [("+I", 3), ("-U", 0)])
@@ -191,3 +281,33 @@ def test_writing_retractions_a_function_cannot_take_is_refused(tmp_path: Any) ->
     with pytest.raises(InvalidArgumentError, match="fields.v.ignore-retract"):
         t.write(pa.table({"id": [1], "v": [3], "_row_kind": ["-U"]}))
     assert len(t.snapshots()) == 1 and t.to_arrow().to_pylist() == [{"id": 1, "v": 3}]
+
+
+def test_a_sum_overflow_fails_at_write_compaction_and_read(tmp_path: Any) -> None:
+    """The issue's INT sum of 2147483647 + 1 (Paimon 0.9 stored -2147483648): refused when
+    one write holds both rows (nothing on disk changes), and where they meet in a
+    compaction or a read; widening the column reads the exact sum."""
+    import minipaimon_core as mp
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int32())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"], options={
+        "bucket": "1", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum"})
+
+    def rows(ids: list[int], values: list[int]) -> pa.Table:
+        return pa.table({"id": ids, "v": values}, schema=schema)
+
+    t.write(rows([1], [2**31 - 1]))
+    files = sorted(p for p in (tmp_path / "t").rglob("*"))
+    with pytest.raises(InvalidArgumentError, match="'v' with 'sum'.*INT sum overflows at 2147483647 \\+ 1"):
+        t.write(rows([2, 2], [2**31 - 1, 1]))
+    assert sorted(p for p in (tmp_path / "t").rglob("*")) == files and len(t.snapshots()) == 1
+    t.write(rows([1], [1]))  # alone it fits: a write does not read the rows it meets later
+    with pytest.raises(InvalidArgumentError, match="INT sum overflows at 2147483647 \\+ 1"):
+        t.to_arrow()
+    with pytest.raises(InvalidArgumentError, match="INT sum overflows"):
+        t.compact(full=True)
+    assert len(t.snapshots()) == 2 and t.count() == 1
+    t.alter_column_type("v", pa.int64())
+    assert t.to_arrow().to_pylist() == [{"id": 1, "v": 2**31}]
+    t.compact(full=True)
+    assert t.to_arrow().to_pylist() == [{"id": 1, "v": 2**31}]

@@ -84,3 +84,22 @@ def test_unwritable_objects_are_typed_errors(tmp_path: Path) -> None:
     for bad in ({"id": [1]}, "text", 42, [1, 2]):
         with pytest.raises(mp.InvalidArgumentError, match="cannot write"):
             t.write(bad)
+
+
+# -- issue 38 item 14: a Table is an Arrow C stream too (its latest snapshot) -------------
+
+def test_duckdb_polars_and_pyarrow_take_a_table_as_its_latest_snapshot(table: mp.Table) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    pl = pytest.importorskip("polars")
+    t = table  # noqa: F841  (found by name by DuckDB)
+    assert duckdb.sql("SELECT count(*), count(DISTINCT id) FROM t").fetchall() == [(80, 50)]
+    assert pl.DataFrame(table).sort(["dt", "id"]).to_arrow().equals(
+        pl.DataFrame(table.to_arrow()).sort(["dt", "id"]).to_arrow())
+    assert pa.table(table).num_rows == 80
+    table.write(rows(100, 3, "d3"))  # read at each call: the snapshot latest then
+    assert duckdb.sql("SELECT count(*) FROM t").fetchall() == [(83,)]
+    copy = mp.create_table(str(Path(table.path).parent / "copy"), table.schema(),
+                           primary_key=["id", "dt"], partition_by=["dt"], options={"bucket": "2"})
+    copy.write(table)  # and so a table is something write() takes
+    assert copy.to_arrow().sort_by([("dt", "ascending"), ("id", "ascending")]).equals(
+        table.to_arrow().sort_by([("dt", "ascending"), ("id", "ascending")]))

@@ -230,3 +230,42 @@ def test_human_sizes_in_text_and_bytes_in_json(pk_table: mp.Table) -> None:
 def test_a_json_table_round_trips_through_arrow(pk_table: mp.Table) -> None:
     snapshots = as_json(run("system", pk_table.path, "snapshots", "--json"))
     assert pa.Table.from_pylist(snapshots).num_rows == 3
+
+
+def test_json_errors_are_json_on_stdout_with_type_message_and_status(pk_table: mp.Table, tmp_path: Path) -> None:
+    """Issue 38 item 12: with --json every outcome parses: an error is
+    {"error": {type, message, exit_code}} on stdout (and its line on stderr), status non-zero."""
+    missing, missing_text, usage, bad_snapshot, bad_where, ok = run_all(
+        ("info", str(tmp_path / "nope"), "--json"),
+        ("info", str(tmp_path / "nope")),
+        ("--json", "info"),
+        ("restore", pk_table.path, "--snapshot-id", "99", "--json"),
+        ("--json", "delete", pk_table.path, "--where", "nope = 1", "--dry-run"),
+        ("snapshots", pk_table.path, "--json"))
+    code, out, err = missing
+    assert code == 1 and json.loads(out) == {"error": {
+        "type": "TableNotFoundError", "exit_code": 1,
+        "message": f"no minipaimon table at {tmp_path / 'nope'} (no schema file)"}}
+    assert err.strip() == f"minipaimon: error: no minipaimon table at {tmp_path / 'nope'} (no schema file)"
+    assert missing_text[0] == 1 and missing_text[1] == "" and missing_text[2] == err  # text mode as before
+    code, out, err = usage
+    assert code == 2 and json.loads(out) == {"error": {
+        "type": "UsageError", "message": "the following arguments are required: path", "exit_code": 2}}
+    code, out, _ = bad_snapshot
+    assert code == 1 and json.loads(out)["error"]["type"] == "SnapshotNotFoundError"
+    code, out, _ = bad_where
+    error = json.loads(out)["error"]
+    assert code == 1 and error["type"] == "InvalidArgumentError" and "nope" in error["message"]
+    assert [s["id"] for s in as_json(ok)] == [1, 2, 3]  # a success prints only its data
+
+
+def test_expire_and_orphans_with_an_age_print_no_deprecation_warning(pk_table: mp.Table) -> None:
+    """Issue 38 item 11: the command's own calls used the deprecated older_than_ms."""
+    expire, orphans, number = run_all(
+        ("expire", pk_table.path, "--older-than", "2d", "--dry-run"),
+        ("orphans", pk_table.path, "--older-than", "0s", "--dry-run"),
+        ("orphans", pk_table.path, "--older-than", "3600", "--dry-run"))
+    for code, _out, err in (expire, orphans):
+        assert code == 0 and err == "", err
+    code, out, err = number  # a duration without its unit is no epoch-millisecond time
+    assert code == 1 and "'3600s' is 3600 seconds ago" in err and "deprecated" not in err

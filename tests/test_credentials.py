@@ -82,3 +82,71 @@ def test_a_connection_option_error_never_echoes_the_value(option: str) -> None:
     with pytest.raises(mp.InvalidArgumentError, match=option.replace(".", r"\.")) as err:
         S3Settings.resolve({option: SECRET}, {})
     assert_no_secret(str(err.value))
+
+
+class _MetadataService:
+    """A stand-in EC2 instance metadata service on 127.0.0.1 that refuses every request with
+    403, as a proxy answers off EC2; it records what it was asked."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        asked = self.asked = []
+
+        class Refuse(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def refuse(self) -> None:
+                asked.append((self.command, self.path))
+                self.send_response(403)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_PUT = refuse
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_s3_without_credentials_says_so_not_the_metadata_services_403(
+        moto_server, tmp_path, monkeypatch) -> None:
+    """Issue 38 item 11: no key given and none in the environment. The AWS credential
+    chain's last step (the instance metadata service) is pointed at a 403-answering server
+    on 127.0.0.1 (obstore's AWS_METADATA_ENDPOINT; AWS_EC2_METADATA_DISABLED for pyarrow's
+    SDK), so nothing leaves 127.0.0.1."""
+    import os
+
+    from minipaimon_core.io.fileio_object import ObjectStoreFileIO
+
+    bucket = moto_server.create_bucket()
+    imds = _MetadataService()
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_METADATA_ENDPOINT", imds.endpoint)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    try:
+        io = ObjectStoreFileIO(S3Settings.resolve({"s3.endpoint": moto_server.endpoint}))
+        for attempt in (lambda: mp.open_table(f"s3://{bucket}/t", io=io),
+                        lambda: mp.create_table(f"s3://{bucket}/t", SCHEMA, io=io)):
+            with pytest.raises(mp.StorageError) as err:
+                attempt()
+            message = str(err.value)
+            assert "no S3 credentials: give the options 's3.access-key' and 's3.secret-key' (or set " \
+                   "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)" in message, message
+            assert "403" in message  # what the chain met, after what to do
+        assert imds.asked and all(path.startswith("/latest/") for _, path in imds.asked)
+        assert moto_server.client().list_objects_v2(Bucket=bucket).get("KeyCount") == 0
+    finally:
+        imds.stop()
+    # with keys, the same store answers (the message is about credentials, not the store)
+    keyed = ObjectStoreFileIO(S3Settings.resolve({**moto_server.options()}, {}))
+    assert mp.create_table(f"s3://{bucket}/t", SCHEMA, io=keyed).to_arrow().num_rows == 0

@@ -122,3 +122,19 @@ def test_huge_literals_on_float_columns(tmp_path):
         assert t.scan(filter=[(c, ">", 10**400)]).to_arrow().num_rows == 1  # inf
         assert t.scan(filter=[(c, "=", 10**400)]).to_arrow().num_rows == 0
         assert t.scan(filter=[(c, ">", -(10**400))]).to_arrow().num_rows == 2
+
+
+def test_sql_and_python_spellings_of_equal_and_not_equal(tmp_path):
+    """Issue 38 item 13: ``<>`` is ``!=`` and ``==`` is ``=``; any other operator is refused
+    with the list of operators."""
+    t = mp.create_table(str(tmp_path / "t"), pa.schema([("id", pa.int64()), ("s", pa.string())]))
+    t.write(pa.table({"id": [1, 2, 3], "s": ["a", "b", None]}))
+
+    def ids(f):
+        return sorted(t.scan(filter=f).to_arrow().column("id").to_pylist())
+
+    assert ids([("s", "<>", "a")]) == ids([("s", "!=", "a")]) == [2]
+    assert ids([("s", "==", "a")]) == ids([("s", "=", "a")]) == [1]
+    with pytest.raises(mp.InvalidArgumentError, match=r"unknown filter operator '=>'.*operators are "
+                       r"=, == \(the same\), !=, <> \(the same\), <, <=, >, >=, in, \"not in\""):
+        t.scan(filter=[("id", "=>", 1)])

@@ -28,7 +28,7 @@ PACKAGE = "minipaimon_core"
 # Modules that may import the facade: the package entry, and what opens tables by path.
 FACADE_USERS = {
     "minipaimon_core", "minipaimon_core.catalog", "minipaimon_core.cli.cli", "minipaimon_core.cli.cli_commands",
-    "minipaimon_core.migrate",
+    "minipaimon_core.migrate", "minipaimon_core.polars_scan",
 }
 
 # The layers of minipaimon_core, bottom first: a package of the core, or "errors" (the one

@@ -56,10 +56,18 @@ def test_deduplicate_keeps_the_latest_and_deletes() -> None:
     t = rows_table(PRODUCT, [(1, 1.0, 1, "a", I), (2, 2.0, 2, "b", I), (1, 1.5, 3, "c", UA),
                              (2, None, None, None, D), (3, 3.0, 3, "x", I)])
     cfg = MergeConfig(("id",))
+    # the latest row with its own kind (a +U stays +U: Paimon's DeduplicateMergeFunction
+    # returns the stored row, PrimaryKeySimpleTableTest.testAuditLog)
     assert user_rows(merge(t, cfg, keep_deletes=False)) == [
-        (1, 1.5, 3, "c", I), (3, 3.0, 3, "x", I)]
+        (1, 1.5, 3, "c", UA), (3, 3.0, 3, "x", I)]
     kept = merge(t, cfg, keep_deletes=True)
-    assert user_rows(kept) == [(1, 1.5, 3, "c", I), (2, None, None, None, D), (3, 3.0, 3, "x", I)]
+    assert user_rows(kept) == [(1, 1.5, 3, "c", UA), (2, None, None, None, D), (3, 3.0, 3, "x", I)]
+    retracted = rows_table(PRODUCT, [(1, 1.0, 1, "a", UA), (1, 1.0, 1, "a", UB)])
+    assert user_rows(merge(retracted, cfg, keep_deletes=True)) == [(1, 1.0, 1, "a", UB)]
+    assert merge(retracted, cfg, keep_deletes=False).num_rows == 0
+    first = MergeConfig(("id",), engine="first-row")
+    assert user_rows(merge(rows_table(PRODUCT, [(1, 1.0, 1, "a", UA), (1, 2.0, 2, "b", I)]), first,
+                           keep_deletes=False)) == [(1, 1.0, 1, "a", UA)]
     assert kept.column(SEQUENCE).to_pylist() == [2, 3, 4]
     ignoring = MergeConfig(("id",), ignore_delete=True)
     assert user_rows(merge(t, ignoring, keep_deletes=False))[1] == (2, 2.0, 2, "b", I)
@@ -315,10 +323,10 @@ def model_merge(rows: list[dict[str, Any]], cfg: MergeConfig, keep_deletes: bool
         if any(retract) and (cfg.engine == "first-row" or (
                 cfg.engine == "partial-update" and not cfg.partial_update_remove_on_delete)):
             raise InvalidArgumentError("model: delete rejected")
-        if cfg.engine == "deduplicate":
-            final = {**rs[-1], SEQUENCE: max_seq, VALUE_KIND: D if retract[-1] else I}
+        if cfg.engine == "deduplicate":  # the stored row with its own kind, as Paimon's
+            final = {**rs[-1], SEQUENCE: max_seq}  # DeduplicateMergeFunction returns it
         elif cfg.engine == "first-row":
-            final = {**rs[0], SEQUENCE: max_seq, VALUE_KIND: I}
+            final = {**rs[0], SEQUENCE: max_seq}
         elif cfg.engine == "partial-update":
             acc: dict[str, Any] = {c: None for c in value_cols}
             deleted, delete_row = False, None
@@ -344,7 +352,7 @@ def model_merge(rows: list[dict[str, Any]], cfg: MergeConfig, keep_deletes: bool
                     agg_step(fn, state, r[c], ret, cfg.listagg_delimiter.get(c, ","))
                 values[c] = state.get("acc", 0 if fn == "count" else None)
             final = {**base, **values, SEQUENCE: max_seq, VALUE_KIND: I}
-        if final[VALUE_KIND] == D and not keep_deletes:
+        if final[VALUE_KIND] in (UB, D) and not keep_deletes:
             continue
         if final[VALUE_KIND] == D and cfg.engine == "partial-update":
             final = {**base, **{c: None for c in value_cols}, **{

@@ -7,10 +7,13 @@ InvalidArgumentError."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,3 +178,43 @@ def test_paths_the_os_or_the_store_cannot_take_are_invalid_arguments(storage: St
             t.io.read_bytes(storage.path("t/../u"))
     with pytest.raises(mp.InvalidArgumentError, match="NUL"):
         LocalFileIO().read_bytes("/tmp/a\x00b")
+
+
+# -- issue 38 item 11: a store that keeps failing the snapshot create is no lost race -----
+
+class _QuickRetries(S3Settings):
+    """The same S3 settings, but a client that retries a failed request once, quickly (the
+    default rides out a 503 for ~13 s), so each commit attempt fails fast."""
+
+    def make_store(self, bucket: str) -> Any:
+        from obstore.store import S3Store
+
+        store = super().make_store(bucket)
+        return S3Store(bucket, config={k: v for k, v in store.config.items() if k != "bucket"},
+                       client_options=store.client_options,
+                       retry_config={"max_retries": 1, "retry_timeout": datetime.timedelta(seconds=1)})
+
+
+@pytest.mark.parametrize("answer", [503, "reset"])
+def test_a_store_failing_every_snapshot_create_is_a_storage_error_not_a_lost_race(moto_server, answer) -> None:
+    proxy = FaultProxy(moto_server.endpoint)
+    try:
+        plain = S3Settings.resolve({**moto_server.options(), "s3.endpoint": proxy.endpoint}, {})
+        io = ObjectStoreFileIO(_QuickRetries(**{f.name: getattr(plain, f.name) for f in dataclasses.fields(plain)}))
+        t = mp.create_table(f"s3://{moto_server.create_bucket()}/t", SCHEMA, io=io,
+                            options={"commit.max-retries": "2"})
+        t.write(rows(0, 3))
+        before = {n for d in ("manifest", "bucket-0") for n in io.list_names(f"{t.path}/{d}")}
+        proxy.fail("PUT", "/snapshot/snapshot-", answer)  # nobody else writes: only the store fails
+        with pytest.raises(mp.StorageError) as err:
+            t.write(rows(10, 3))
+        message = str(err.value)
+        assert "the store failed to create the snapshot file 3 times" in message, message
+        assert "nothing was committed" in message and "other writers" not in message
+        proxy.heal()
+        assert [s.id for s in mp.open_table(t.path, io=io).snapshots()] == [1]
+        assert {n for d in ("manifest", "bucket-0") for n in io.list_names(f"{t.path}/{d}")} == before
+        assert t.write(rows(10, 3)) == 2  # the retry the error invites works
+    finally:
+        proxy.stop()
+        fileio_object._probed.clear()

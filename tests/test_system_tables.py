@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import minipaimon_core as mp
@@ -30,7 +31,8 @@ def table(storage: Storage) -> mp.Table:
 
 def test_every_system_table_has_rows_and_a_fixed_schema(table):
     assert SYSTEM_TABLES == ("snapshots", "schemas", "options", "files", "manifests", "partitions",
-                             "buckets", "tags", "consumers", "audit_log", "health", "history")
+                             "buckets", "tags", "branches", "consumers", "audit_log", "health", "history")
+    table.create_branch("b", "first")
     empty = mp.create_table(table.path + "-empty", SCHEMA)
     for name in SYSTEM_TABLES:
         full = table.system_table(name)
@@ -78,6 +80,45 @@ def test_tags_consumers_audit_log(table):
     assert set(audit.column("rowkind").to_pylist()) == {"+I"}
     assert audit.num_rows == 9  # merged rows: (1, d1) was deleted
     assert table.system_table("audit_log", snapshot_id=1).num_rows == 6
+
+
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row", "partial-update"])
+def test_audit_log_gives_each_row_its_stored_kind(tmp_path, engine):
+    """Paimon's PrimaryKeySimpleTableTest.testAuditLog (0.9: PrimaryKeyFileStoreTableTest):
+    with changelog-producer=input, +I (1, 10, 100), +I (2, 20, 200), then +U (1, 30, 300)
+    read as "+I[+I, 2, 20, 200]", "+I[+U, 1, 30, 300]", "+I[+I, 1, 10, 100]". The data file
+    stores the +U as 2 (was 0: +I), and a compaction keeps it; a merge that builds a row
+    (partial-update of several rows) gives +I."""
+    schema = pa.schema([pa.field("pt", pa.int32(), nullable=False),
+                        pa.field("a", pa.int32(), nullable=False), ("b", pa.int64())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["pt", "a"], partition_by=["pt"],
+                        options={"bucket": "1", "changelog-producer": "input", "merge-engine": engine})
+
+    def write(kinds, pts, a, b):
+        t.write(pa.table({"pt": pa.array(pts, pa.int32()), "a": pa.array(a, pa.int32()),
+                          "b": pa.array(b, pa.int64()), "_row_kind": kinds}))
+
+    write(["+I", "+I"], [1, 2], [10, 20], [100, 200])
+    write(["+U"], [1], [30], [300])
+    want = [("+I", 1, 10, 100), ("+I", 2, 20, 200), ("+U", 1, 30, 300)]
+
+    def audit():
+        return sorted(tuple(r.values()) for r in t.system_table("audit_log").to_pylist())
+
+    assert audit() == sorted(want)
+    stored = [k for f in sorted((tmp_path / "t" / "pt=1" / "bucket-0").glob("data-*.parquet"))
+              for k in pq.read_table(f, columns=["_VALUE_KIND"]).column(0).to_pylist()]
+    assert sorted(stored) == [0, 2]
+    write(["+I"], [1], [30], [301])  # the key written again: its latest (first-row: first) row
+    again = ("+U", 1, 30, 300) if engine == "first-row" else ("+I", 1, 30, 301)
+    want = [*want[:2], again]
+    assert audit() == sorted(want)
+    t.compact(full=True)
+    assert audit() == sorted(want)
+    write(["+U"], [2], [20], [None])
+    want[1] = ("+I", 2, 20, 200) if engine == "partial-update" else \
+        ("+I", 2, 20, 200) if engine == "first-row" else ("+U", 2, 20, None)
+    assert audit() == sorted(want)
 
 
 def test_unknown_name_lists_the_names(table):

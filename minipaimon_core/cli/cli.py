@@ -16,7 +16,13 @@ minipaimon expire    PATH [--retain-max N] [--retain-min N] [--older-than TIME] 
 minipaimon orphans   PATH [--older-than TIME] [--dry-run]
 minipaimon rollback  PATH (--snapshot-id N | --tag NAME) [--dry-run]
 minipaimon restore   PATH (--snapshot-id N | --tag NAME) [--dry-run]
-minipaimon tag       create PATH NAME [--snapshot-id N] | delete PATH NAME | list PATH
+minipaimon tag       create PATH NAME [--snapshot-id N] [--time-retained LENGTH]
+                     | rename PATH NAME NEW_NAME | delete PATH NAME [NAME ...] | list PATH
+minipaimon tag       auto PATH [--dry-run]        (tag.automatic-creation & retention, now)
+minipaimon tag       expire PATH [--older-than TIME] [--dry-run]   (tags past their retention)
+minipaimon branch    create PATH NAME [--tag T] | delete PATH NAME | list PATH | fast-forward PATH NAME
+minipaimon expire-partitions PATH [--expiration-time DURATION] [--timestamp-formatter F]
+                     [--timestamp-pattern P] [--strategy values-time|update-time] [--dry-run]
 minipaimon migrate   PATH                         (earlier minipaimon format -> Paimon's)
 minipaimon delete    PATH --where CONDITION [--dry-run]
 ```
@@ -25,15 +31,18 @@ PATH is a table path (local, ``file:``, ``s3://``, ``az://`` or ``abfss://``), o
 ``namespace.table`` in the
 warehouse given by ``--warehouse ROOT`` or ``$MINIPAIMON_WAREHOUSE``. The options
 ``--json`` (print the command's data as JSON), ``--progress`` and ``--warehouse`` go before
-or after the command. CONDITION is SQL (``dt = '2025-01-01' AND status = 'void' OR id IN
+or after the command; so does ``--branch NAME``: the command works on that branch of the
+table (Paimon's ``branch`` option; default ``main``). CONDITION is SQL (``dt = '2025-01-01' AND status = 'void' OR id IN
 (1, 2)``; the grammar is minipaimon_core.expressions.condition's), the same for ``plan`` and
 ``delete``. TIME is an age (``2d``, ``36 h``, ``0s``: that long before now) or an ISO
 date-time (``2024-05-01T12:00``, local time unless it has an offset). Long work
 (compaction, orphan scan) draws a progress bar on stderr when stderr is a terminal, or
 always with ``--progress``. Sizes are printed as KiB/MiB/GiB (bytes in ``--json``).
 Deprecated spellings (``--snapshot``, epoch-millisecond times, unquoted ``--where``
-values) still work with a warning on stderr. Any error exits with status 1 and one line on
-stderr.
+values) still work with a warning on stderr. Any error exits with status 1 (a usage error:
+2) and one line on stderr; with ``--json`` it is also printed on stdout as
+``{"error": {"type": "TableNotFoundError", "message": "...", "exit_code": 1}}``, so a script
+parses every outcome.
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from typing import Any
+from typing import Any, NoReturn
 
 from ..catalog import WAREHOUSE_ENV, Catalog, table_location
 from ..errors import InvalidArgumentError, MiniPaimonError
@@ -77,6 +86,22 @@ class _Deprecated(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class UsageError(Exception):
+    """A command line argparse refuses (exit status 2)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises UsageError where argparse would print and exit, so that ``main`` reports it
+    as every other error (as JSON with ``--json``). Subcommand parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self, message)
+
+
 def _common(suppress: bool) -> argparse.ArgumentParser:
     """The options every command takes, before or after it (after: no default, so the one
     given before the command stays)."""
@@ -88,6 +113,8 @@ def _common(suppress: bool) -> argparse.ArgumentParser:
                    help="always draw progress bars on stderr (default: when stderr is a terminal)")
     p.add_argument("--warehouse", metavar="ROOT", **default,
                    help=f"catalog root: PATH may then be a namespace.table identifier (default: ${WAREHOUSE_ENV})")
+    p.add_argument("--branch", metavar="NAME", **default,
+                   help="work on this branch of the table (default: main)")
     return p
 
 
@@ -99,8 +126,8 @@ def _snapshot_id(c: argparse.ArgumentParser, help: str, required: Any = None) ->
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="minipaimon", parents=[_common(False)],
-                                description="Inspect and maintain minipaimon (Apache Paimon) tables.")
+    p = _Parser(prog="minipaimon", parents=[_common(False)],
+                description="Inspect and maintain minipaimon (Apache Paimon) tables.")
     p.add_argument("--version", action="version", version=f"minipaimon {version()}",
                    help="print the version and exit")
     common = _common(True)
@@ -126,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--parallelism", type=int, metavar="N", help="size append splits for N readers")
     c = cmd("system", "print a system table")
     c.add_argument("name", help="snapshots, schemas, options, files, manifests, partitions, buckets, "
-                   "tags, consumers, audit_log, health or history")
+                   "tags, branches, consumers, audit_log, health or history")
     _snapshot_id(c, "the table at snapshot N where it depends on one (files, manifests, ...)")
     cmd("health", "small files, sorted runs, deletion vectors, what expiration and orphan cleanup "
         "would free, each with the command that fixes it")
@@ -165,13 +192,41 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--where", required=True, metavar="CONDITION",
                    help="e.g. \"dt < '2025-01-01' AND status = 'void'\" (AND / OR, no parentheses)")
     c.add_argument("--dry-run", action="store_true", help="print what would be deleted, change nothing")
-    tag = cmd("tag", "create, delete or list tags", path=False)
+    tag = cmd("tag", "create, rename, delete, list or expire tags", path=False)
     tag_sub = tag.add_subparsers(dest="tag_command", required=True, metavar="ACTION")
     create = cmd("create", "pin a snapshot under a name", parent=tag_sub)
     create.add_argument("name", help="the tag's name")
     _snapshot_id(create, "tag snapshot N (default: the latest)")
-    cmd("delete", "delete a tag", parent=tag_sub).add_argument("name", help="the tag's name")
+    create.add_argument("--time-retained", metavar="LENGTH",
+                        help="keep the tag this long (e.g. '5 d', '36 h'; Paimon's time_retained)")
+    rename = cmd("rename", "rename a tag", parent=tag_sub)
+    rename.add_argument("name", help="the tag's name")
+    rename.add_argument("new_name", help="its new name")
+    cmd("delete", "delete tags", parent=tag_sub).add_argument("name", nargs="+", help="the tags' names")
     cmd("list", "list the tags", parent=tag_sub)
+    cmd("auto", "create the tags tag.automatic-creation owes and delete those past "
+        "tag.num-retained-max or their retention, as a commit does", parent=tag_sub).add_argument(
+        "--dry-run", action="store_true", help="print what would change, change nothing")
+    c = cmd("expire", "delete the tags whose retention (tag.default-time-retained) has passed",
+            parent=tag_sub)
+    c.add_argument("--older-than", metavar="TIME", help="also every tag created before TIME")
+    c.add_argument("--dry-run", action="store_true", help="print what would go, change nothing")
+    branch = cmd("branch", "create, delete, list or fast-forward to branches", path=False)
+    branch_sub = branch.add_subparsers(dest="branch_command", required=True, metavar="ACTION")
+    create = cmd("create", "create a branch from a tag (or empty, with the current schema)", parent=branch_sub)
+    create.add_argument("name", help="the branch's name")
+    create.add_argument("--tag", metavar="T", help="start from tag T (default: an empty branch)")
+    cmd("delete", "delete a branch", parent=branch_sub).add_argument("name", help="the branch's name")
+    cmd("list", "list the branches", parent=branch_sub)
+    cmd("fast-forward", "make the table (--branch: that branch) the branch NAME",
+        parent=branch_sub).add_argument("name", help="the branch to fast-forward to")
+    c = cmd("expire-partitions", "drop the partitions older than partition.expiration-time (or "
+            "--expiration-time), as Paimon's expire_partitions")
+    c.add_argument("--expiration-time", metavar="DURATION", help="e.g. '30 d' (default: the option)")
+    c.add_argument("--timestamp-formatter", metavar="F", help="a Java pattern, e.g. yyyyMMdd")
+    c.add_argument("--timestamp-pattern", metavar="P", help="e.g. '$dt $hour:00:00'")
+    c.add_argument("--strategy", choices=["values-time", "update-time"], help="how a partition's time is read")
+    c.add_argument("--dry-run", action="store_true", help="print what would be dropped, change nothing")
     return p
 
 
@@ -179,7 +234,8 @@ _SIMPLE: dict[str, Callable[[Table, argparse.Namespace], Output]] = {
     "info": c.cmd_info, "snapshots": c.cmd_snapshots, "history": c.cmd_history, "files": c.cmd_files,
     "schema": c.cmd_schema, "plan": c.cmd_plan, "rewrite-manifests": c.cmd_rewrite_manifests,
     "system": c.cmd_system, "health": c.cmd_health, "expire": c.cmd_expire, "rollback": c.cmd_rollback,
-    "restore": c.cmd_restore, "tag": c.cmd_tag, "delete": c.cmd_delete}
+    "restore": c.cmd_restore, "tag": c.cmd_tag, "delete": c.cmd_delete, "branch": c.cmd_branch,
+    "expire-partitions": c.cmd_expire_partitions}
 _LONG: dict[str, Callable[[Table, argparse.Namespace, ProgressBar], Output]] = {
     "compact": c.cmd_compact, "orphans": c.cmd_orphans}
 
@@ -192,7 +248,8 @@ def _run(args: argparse.Namespace, bar: ProgressBar) -> Output:
         return c.cmd_tables(Catalog(warehouse), args.namespace)
     if args.command == "migrate":  # not opened first: a crashed migration may be mid-swap
         return c.cmd_migrate(table_location(args.path, args.warehouse))
-    table = open_table(table_location(args.path, args.warehouse))
+    table = open_table(table_location(args.path, args.warehouse),
+                       options={"branch": args.branch} if args.branch else None)
     if args.command in _LONG:
         return _LONG[args.command](table, args, bar)
     return _SIMPLE[args.command](table, args)
@@ -200,18 +257,27 @@ def _run(args: argparse.Namespace, bar: ProgressBar) -> Output:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 error, 2 usage)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv  # known before parsing: a usage error is reported as JSON too
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeprecationWarning)
         try:
-            args = build_parser().parse_args(argv)
+            try:
+                args = build_parser().parse_args(argv)
+            except UsageError as e:
+                if not as_json:
+                    e.parser.print_usage(sys.stderr)
+                return _fail(e.parser.prog, "UsageError", str(e), 2, as_json)
             bar = ProgressBar(sys.stderr, args.progress or sys.stderr.isatty())
             try:
                 out = _run(args, bar)
             except (MiniPaimonError, OSError) as e:
                 bar.close()
-                message = " ".join(str(e).split()) or type(e).__name__
-                print(f"minipaimon: error: {message}", file=sys.stderr)
-                return 1
+                return _fail("minipaimon", type(e).__name__, " ".join(str(e).split()), 1, as_json)
+            except Exception as e:  # a bug: its traceback follows, on stderr
+                if as_json:
+                    _fail("minipaimon", type(e).__name__, " ".join(str(e).split()), 1, True)
+                raise
         finally:
             for w in caught:
                 if issubclass(w.category, DeprecationWarning):
@@ -220,7 +286,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["build_parser", "format_table", "main", "parse_time", "version"]
+def _fail(prog: str, kind: str, message: str, status: int, as_json: bool) -> int:
+    """Report an error: one line on stderr and, with ``--json``, its JSON on stdout."""
+    print(f"{prog}: error: {message or kind}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": {"type": kind, "message": message or kind, "exit_code": status}}))
+    return status
+
+
+__all__ = ["UsageError", "build_parser", "format_table", "main", "parse_time", "version"]
 
 
 if __name__ == "__main__":

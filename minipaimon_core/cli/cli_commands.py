@@ -15,7 +15,7 @@ from typing import Any
 from ..catalog import Catalog
 from ..dml.dml_preview import preview_delete
 from ..expressions.condition import parse_condition
-from ..expressions.times import point_in_time_ms
+from ..expressions.times import datetime_of_ms, point_in_time_ms
 from ..format import data_types
 from ..format.manifest_file import ADD
 from ..maintenance.compaction import compact_table
@@ -247,12 +247,18 @@ def _sizes(t: Table, paths: list[str]) -> dict[str, int]:
     return out
 
 
+def _older_than(args: argparse.Namespace) -> datetime.datetime | None:
+    """``--older-than`` as the aware datetime the table API takes (never the deprecated
+    epoch-millisecond argument, whose warning is the user's to see only for their own input)."""
+    return None if args.older_than is None else datetime_of_ms(parse_time(args.older_than))
+
+
 def cmd_expire(t: Table, args: argparse.Namespace) -> Output:
-    older = parse_time(args.older_than) if args.older_than is not None else None
-    plan = t.expire_snapshots(args.retain_max, args.retain_min, older_than_ms=older, dry_run=True)
+    older = _older_than(args)
+    plan = t.expire_snapshots(args.retain_max, args.retain_min, older_than=older, dry_run=True)
     sizes = _sizes(t, plan.files)  # before they go: the bytes the expiration frees
     r = plan if args.dry_run else t.expire_snapshots(args.retain_max, args.retain_min,
-                                                     older_than_ms=older)
+                                                     older_than=older)
     freed = sum(sizes.get(p, 0) for p in r.files)
     data = {"dry_run": args.dry_run, "snapshots": r.snapshots, "data_files": len(r.data_files),
             "changelog_files": len(r.changelog_files), "manifest_files": len(r.manifests),
@@ -268,8 +274,7 @@ def cmd_expire(t: Table, args: argparse.Namespace) -> Output:
 
 
 def cmd_orphans(t: Table, args: argparse.Namespace, bar: ProgressBar) -> Output:
-    older = parse_time(args.older_than) if args.older_than is not None else None
-    r = t.remove_orphan_files(older_than_ms=older, dry_run=args.dry_run, progress=bar)
+    r = t.remove_orphan_files(older_than=_older_than(args), dry_run=args.dry_run, progress=bar)
     bar.close()
     verb = "would delete" if r.dry_run else "deleted"
     lines = [p.removeprefix(t.layout.root + "/") for p in r.files]
@@ -305,16 +310,63 @@ def cmd_restore(t: Table, args: argparse.Namespace) -> Output:
                   data)
 
 
+def cmd_expire_partitions(t: Table, args: argparse.Namespace) -> Output:
+    r = t.expire_partitions(args.expiration_time, args.timestamp_formatter, args.timestamp_pattern,
+                            args.strategy, dry_run=args.dry_run)
+    names = [",".join(f"{k}={v}" for k, v in p.items()) for p in r.partitions]
+    data = {"dry_run": r.dry_run, "partitions": r.partitions, "snapshot_id": r.snapshot_id}
+    if not names:
+        return Output("no expired partitions", data)
+    verb = "would drop" if r.dry_run else f"dropped (snapshot {r.snapshot_id})"
+    return Output(f"{verb} {len(names)} partitions: {'; '.join(names)}", data)
+
+
+def _tag_changes(r: Any) -> Output:
+    """The tags a tag run created and deleted (``TagAutoResult``)."""
+    data = {"dry_run": r.dry_run, "created": r.created, "deleted": r.deleted}
+    would = "would " if r.dry_run else ""
+    lines = [f"{would}create tag {n} on snapshot {sid}" for n, sid in r.created.items()]
+    lines += [f"{would}delete tag {n}" for n in r.deleted]
+    return Output("\n".join(lines) or "no tag to create or delete", data)
+
+
 def cmd_tag(t: Table, args: argparse.Namespace) -> Output:
+    if args.tag_command == "auto":
+        return _tag_changes(t.create_auto_tags(dry_run=args.dry_run))
+    if args.tag_command == "expire":
+        return _tag_changes(t.expire_tags(older_than=_older_than(args), dry_run=args.dry_run))
     if args.tag_command == "create":
-        t.create_tag(args.name, args.snapshot_id)
+        t.create_tag(args.name, args.snapshot_id, args.time_retained)
         sid = t.tags()[args.name]
         return Output(f"created tag {args.name} on snapshot {sid}", {"tag": args.name, "snapshot_id": sid})
+    if args.tag_command == "rename":
+        t.rename_tag(args.name, args.new_name)
+        return Output(f"renamed tag {args.name} to {args.new_name}", {"tag": args.new_name, "renamed_from": args.name})
     if args.tag_command == "delete":
-        t.delete_tag(args.name)
-        return Output(f"deleted tag {args.name}", {"tag": args.name, "deleted": True})
+        names = args.name
+        t.delete_tag(names)  # all or none
+        data = {"tag": names[0]} if len(names) == 1 else {"tags": names}
+        return Output(f"deleted tag{'s' if len(names) > 1 else ''} {', '.join(names)}", {**data, "deleted": True})
     table = t.system_table("tags")
     return Output(format_arrow(table), rows_of(table))
+
+
+def cmd_branch(t: Table, args: argparse.Namespace) -> Output:
+    if args.branch_command == "create":
+        t.create_branch(args.name, args.tag)
+        start = f"from tag {args.tag}" if args.tag else "empty"
+        return Output(f"created branch {args.name} ({start})", {"branch": args.name, "tag": args.tag})
+    if args.branch_command == "delete":
+        t.delete_branch(args.name)
+        return Output(f"deleted branch {args.name}", {"branch": args.name, "deleted": True})
+    if args.branch_command == "fast-forward":
+        t.fast_forward(args.name)
+        latest = t.latest_snapshot()
+        sid = latest.id if latest else None
+        return Output(f"fast-forwarded {t.current_branch} to branch {args.name}: latest snapshot {sid}",
+                      {"branch": t.current_branch, "to": args.name, "snapshot_id": sid})
+    names = t.branches()
+    return Output("\n".join(names) if names else "no branches", names)
 
 
 def cmd_delete(t: Table, args: argparse.Namespace) -> Output:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from ..dynamic.commit_step import DynamicBucketCommit
-from ..errors import DAMAGED_OR_GONE, CommitConflictError, ConflictReason
+from ..errors import DAMAGED_OR_GONE
 from ..file_format.data_file import file_paths
 from ..format.index_manifest import IndexFileEntry
 from ..format.layout import TableLayout
@@ -60,6 +60,7 @@ from ..metadata.commit_message import (
     entries_for,
     split_kinds,
 )
+from ..metadata.context import Clock, wall_clock_ms
 from ..metadata.deletion_vectors import DeletionVectorIO
 from ..metadata.manifest_io import ManifestIO, live_files, live_in_buckets, record_delta
 from ..metadata.sequence import next_sequence
@@ -69,9 +70,9 @@ from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .append_vectors import AppendVectors
 from .commit_dedupe import CommitRecords, committed_kinds
 from .commit_metadata import write_manifests
-from .commit_point import CommitPoint, retry_wait
+from .commit_point import CommitPoint, gave_up, retry_wait
 from .conflicts import check_compaction, files_still_live
-from .dv_maintainer import VectorMaintainer
+from .dv_maintainer import VectorMaintainer, check_applied
 from .first_row import first_rows_only
 from .placement import place_messages
 
@@ -91,11 +92,14 @@ class FileStoreCommit:
         commit_user: str,
         fresh_user: bool = False,
         manifests: ManifestIO | None = None,  # the handle's: its caches are shared
+        clock: Clock = wall_clock_ms,  # the snapshots' timeMillis
     ) -> None:
         self._io = io
         self._layout = layout
         self._schema = schema
         self._user = commit_user
+        self._clock = clock
+        self._watermark: int | None = None  # of the commit in progress
         self._fresh_user = fresh_user  # a new random user: nothing of it can be committed yet
         self._snapshots = SnapshotManager(io, layout)
         self._records = CommitRecords(io, layout)
@@ -120,14 +124,14 @@ class FileStoreCommit:
 
     def commit(self, messages: Sequence[CommitMessage], commit_identifier: int, overwrite: bool = False,
                dynamic_partition_overwrite: bool | None = None, properties: dict[str, str] | None = None,
-               ) -> int | None:
+               watermark: int | None = None) -> int | None:
         """Commit ``messages`` once per ``(commit_user, commit_identifier)``.
 
         New files become an APPEND snapshot (or one OVERWRITE snapshot with
         ``overwrite=True``: the whole table, or with dynamic partition overwrite only the
         partitions the messages write), compaction changes a following COMPACT snapshot.
         Returns the id of the last snapshot created, or None if there was nothing to do or it
-        was already committed.
+        was already committed. Each snapshot keeps the largest ``watermark`` (epoch ms) so far.
 
         Raises:
             CommitConflictError: the change conflicts with what others committed, or the
@@ -135,6 +139,7 @@ class FileStoreCommit:
         """
         check_writable(self._schema, self._layout.root)
         self._point.in_doubt = False
+        self._watermark = watermark
         check_messages(messages, self._schema)  # InvalidArgumentError, nothing written
         if dynamic_partition_overwrite is None:
             dynamic_partition_overwrite = bool(self._options["dynamic-partition-overwrite"])
@@ -162,6 +167,7 @@ class FileStoreCommit:
         anything is written and raises CommitConflictError if the change no longer applies."""
         check_writable(self._schema, self._layout.root)
         self._point.in_doubt = False
+        self._watermark = None  # (the latest's is carried forward)
         if self._committed_kinds(commit_identifier):
             return None
         kind = OVERWRITE if any(m.compactBefore or m.deletedRows for m in messages) else APPEND
@@ -203,7 +209,7 @@ class FileStoreCommit:
         max_retries = self._options["commit.max-retries"]
         started = time.monotonic()
         deadline = started + self._options["commit.timeout"] / 1000
-        attempt = 0
+        attempt = store_failures = 0
         while True:
             read_at = time.monotonic()
             latest = self._snapshots.latest()
@@ -226,14 +232,10 @@ class FileStoreCommit:
                 return snap.id
             self._clean(written, moved)  # the attempt is known not to have landed
             attempt += 1
+            failure = self._point.store_failure if snap is not None else None
+            store_failures += failure is not None
             if attempt > max_retries or time.monotonic() > deadline:
-                raise CommitConflictError(
-                    f"gave up committing to {self._layout.root} after {attempt} attempts in "
-                    f"{time.monotonic() - started:.1f} s: other writers kept winning the race for "
-                    "the next snapshot id; raise 'commit.max-retries' / 'commit.timeout' or reduce "
-                    "concurrent writers",
-                    ConflictReason.RETRIES_EXHAUSTED,
-                )
+                raise gave_up(self._layout.root, attempt, time.monotonic() - started, store_failures, failure)
             time.sleep(retry_wait(attempt, self._options["commit.min-retry-wait"],
                                   self._options["commit.max-retry-wait"],
                                   (time.monotonic() - started) * 1000) / 1000)
@@ -257,20 +259,11 @@ class FileStoreCommit:
         for path in resequence.rewritten_paths(self._layout, moved, originals=False):
             self._io.delete(path)
 
-    def _try_commit(
-        self,
-        kind: str,
-        messages: Sequence[CommitMessage],
-        identifier: int,
-        properties: dict[str, str] | None,
-        dynamic: bool,
-        latest: Snapshot | None,
-        read_at: float,
-        written: list[str],
-        moved: list[tuple[CommitMessage, CommitMessage]],
-        check: Callable[[Snapshot | None], None] | None = None,
-        rewrite: bool = False,
-    ) -> Snapshot | None:
+    def _try_commit(self, kind: str, messages: Sequence[CommitMessage], identifier: int,
+                    properties: dict[str, str] | None, dynamic: bool, latest: Snapshot | None,
+                    read_at: float, written: list[str], moved: list[tuple[CommitMessage, CommitMessage]],
+                    check: Callable[[Snapshot | None], None] | None = None, rewrite: bool = False,
+                    ) -> Snapshot | None:
         """The snapshot of one attempt on ``latest``, its metadata files written (names in
         ``written``), not created; None if the attempt is too old to create (retry)."""
         overwritten: list[ManifestEntry] = []
@@ -284,6 +277,7 @@ class FileStoreCommit:
                                         bool(self._schema.primaryKeys))
             if conflict is not None:
                 raise conflict.error()
+            check_applied(self._dvio, latest, messages)  # rows a compaction left out: still marked
         elif kind == OVERWRITE:
             overwritten = self._overwritten(latest, messages, dynamic)
         hashes = self._dynamic.apply(latest, messages, kind == OVERWRITE and not rewrite, dynamic, written) \
@@ -375,19 +369,19 @@ class FileStoreCommit:
             commitUser=self._user,
             commitIdentifier=identifier,
             commitKind=kind,
-            timeMillis=int(time.time() * 1000),
+            timeMillis=self._clock(),
             totalRecordCount=(latest.totalRecordCount if latest else 0) + delta_rows,
             deltaRecordCount=delta_rows,
             changelogRecordCount=sum(e.file.rowCount for e in changelog) if changelog else None,
+            watermark=max((w for w in (self._watermark, latest.watermark if latest else None) if w is not None), default=None),
             properties=properties,
             nextSequenceNumber=change.next_sequence,
             minipaimonDigests=Digests(lists.base[2], lists.delta[2], lists.changelog[2], index_digest),
             minipaimonReplayable=None if self._fresh_user else True,
         )
 
-    def _overwritten(
-        self, latest: Snapshot | None, messages: Sequence[CommitMessage], dynamic: bool
-    ) -> list[ManifestEntry]:
+    def _overwritten(self, latest: Snapshot | None, messages: Sequence[CommitMessage],
+                     dynamic: bool) -> list[ManifestEntry]:
         """The live entries an overwrite replaces: all, or with dynamic partition overwrite
         those of the partitions ``messages`` write."""
         live = live_files(self._manifests, latest)

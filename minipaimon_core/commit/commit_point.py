@@ -26,7 +26,13 @@ import random
 import time
 from collections.abc import Iterable
 
-from ..errors import CommitOutcomeUnknownError
+from ..errors import (
+    CommitConflictError,
+    CommitOutcomeUnknownError,
+    ConflictReason,
+    MiniPaimonError,
+    StorageError,
+)
 from ..format import snapshot as snapshot_codec
 from ..format.layout import TableLayout
 from ..format.snapshot import Snapshot
@@ -61,6 +67,24 @@ def retry_wait(attempt: int, min_ms: float, max_ms: float, trying_ms: float = 0)
     return wait
 
 
+def gave_up(root: str, attempts: int, seconds: float, store_failures: int,
+            last_failure: BaseException | None) -> MiniPaimonError:
+    """The error of a commit that gave up after ``attempts`` lost creates (none landed, so
+    nothing was committed): StorageError when the last one was lost to the store failing the
+    create (``last_failure``; nobody else wrote), else CommitConflictError RETRIES_EXHAUSTED."""
+    head = f"gave up committing to {root} after {attempts} attempts in {seconds:.1f} s: "
+    if last_failure is not None:
+        error = StorageError(
+            head + f"the store failed to create the snapshot file {store_failures} times (the last: "
+            f"{last_failure}); nothing was committed. Retry when the store is healthy")
+        error.__cause__ = last_failure
+        return error
+    also = f" (and the store failed {store_failures} of the attempts)" if store_failures else ""
+    return CommitConflictError(
+        head + f"other writers kept winning the race for the next snapshot id{also}; raise "
+        "'commit.max-retries' / 'commit.timeout' or reduce concurrent writers", ConflictReason.RETRIES_EXHAUSTED)
+
+
 class CommitPoint:
     """Creates snapshots for one committer and settles each create (module docstring)."""
 
@@ -70,6 +94,9 @@ class CommitPoint:
         self._snapshots = snapshots
         #: a create was tried and is not known lost: its files may be the table's
         self.in_doubt = False
+        #: why the last create was lost when the store failed it (the call raised and the
+        #: look found no snapshot of ours), not another writer; None after a lost race
+        self.store_failure: BaseException | None = None
 
     def create(self, snap: Snapshot, deadline: float) -> bool:
         """Create ``snap`` if its id is free; True if it is committed.
@@ -79,10 +106,12 @@ class CommitPoint:
                 (``time.monotonic()``; at least OUTCOME_LOOK_SECONDS from now).
         """
         self.in_doubt = True
+        self.store_failure = None
         try:
             created = self._io.write_if_absent(self._layout.snapshot_path(snap.id), snapshot_codec.encode(snap))
         except Exception as e:  # noqa: BLE001 - any failure of the call: the outcome is unknown
             landed = self._look(snap, deadline, e, created=False)
+            self.store_failure = None if landed else e
         else:
             if not created:
                 self.in_doubt = False
@@ -116,4 +145,4 @@ class CommitPoint:
             time.sleep(retry_wait(looks, 10, 1000) / 1000)
 
 
-__all__ = ["AGED_MS", "AGED_WAIT_MS", "OUTCOME_LOOK_SECONDS", "CommitPoint", "retry_wait"]
+__all__ = ["AGED_MS", "AGED_WAIT_MS", "OUTCOME_LOOK_SECONDS", "CommitPoint", "gave_up", "retry_wait"]

@@ -18,21 +18,27 @@ the vectors always describe exactly the files of their snapshot. Per changed buc
  marked      every other candidate row (a -D winner stays unmarked: readers drop it by kind)
 ```
 
-A compaction's output merged its inputs without their vectors; that is still right, since
-its rows are recomputed here against the files it did not compact. The commit reads only
-key, sequence and kind columns, and caches them per data file (files are immutable).
+A compaction's output merged its inputs without the rows their vectors marked (a vector can
+be the only record of a delete: Paimon's compaction drops the ``-D`` row once it has marked
+what it deletes), and its rows are recomputed here against the files it did not compact.
+Marks of a live file only grow, except where a restore or a rollback gives it an older
+snapshot's vector: :func:`check_applied` refuses a compaction that left out a row no longer
+marked (it would be lost). The commit reads only key, sequence and kind columns, and caches
+them per data file (files are immutable).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
 
 import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import CommitConflictError, ConflictReason
 from ..format.kinds import SEQUENCE, VALUE_KIND, RowKind
 from ..format.layout import TableLayout
 from ..format.manifest_file import ADD, DataFileMeta, ManifestEntry
@@ -41,6 +47,7 @@ from ..io.fileio import FileIO
 from ..lsm.key_range import find_overlap, key_order, overlaps
 from ..lsm.merge_engines import MergeConfig
 from ..lsm.merge_groups import Groups
+from ..metadata.commit_message import CommitMessage
 from ..metadata.deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry, Vectors
 from ..metadata.manifest_io import ManifestIO, live_in_buckets
 from ..read.read import read_file_as
@@ -79,6 +86,28 @@ class _KeyCache:
 
 
 _KEYS = _KeyCache(_KEY_CACHE_BYTES)
+
+
+def check_applied(dvio: DeletionVectorIO, base: Snapshot | None, messages: Sequence[CommitMessage]) -> None:
+    """Refuse compaction ``messages`` that left out rows (:attr:`CommitMessage.vectorsApplied`)
+    which the vectors of ``base``, the snapshot they commit on, no longer mark.
+
+    Raises CommitConflictError (ROWS_CHANGED): a restore or rollback since unmarked them."""
+    if not any(m.vectorsApplied for m in messages):
+        return
+    index = dvio.by_bucket(base)
+    for m in messages:
+        if not m.vectorsApplied:
+            continue
+        entry = index.get((tuple(m.partition), m.bucket))
+        vectors = dvio.vectors(entry) if entry is not None else {}
+        for name in sorted(m.vectorsApplied):
+            marked = vectors.get(name, np.zeros(0, dtype=np.uint32))
+            if not np.isin(m.applied_positions(name), marked, assume_unique=True).all():
+                raise CommitConflictError(
+                    f"the compaction of bucket {m.bucket} of partition {m.partition} left out rows "
+                    f"of {name} that its deletion vector no longer marks (a restore or rollback "
+                    "since); compact again", ConflictReason.ROWS_CHANGED)
 
 
 class VectorMaintainer:

@@ -89,7 +89,8 @@ def write_and_commit(ctx: TableContext, data: Any, mode: str) -> tuple[int | Non
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', got {mode!r}")
     user = str(uuid.uuid4())
     writer = TableWrite(ctx, user, overwrite=mode == "overwrite")
-    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True, manifests=ctx.manifests)
+    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True, manifests=ctx.manifests,
+                                clock=ctx.clock)
     try:
         writer.write(data)
         messages = writer.prepare_commit()

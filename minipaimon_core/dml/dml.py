@@ -13,6 +13,9 @@ How the rows change on disk (docs/format.md, "Row-level changes"):
   deleted key, ``-U`` then ``+U`` for an updated one (partial-update: ``+U`` only), ``+I``
   for a merged insert, in one APPEND snapshot: streams and changelog producers see them,
   and with deletion vectors the commit marks the old rows as for any write.
+* **primary-key tables that cannot take a ``-D``** (``first-row``; ``partial-update`` /
+  ``aggregation`` without their remove-record options): a delete by condition rewrites the
+  compacted files holding deleted rows (:mod:`.dml_rewrite`), as Paimon's Spark DELETE.
 
 Concurrency: a change reads the latest snapshot S and commits on whatever is latest then,
 L. Append: the files it replaces must still be live in L (``FILES_GONE``). Primary key: no
@@ -29,6 +32,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..commit.append_vectors import fingerprint
 from ..commit.commit import FileStoreCommit
@@ -47,6 +51,7 @@ from ..read.read import SplitReader
 from ..read.scan import Split
 from ..read.table_scan import TableScan, read_file_rows
 from ..schema.features import check_writable
+from .dml_rewrite import read_rewrite_target, rewrites_deletes
 from .dml_sequence import settle
 from .dml_values import mask_of, set_expressions, updated_rows
 from .dml_write import Change, commit_change, new_user, write_change
@@ -87,25 +92,28 @@ def read_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:
 
 # -- what a change writes ------------------------------------------------------------------
 
-def check_changeable(ctx: TableContext, deletes: bool, updates: bool) -> None:
-    """Refuse a row-level change the table cannot express, before anything is read."""
+def check_changeable(ctx: TableContext, deletes: bool, updates: bool, by_condition: bool = False) -> None:
+    """Refuse a row-level change the table cannot express, before anything is read.
+    ``by_condition``: a delete by condition (``delete``), which may rewrite compacted files
+    where a ``-D`` cannot remove a row (:mod:`.dml_rewrite`); a merge cannot."""
     check_writable(ctx.schema, ctx.path)
     options = ctx.options
     if not ctx.schema.primaryKeys:
         return
     engine = options["merge-engine"]
-    if engine in ("first-row", "aggregation") and (deletes or updates):
+    if engine in ("first-row", "aggregation") and updates:
         raise UnsupportedFeatureError(
-            f"{ctx.path}: the '{engine}' merge engine cannot express a row-level "
-            f"{'delete' if deletes else 'update'}: "
+            f"{ctx.path}: the '{engine}' merge engine cannot express a row-level update: "
             + ("the first row of a key is kept, later rows are ignored" if engine == "first-row"
                else "rows are aggregated, a row cannot be replaced")
-            + "; only inserts are possible (merge with when_not_matched_insert clauses only)")
-    if engine == "partial-update" and deletes and not options["partial-update.remove-record-on-delete"]:
-        raise UnsupportedFeatureError(
-            f"{ctx.path}: a partial-update table deletes a key only with "
-            "'partial-update.remove-record-on-delete' = 'true' (otherwise a -D row is refused "
-            "or, with 'ignore-delete', dropped)")
+            + "; only inserts and deletes are possible")
+    if deletes and rewrites_deletes(ctx):
+        if not by_condition:
+            raise UnsupportedFeatureError(
+                f"{ctx.path}: a '{engine}' table cannot take a -D row, so it deletes by condition "
+                "only (Table.delete, which rewrites its compacted files, as Paimon's DELETE does); "
+                "a merge cannot delete rows there: delete, then merge")
+        return  # copy-on-write of compacted buckets: -D rows are not written
     if options["ignore-delete"] and deletes:
         raise UnsupportedFeatureError(
             f"{ctx.path}: the table has 'ignore-delete' = 'true': a deleted row would be dropped, "
@@ -154,13 +162,30 @@ def with_retries(ctx_of: Callable[[], TableContext], attempt: Callable[[TableCon
                 raise
 
 
-def delete(ctx_of: Callable[[], TableContext], filter: Any) -> int:
-    """Delete the rows ``filter`` selects (all rows if None); returns how many."""
+def selection(ctx: TableContext, filter: Any, prune: Any = None) -> tuple[predicate.DNF | None, Any]:
+    """What a delete or update selects: ``filter`` is a DNF filter (``scan``'s; None: every
+    row) or a ``pyarrow.compute`` boolean expression over the columns (the rows it is true
+    for); with an expression, ``prune`` is a DNF filter every selected row satisfies (the
+    partitions and files it rules out are not read). Returns (DNF to read by, expression).
+
+    Raises InvalidArgumentError: a bad filter, or ``prune`` without an expression.
+    """
+    arrow = ctx.schema.arrow_schema()
+    if isinstance(filter, pc.Expression):
+        return predicate.normalize(prune, arrow), filter
+    if prune is not None:
+        raise InvalidArgumentError("prune goes with a filter that is a pyarrow.compute expression")
+    return predicate.normalize(filter, arrow), None
+
+
+def delete(ctx_of: Callable[[], TableContext], filter: Any, prune: Any = None) -> int:
+    """Delete the rows ``filter`` selects (all rows if None; see :func:`selection`); returns
+    how many."""
     def attempt(ctx: TableContext) -> int:
-        check_changeable(ctx, deletes=True, updates=False)
-        dnf = predicate.normalize(filter, ctx.schema.arrow_schema())
-        target = read_target(ctx, dnf)
-        selected = selected_rows(ctx, target, dnf)
+        check_changeable(ctx, deletes=True, updates=False, by_condition=True)
+        dnf, expression = selection(ctx, filter, prune)
+        target = delete_target(ctx, dnf)
+        selected = selected_rows(ctx, target, dnf, expression)
         empty = ctx.schema.arrow_schema().empty_table()
         nothing = np.zeros(len(selected), dtype=bool)
         apply_change(ctx, target, Change(selected, nothing, empty, empty))
@@ -168,10 +193,10 @@ def delete(ctx_of: Callable[[], TableContext], filter: Any) -> int:
     return with_retries(ctx_of, attempt)
 
 
-def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, Any]) -> int:
-    """Set columns of the rows ``filter`` selects (all rows if None); returns how many
-    changed (with ``sequence.field``, a row whose new sequence value is lower than its
-    stored one does not change: minipaimon_core.dml.dml_sequence)."""
+def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, Any], prune: Any = None) -> int:
+    """Set columns of the rows ``filter`` selects (all rows if None; see :func:`selection`);
+    returns how many changed (with ``sequence.field``, a row whose new sequence value is
+    lower than its stored one does not change: minipaimon_core.dml.dml_sequence)."""
     if not isinstance(set, Mapping) or not set:
         raise InvalidArgumentError(f"set must be a non-empty dict of column -> value, got {set!r}")
 
@@ -179,9 +204,9 @@ def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, An
         check_changeable(ctx, deletes=False, updates=True)
         arrow = ctx.schema.arrow_schema()
         exprs = set_expressions(ctx, set, "update")
-        dnf = predicate.normalize(filter, arrow)
+        dnf, expression = selection(ctx, filter, prune)
         target = read_target(ctx, dnf)
-        selected = selected_rows(ctx, target, dnf)
+        selected = selected_rows(ctx, target, dnf, expression)
         chosen = target.rows.filter(pa.array(selected))
         new_values = updated_rows(chosen, exprs, arrow, "update")
         nothing = np.zeros(len(selected), dtype=bool)
@@ -191,11 +216,22 @@ def update(ctx_of: Callable[[], TableContext], filter: Any, set: Mapping[str, An
     return with_retries(ctx_of, attempt)
 
 
-def selected_rows(ctx: TableContext, target: Target, dnf: predicate.DNF | None) -> np.ndarray:
-    if dnf is None or ctx.schema.primaryKeys:  # primary-key rows were filtered exactly
+def delete_target(ctx: TableContext, dnf: predicate.DNF | None) -> Target:
+    """What a delete selected by ``dnf`` reads: :func:`read_target`, or the stored rows of
+    compacted files where deletes rewrite them (:mod:`.dml_rewrite`)."""
+    return read_rewrite_target(ctx, dnf) if rewrites_deletes(ctx) else read_target(ctx, dnf)
+
+
+def selected_rows(ctx: TableContext, target: Target, dnf: predicate.DNF | None,
+                  expression: Any = None) -> np.ndarray:
+    """Which rows of ``target`` (read by ``dnf``) a change selects: where ``expression`` is
+    true if there is one, else those ``dnf`` selects."""
+    if expression is not None:
+        return mask_of(target.rows, expression, "filter")
+    if dnf is None or ctx.schema.primaryKeys and not target.files:  # merged rows filtered exactly
         return np.ones(target.rows.num_rows, dtype=bool)
     return mask_of(target.rows, predicate.to_expression(dnf), "filter")
 
 
-__all__ = ["Change", "Target", "apply_change", "check_changeable", "delete", "read_target",
-           "selected_rows", "update", "with_retries"]
+__all__ = ["Change", "Target", "apply_change", "check_changeable", "delete", "delete_target", "read_target",
+           "selected_rows", "selection", "update", "with_retries"]

@@ -10,15 +10,16 @@ import pyarrow as pa
 
 from ..expressions import predicate
 from ..metadata.context import TableContext
-from .dml import check_changeable, read_target, selected_rows
+from .dml import check_changeable, delete_target, selected_rows
 
 
 @dataclass(frozen=True)
 class DeletePreview:
     """What :func:`delete` would do now: rows deleted in all, and per partition path (""
     for an unpartitioned table) the rows deleted and the files touched: rewritten (append
-    tables), or given deletion vectors (append tables with ``deletion-vectors.enabled``:
-    ``marks``); 0 for primary-key tables, whose deletes are written as new rows."""
+    tables, and primary-key tables whose deletes rewrite compacted files), or given deletion
+    vectors (append tables with ``deletion-vectors.enabled``: ``marks``); 0 for the other
+    primary-key tables, whose deletes are written as new rows."""
 
     rows: int
     partitions: list[tuple[str, int, int]]
@@ -27,9 +28,9 @@ class DeletePreview:
 
 def preview_delete(ctx: TableContext, filter: Any) -> DeletePreview:
     """What ``delete(filter)`` would change on the latest snapshot, changing nothing."""
-    check_changeable(ctx, deletes=True, updates=False)
+    check_changeable(ctx, deletes=True, updates=False, by_condition=True)
     dnf = predicate.normalize(filter, ctx.schema.arrow_schema())
-    target = read_target(ctx, dnf)
+    target = delete_target(ctx, dnf)
     selected = selected_rows(ctx, target, dnf)
     spec = ctx.partition_spec()
     per: dict[str, list[int]] = {}

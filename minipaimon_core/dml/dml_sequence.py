@@ -100,7 +100,8 @@ def _latest_deletes(ctx: TableContext, snapshot: Snapshot, keys: pa.Table, field
         return pa.table({**{n: keys.column(n).slice(0, 0) for n in names},
                          field: pa.nulls(0, ctx.schema.arrow_schema().field(field).type)})
     latest = pa.concat_tables(found)
-    deleted = pc.equal(latest.column(VALUE_KIND), pa.scalar(int(RowKind.DELETE), pa.int8()))
+    deleted = pc.is_in(latest.column(VALUE_KIND),  # a kept -U or -D (the winner's own kind)
+                       pa.array([int(RowKind.UPDATE_BEFORE), int(RowKind.DELETE)], pa.int8()))
     live = latest.filter(pc.invert(deleted)).select(names)  # a key written again after its delete
     return latest.filter(deleted).join(live, names, join_type="left anti").select([*names, field])
 

@@ -32,6 +32,7 @@ from ..read.read import read_file_as
 from ..schema.bucket import bucket_keys, num_buckets
 from ..schema.schema import ROW_KIND_COLUMN
 from ..write.append_writer import AppendWriter
+from .dml_rewrite import write_rewrite
 from .target import Target
 
 
@@ -74,6 +75,8 @@ def write_change(ctx: TableContext, target: Target, change: Change, user: str,
     they are written; returns, for a primary-key table, the keys of the rows it removes
     (what the commit check looks for), else None. ``sequence``: where a primary-key
     writer's numbers start (a Spark task's share of a job's start)."""
+    if ctx.schema.primaryKeys and target.files:  # compacted files rewritten (dml_rewrite)
+        return write_rewrite(ctx, target, change.deleted, messages)
     if ctx.schema.primaryKeys:
         return write_key_value_change(ctx, target, change, user, messages, sequence)
     if ctx.options["deletion-vectors.enabled"]:
@@ -115,7 +118,8 @@ def commit_change(ctx: TableContext, base: Snapshot | None, user: str, messages:
             since ``base`` wrote one of ``removed_keys`` or replaced files of a touched
             bucket), or the snapshot race lost too often.
     """
-    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True, manifests=ctx.manifests)
+    committer = FileStoreCommit(ctx.io, ctx.layout, ctx.schema, user, fresh_user=True, manifests=ctx.manifests,
+                                clock=ctx.clock)
     check = None
     if removed_keys is not None:
         check = rows_changed_check(ctx, base, {(tuple(m.partition), m.bucket) for m in messages}, removed_keys)
@@ -126,7 +130,7 @@ def commit_change(ctx: TableContext, base: Snapshot | None, user: str, messages:
             committer.abort(messages)
         raise
     if snap_id is not None:
-        after_commit(ctx, messages)
+        after_commit(ctx, messages, end_of_input=True)
     return snap_id
 
 

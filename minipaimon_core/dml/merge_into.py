@@ -36,10 +36,10 @@ import pyarrow.compute as pc
 from ..errors import InvalidArgumentError
 from ..expressions import predicate
 from ..metadata.context import TableContext
-from ..write import conform
 from ..write.conform import to_batches
 from . import dml
 from . import dml_values as exprs_of
+from .assignment import EXACT, store
 from .dml_sequence import settle, shadowed
 from .merge_keys import Bounds, bounds_of, check_inserted_keys, prune_filter
 
@@ -62,6 +62,7 @@ class _Clause:
     action: str  # "update", "delete", "insert"
     condition: pc.Expression | None
     values: Mapping[str, Any] | None  # None: every column (update_all / insert_all)
+    policy: str = EXACT  # how values of another type are stored (dml/assignment.py)
 
 
 class MergeClauses:
@@ -74,6 +75,7 @@ class MergeClauses:
         if not self._on:
             raise InvalidArgumentError("merge: 'on' needs at least one column")
         self._clauses: list[_Clause] = []
+        self._policy = EXACT  # minipaimon_spark.merge: SPARK (Spark's store assignment)
 
     def _check_join_columns(self, table: list[str], source: list[str]) -> None:
         for c in self._on:
@@ -87,7 +89,7 @@ class MergeClauses:
                 f"merge: a condition must be a pyarrow.compute expression, got {condition!r}")
         if values is not None and (not isinstance(values, Mapping) or not values):
             raise InvalidArgumentError(f"merge: values must be a non-empty dict, got {values!r}")
-        self._clauses.append(_Clause(kind, action, condition, values))
+        self._clauses.append(_Clause(kind, action, condition, values, self._policy))
         return self
 
     def when_matched_update(self, set: Mapping[str, Any], condition: Any = None) -> Any:
@@ -122,7 +124,7 @@ class MergeClauses:
         dml.check_changeable(ctx, deletes="delete" in actions, updates="update" in actions)
         for c in self._clauses:
             if c.action == "update":
-                update_expressions(ctx, c, source_names)
+                update_expressions(ctx, c, source_names, self._on)
             if c.kind == "not_matched_by_source" and c.values is not None:
                 named = [v for v in c.values.values() if isinstance(v, str) and v.startswith(SOURCE)]
                 if named:
@@ -223,9 +225,9 @@ def decide_matched(ctx: TableContext, clauses: list[_Clause], on: list[str], tar
             deleted[rows] = True
         else:
             updated[rows] = True
-            exprs = update_expressions(ctx, c, pairs_source.column_names)
+            exprs = update_expressions(ctx, c, pairs_source.column_names, on)
             new_values.append((rows, exprs_of.updated_rows(pairs.filter(pa.array(take)), exprs, arrow,
-                                                       "merge update", prefix=TARGET)))
+                                                       "merge update", prefix=TARGET, policy=c.policy)))
     by_source = [c for c in clauses if c.kind == "not_matched_by_source"]
     if by_source:
         unmatched_target = np.ones(n, dtype=bool)
@@ -240,9 +242,10 @@ def decide_matched(ctx: TableContext, clauses: list[_Clause], on: list[str], tar
                 deleted[orphans[take]] = True
             else:
                 updated[orphans[take]] = True
-                exprs = update_expressions(ctx, c, pairs_source.column_names)
+                exprs = update_expressions(ctx, c, pairs_source.column_names, on)
                 new_values.append((orphans[take], exprs_of.updated_rows(
-                    targets.filter(pa.array(take)), exprs, arrow, "merge by-source update", prefix=TARGET)))
+                    targets.filter(pa.array(take)), exprs, arrow, "merge by-source update", prefix=TARGET,
+                    policy=c.policy)))
     return deleted, updated, _in_target_order(new_values, arrow)
 
 
@@ -261,11 +264,13 @@ def insert_rows(clauses: list[_Clause], unmatched: pa.Table, arrow: pa.Schema) -
     return pa.concat_tables(inserted) if inserted else arrow.empty_table()
 
 
-def update_expressions(ctx: TableContext, c: _Clause, source_names: list[str]) -> dict[str, pc.Expression]:
+def update_expressions(ctx: TableContext, c: _Clause, source_names: list[str],
+                       on: list[str]) -> dict[str, pc.Expression]:
     """The set expressions of an update clause (``update_all``: every non-key column from
-    the source)."""
+    the source); a join column of ``on`` set to itself is left out."""
     if c.values is not None:
-        return exprs_of.set_expressions(ctx, c.values, "merge update", references=True)
+        return exprs_of.set_expressions(ctx, c.values, "merge update", references=True, pinned=on,
+                                        policy=c.policy)
     names = [n for n in ctx.schema.arrow_schema().names if n not in ctx.schema.primaryKeys]
     missing = [n for n in names if n not in source_names]
     if missing:
@@ -283,12 +288,13 @@ def _inserted(sources: pa.Table, c: _Clause, arrow: pa.Schema, source_names: lis
         unknown = [n for n in c.values if n not in arrow.names]
         if unknown:
             raise InvalidArgumentError(f"merge insert: columns {unknown} are not in the table {arrow.names}")
-        exprs = {n: exprs_of.as_expression(v, arrow.field(n), f"merge insert of {n!r}", references=True)
+        exprs = {n: exprs_of.as_expression(v, arrow.field(n), f"merge insert of {n!r}", references=True,
+                                           policy=c.policy)
                  for n, v in c.values.items()}
         exprs.update({n: pc.scalar(pa.scalar(None, arrow.field(n).type)) for n in arrow.names if n not in exprs})
     values = exprs_of.evaluate(sources, exprs, "merge insert")
-    return pa.Table.from_arrays(  # stored as write() stores them (keys: by the writer)
-        [conform.column(f, values.column(f.name), what=f"merge insert of {f.name!r}") for f in arrow],
+    return pa.Table.from_arrays(  # stored as write() stores them, by the clause's policy (keys: by the writer)
+        [store(f, values.column(f.name), f"merge insert of {f.name!r}", c.policy) for f in arrow],
         schema=arrow)
 
 

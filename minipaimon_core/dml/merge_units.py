@@ -125,6 +125,15 @@ def plan_merge(ctx: TableContext, path: str, connection: dict[str, str], clauses
             f"{keys}, not {on}")
     by_source = any(c.kind == "not_matched_by_source" for c in clauses)
     dnf = None if by_source else predicate.normalize(prune_filter(on, bounds), ctx.schema.arrow_schema())
+    return plan_units(ctx, path, connection, clauses, on, dnf)
+
+
+def plan_units(ctx: TableContext, path: str, connection: dict[str, str], clauses: list[Any],
+               on: list[str], dnf: predicate.DNF | None) -> MergePlan:
+    """The units of the latest snapshot whose rows ``dnf`` may select (every unit if None),
+    for a change whose tasks apply ``clauses`` (``on``: what its rows were matched on, for
+    messages); primary-key units read only the merged rows ``dnf`` selects."""
+    keys = ctx.schema.primaryKeys
     snapshot = ctx.snapshots.latest()
     splits = TableScan(ctx, dnf, None, snapshot, None).plan() if snapshot is not None else []
     if keys:
@@ -256,4 +265,4 @@ def commit_units(ctx: TableContext, plan: MergePlan, results: list[UnitResult]) 
 
 
 __all__ = ["ROW", "UNIT", "MergePlan", "MergeUnit", "UnitResult", "change_unit", "commit_units",
-           "discard_units", "insert_rows_of", "plan_merge", "unit_keys"]
+           "discard_units", "insert_rows_of", "plan_merge", "plan_units", "unit_keys"]

@@ -4,14 +4,19 @@ Per partition the writer holds the partition's index as of the snapshot it start
 (:class:`PartitionIndex`: the sorted hashes of each bucket, and their number). A row whose key hash is there goes to that bucket; the hashes new to the
 partition, in the order they first arrive, fill buckets by :func:`fill`:
 
-* a key's lane is ``abs(hash % n)`` with ``n`` = ``dynamic-bucket.initial-buckets``
-  (default 1); lane ``a`` owns the buckets ``b`` with ``b % n == a``, as Paimon's ``n``
-  assigners each own theirs, so a new partition starts with ``n`` buckets;
+* a key's lane is ``abs(hash % n)`` with ``n`` lanes (:func:`minipaimon_core.dynamic.routing.lanes`:
+  ``dynamic-bucket.initial-buckets`` and ``dynamic-bucket.assigner-parallelism``, as
+  Paimon's Spark writer counts its assigners; default 1); lane ``a`` owns the buckets ``b``
+  with ``b % n == a``, as Paimon's ``n`` assigners each own theirs, so a new partition
+  starts with ``n`` buckets;
 * within a lane, new keys go to the lowest own bucket holding fewer than
   ``dynamic-bucket.target-row-num`` hashes, then to new buckets (the lowest unused own ids),
   ``target`` keys each;
-* bucket ids stay below 32767 (Java's ``Short.MAX_VALUE``): a key that would need another
-  is an :class:`InvalidArgumentError` (raise the target).
+* bucket ids stay below ``dynamic-bucket.max-buckets`` (Paimon 1.x; -1: unbounded): once a
+  lane has no id left, its further new keys go to its existing buckets, full or not, in
+  turn (Paimon picks one at random: any is right, readers do not care where a key is);
+* unbounded, ids stay below 32767 (Java's ``Short.MAX_VALUE``): a key that would need
+  another is an :class:`InvalidArgumentError` (raise the target).
 
 Everything is NumPy over whole batches: hashes are looked up with ``searchsorted`` in the
 sorted index, new hashes found by sorting (:mod:`.sets`), buckets filled by cumulative capacity.
@@ -107,12 +112,15 @@ def lanes_of(hashes: np.ndarray, lanes: int) -> np.ndarray:
 
 
 def fill(counts: dict[int, int], lanes: np.ndarray, num_lanes: int, target: int,
-         where: str = "") -> np.ndarray:
+         where: str = "", max_buckets: int = -1) -> np.ndarray:
     """Buckets for new keys arriving in order with lanes ``lanes`` (int64) into a partition
-    whose buckets hold ``counts`` keys (updated in place). Pure but for ``counts``.
+    whose buckets hold ``counts`` keys (updated in place). Pure but for ``counts``. With
+    ``max_buckets`` > 0 (REQUIRES: ``num_lanes`` <= ``max_buckets``) no new id reaches it:
+    keys past the room go to the lane's buckets in turn.
 
-    Raises InvalidArgumentError if a key needs a bucket id past :data:`MAX_BUCKETS`
-    (``where`` names the partition in the message)."""
+    Raises InvalidArgumentError if, unbounded, a key needs a bucket id past
+    :data:`MAX_BUCKETS` (``where`` names the partition in the message)."""
+    limit = MAX_BUCKETS if max_buckets < 0 else min(max_buckets, MAX_BUCKETS)
     out = np.empty(len(lanes), dtype=np.int32)
     for lane in np.unique(lanes).tolist():
         mine = np.flatnonzero(lanes == lane)
@@ -132,16 +140,21 @@ def fill(counts: dict[int, int], lanes: np.ndarray, num_lanes: int, target: int,
             taken = set(own)
             fresh: list[int] = []
             b = lane
-            while len(fresh) < needed:
-                if b >= MAX_BUCKETS:
-                    raise InvalidArgumentError(
-                        f"the write needs more than {MAX_BUCKETS} buckets in {where or 'a partition'}"
-                        f" of a dynamic-bucket table (at most {target} keys each, "
-                        "'dynamic-bucket.target-row-num'); raise that option")
+            while len(fresh) < needed and b < limit:
                 if b not in taken:
                     fresh.append(b)
                 b += num_lanes
-            buckets[in_open:] = np.asarray(fresh, np.int32)[np.arange(rest) // target]
+            if len(fresh) < needed and max_buckets < 0:
+                raise InvalidArgumentError(
+                    f"the write needs more than {MAX_BUCKETS} buckets in {where or 'a partition'}"
+                    f" of a dynamic-bucket table (at most {target} keys each, "
+                    "'dynamic-bucket.target-row-num'); raise that option")
+            room_fresh = min(rest, len(fresh) * target)
+            buckets[in_open:in_open + room_fresh] = np.asarray(fresh, np.int32)[np.arange(room_fresh) // target]
+            over = rest - room_fresh
+            if over:  # past max-buckets: the lane's buckets in turn
+                every = np.asarray(sorted([*own, *fresh]), np.int32)
+                buckets[in_open + room_fresh:] = every[np.arange(over) % len(every)]
         ids, added = np.unique(buckets, return_counts=True)
         for b, c in zip(ids.tolist(), added.tolist()):
             counts[b] = counts.get(b, 0) + c
@@ -154,10 +167,11 @@ class HashAssigner:
     partition's index files (bucket -> hashes) as of the writer's start, or {} when the
     write replaces the partition (an overwrite)."""
 
-    def __init__(self, load: Any, target: int, lanes: int) -> None:
+    def __init__(self, load: Any, target: int, lanes: int, max_buckets: int = -1) -> None:
         self._load = load
         self._target = target
         self._lanes = lanes
+        self._max_buckets = max_buckets
         self._partitions: dict[tuple[Any, ...], PartitionIndex] = {}
 
     def assign(self, partition: tuple[Any, ...], hashes: np.ndarray, where: str = "") -> np.ndarray:
@@ -172,7 +186,8 @@ class HashAssigner:
             return buckets
         new, inverse = first_arrivals(hashes[unknown])
         counts = dict(index.counts)
-        assigned = fill(counts, lanes_of(new, self._lanes), self._lanes, self._target, where)
+        assigned = fill(counts, lanes_of(new, self._lanes), self._lanes, self._target, where,
+                        self._max_buckets)
         index.add(new, assigned)
         buckets[unknown] = assigned[inverse]
         return buckets

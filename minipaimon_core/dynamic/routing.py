@@ -23,9 +23,18 @@ import numpy as np
 import pyarrow as pa
 
 from ..expressions.sets import distinct
+from ..format.bucket_names import POSTPONE_BUCKET
+from ..format.options import Options
 from ..format.snapshot import Snapshot
 from ..metadata.context import TableContext
-from ..schema.bucket import CROSS_PARTITION, HASH_DYNAMIC, bucket_ids, bucket_mode, key_hashes
+from ..schema.bucket import (
+    CROSS_PARTITION,
+    HASH_DYNAMIC,
+    POSTPONE_MODE,
+    bucket_ids,
+    bucket_mode,
+    key_hashes,
+)
 from ..schema.partition import PartitionSpec, split_by_bucket
 from ..schema.schema import TableSchema
 from . import key_map
@@ -51,12 +60,28 @@ def fixed_router(schema: TableSchema) -> Router:
     return route
 
 
+def lanes(options: Options) -> int:
+    """How many of Paimon's bucket assigners a writer acts as (each owns the bucket ids of
+    its lane: :mod:`.assigner`), counted as Paimon's Spark writer counts them:
+    ``dynamic-bucket.assigner-parallelism`` (unset: 1, one writer), at most
+    ``dynamic-bucket.initial-buckets`` when that is set (alone, it is the count) and at most
+    ``dynamic-bucket.max-buckets`` when that bounds the buckets."""
+    initial = options["dynamic-bucket.initial-buckets"]
+    parallelism = options["dynamic-bucket.assigner-parallelism"]
+    max_buckets = options["dynamic-bucket.max-buckets"]
+    if parallelism is None:
+        n = initial or 1
+    else:
+        n = min(initial, parallelism) if initial else parallelism
+    return min(n, max_buckets) if max_buckets > 0 else n
+
+
 def dynamic_router(schema: TableSchema, load: Callable[[tuple[Any, ...]], dict[int, np.ndarray]],
-                   target: int, lanes: int) -> Router:
+                   target: int, lanes: int, max_buckets: int = -1) -> Router:
     """Rows of a ``HASH_DYNAMIC`` table by partition and assigned bucket; ``load`` gives a
     partition's index files (bucket -> hashes) as of the writer's start."""
     spec = PartitionSpec.of(schema)
-    assigner = HashAssigner(load, target, lanes)
+    assigner = HashAssigner(load, target, lanes, max_buckets)
 
     def route(table: pa.Table) -> list[Routed]:
         out = []
@@ -69,26 +94,41 @@ def dynamic_router(schema: TableSchema, load: Callable[[tuple[Any, ...]], dict[i
     return route
 
 
+def postpone_router(schema: TableSchema) -> Router:
+    """Rows of a postponed-bucket table (``bucket`` = -2) by partition, all into bucket -2
+    (``bucket-postpone``): a compaction puts them in real buckets (maintenance.postpone)."""
+    spec = PartitionSpec.of(schema)
+
+    def route(table: pa.Table) -> list[Routed]:
+        return [Routed(tuple(values), POSTPONE_BUCKET, part, _no_hashes()) for values, part in spec.split(table)]
+    return route
+
+
 def router_for(ctx: TableContext, base_id: int | None, overwrite: bool) -> Router:
     """The router of a writer of ``ctx``'s table starting on snapshot ``base_id``."""
     schema = ctx.schema
     mode = bucket_mode(schema)
+    if mode == POSTPONE_MODE:
+        return postpone_router(schema)
     if mode not in (HASH_DYNAMIC, CROSS_PARTITION):
         return fixed_router(schema)
     options = ctx.options
     target = options["dynamic-bucket.target-row-num"]
-    lanes = options["dynamic-bucket.initial-buckets"] or 1
+    n = lanes(options)
     base: Snapshot | None = None
     if base_id is not None and not overwrite:  # expired meanwhile: the latest (the commit checks)
         base = ctx.snapshots.try_get(base_id) or ctx.snapshots.latest()
     if mode == HASH_DYNAMIC:
         index = HashIndexIO(ctx.io, ctx.layout, ctx.vectors)
-        return dynamic_router(schema, lambda partition: index.partition(base, partition), target, lanes)
+        return dynamic_router(schema, lambda partition: index.partition(base, partition), target, n,
+                              options["dynamic-bucket.max-buckets"])
+    # max-buckets bounds HASH_DYNAMIC only, as in Paimon (its GlobalIndexAssigner has none)
     ttl = options["cross-partition-upsert.index-ttl"]
     threads = options["cross-partition-upsert.bootstrap-parallelism"]
     router = CrossPartitionRouter(schema, lambda: key_map.build(ctx, base, ttl, threads),
-                                  options["merge-engine"], target, lanes)
+                                  options["merge-engine"], target, n)
     return router.route
 
 
-__all__ = ["Router", "Routed", "dynamic_router", "fixed_router", "router_for"]
+__all__ = ["Router", "Routed", "dynamic_router", "fixed_router", "lanes", "postpone_router",
+           "router_for"]

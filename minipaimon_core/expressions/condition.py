@@ -1,10 +1,10 @@
 """SQL conditions as the core's filters (and SET lists as an update's values): ``dt < '2025-01-01' AND status = 'void' OR id IN (1, 2)``
 -> ``[[("dt", "<", date(2025, 1, 1)), ("status", "=", "void")], [("id", "in", [1, 2])]]``.
 
-What the command line (``minipaimon delete --where``) and the SQL procedures
-(``minipaimon_delete(path, condition)``) take, so a condition means the same everywhere and
-is evaluated by the core exactly as ``scan(filter=...)`` is (SQL semantics: a null never
-matches a comparison).
+What the command line (``minipaimon delete --where``) takes, evaluated by the core exactly
+as ``scan(filter=...)`` is (SQL semantics: a null never matches a comparison). The SQL
+procedures take Spark SQL expressions instead (:mod:`.sql_compiler`), which read these
+conditions alike except backslashes in a text (Spark: escapes).
 
 Grammar (keywords in any case; AND binds tighter than OR; no parentheses, so every condition
 is an OR of ANDs, the filter's own shape)::

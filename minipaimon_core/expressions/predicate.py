@@ -1,8 +1,8 @@
 """Filters in disjunctive normal form, as pyarrow.parquet and deltalake take them.
 
 ``[("dt", "=", "d1"), ("v", ">", 3)]`` is an AND of terms; ``[[...], [...]]`` is an OR of
-such ANDs. Operators: ``= == != < <= > >= in "not in"`` and ``"is null"`` / ``"is not
-null"`` (value ignored). Comparison semantics are SQL's: a null never matches a comparison,
+such ANDs. Operators: ``=`` (or ``==``), ``!=`` (or ``<>``), ``< <= > >= in "not in"`` and
+``"is null"`` / ``"is not null"`` (value ignored). Comparison semantics are SQL's: a null never matches a comparison,
 ``IN (..., NULL)`` ignores the NULL and ``NOT IN (..., NULL)`` matches no row. Literals are
 compared exactly, in the finer of the literal's and the column's unit (see :mod:`.literals`):
 ``date_col < datetime(2024, 1, 1, 12)`` keeps 2024-01-01; ``int_col > 2**70`` is false.
@@ -33,8 +33,11 @@ from .literals import FALSE, Literal, to_scalar
 
 IS_NAN, NOT_NAN = "is nan", "not nan"  # ops of NaN-literal terms on float columns (internal)
 
-_OPS = {"=": "=", "==": "=", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
+# every spelling a filter term takes -> the operator it means (SQL's and Python's spellings)
+_OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
         "in": "in", "not in": "not in", "is null": "is null", "is not null": "is not null"}
+#: the operators as messages list them
+OPERATORS = '=, == (the same), !=, <> (the same), <, <=, >, >=, in, "not in", "is null", "is not null"'
 
 
 class Term(NamedTuple):
@@ -78,7 +81,8 @@ def _term(raw: Any, schema: pa.Schema) -> Term:
     column, op = raw[0], str(raw[1]).lower()
     value = raw[2] if len(raw) == 3 else None
     if op not in _OPS:
-        raise InvalidArgumentError(f"unknown filter operator {raw[1]!r} in {raw!r}")
+        raise InvalidArgumentError(
+            f"unknown filter operator {raw[1]!r} in {raw!r}: the operators are {OPERATORS}")
     op = _OPS[op]
     if not isinstance(column, str) or column not in schema.names:
         raise InvalidArgumentError(f"filter column {column!r} is not in the table {schema.names}")

@@ -14,7 +14,9 @@ aware ``datetime``            that instant
 
 A naive ``datetime`` is refused (whose clock?), and so is a bare number: epoch milliseconds
 (``older_than_ms=``, ``--older-than 1763900000000``) still work for one release with a
-deprecation message, except ``0``, which would select nothing at all (1970), not every file.
+deprecation message, except numbers before 2000-01-01 (946684800000): ``older_than=3600`` or
+``--older-than 0`` is a duration without its unit, which read as epoch milliseconds would
+be 1970 and select nothing at all, so it is refused with the spelling to use (``'3600s'``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ _AGES = "an age such as '2d', '36 h' or '0s' (now)"
 
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+# Epoch-millisecond times before 2000-01-01: no table file is that old, so such a number is a
+# duration given without its unit (older_than=3600), refused rather than read as 1970.
+EARLIEST_EPOCH_MS = 946_684_800_000
 
 
 def now_ms() -> int:
@@ -42,6 +47,11 @@ def now_ms() -> int:
 def epoch_ms(value: datetime.datetime) -> int:
     """An aware datetime as epoch milliseconds, exactly (floored; no float rounding)."""
     return (value - _EPOCH) // datetime.timedelta(milliseconds=1)
+
+
+def datetime_of_ms(ms: int) -> datetime.datetime:
+    """Epoch milliseconds as an aware UTC datetime, exactly (``epoch_ms`` gives ``ms`` back)."""
+    return _EPOCH + datetime.timedelta(milliseconds=ms)
 
 
 def point_in_time_ms(value: PointInTime, what: str, now: int | None = None) -> int:
@@ -82,17 +92,40 @@ def point_in_time_ms(value: PointInTime, what: str, now: int | None = None) -> i
         + (" (epoch milliseconds go to the deprecated older_than_ms)" if isinstance(value, int) else ""))
 
 
+def duration_ms(value: str | datetime.timedelta, what: str) -> int:
+    """A length of time (``"5 d"``, ``"36 h"``, a timedelta; as Paimon's ``time_retained``
+    takes it) in milliseconds. Raises InvalidArgumentError for anything else (a bare
+    number, a negative length)."""
+    if isinstance(value, datetime.timedelta):
+        if value < datetime.timedelta(0):
+            raise InvalidArgumentError(f"{what} must be 0 or more, got {value!r}")
+        return value // datetime.timedelta(milliseconds=1)
+    if isinstance(value, str) and not value.strip().isdigit():
+        try:
+            return parse_duration_ms(value)
+        except ValueError:
+            pass
+    raise InvalidArgumentError(
+        f"{what} takes a length of time such as '5 d', '36 h' or '30 min' (units ms, s, min/m, "
+        f"h, d) or a timedelta, got {value!r}")
+
+
 def epoch_ms_deprecated(value: int, what: str, instead: str, stacklevel: int = 3) -> int:
     """An epoch-millisecond time of a deprecated argument: warns (DeprecationWarning) that
-    ``instead`` replaces it; ``0`` (1970: nothing is that old) is refused.
+    ``instead`` replaces it. ``what`` names the argument as given (``"older_than_ms"``).
 
-    Raises InvalidArgumentError for 0 or a negative value.
+    Raises InvalidArgumentError for a value before 2000-01-01 (EARLIEST_EPOCH_MS): a
+    duration without its unit (``3600``) or ``0``, which would select nothing.
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(f"{what} takes {_AGES} or an aware datetime, got {value!r}")
+    if value < EARLIEST_EPOCH_MS:
+        when = datetime_of_ms(value).isoformat(timespec="milliseconds") if value >= 0 else "before 1970"
+        seconds = f"'{value}s' is {value} seconds ago, " if value > 0 else ""
         raise InvalidArgumentError(
-            f"{what}={value!r} is the epoch-millisecond time {value!r}: nothing is older than "
-            f"1970, so nothing would be selected; give {instead} ({_AGES}, or a datetime)"
-            + ("; '0s' selects everything up to now" if value == 0 else ""))
+            f"{what} {value} means {when}: nothing is older than 1970, so nothing would be "
+            f"selected. Give an age with its unit instead ({seconds}'1h', '2d'; '0s' selects "
+            "everything up to now) or an aware datetime")
     warnings.warn(f"{what} is deprecated and will be removed in the next release: give {instead} "
                   f"({_AGES}, or an aware datetime)", DeprecationWarning, stacklevel=stacklevel)
     return value
@@ -119,4 +152,5 @@ def resolve_older_than(older_than: PointInTime | int | None, older_than_ms: int 
     return None
 
 
-__all__ = ["PointInTime", "epoch_ms", "epoch_ms_deprecated", "now_ms", "point_in_time_ms", "resolve_older_than"]
+__all__ = ["EARLIEST_EPOCH_MS", "PointInTime", "datetime_of_ms", "duration_ms", "epoch_ms", "epoch_ms_deprecated",
+           "now_ms", "point_in_time_ms", "resolve_older_than"]

@@ -10,7 +10,9 @@ current option. One module per format; each turns Arrow tables of a data file's 
 * :meth:`FileFormat.open_writer` writes consecutive tables of one Arrow schema;
 * :meth:`FileFormat.read` reads named columns into the Arrow types the file's schema
   declares (a format that stores a type otherwise, ORC's nanosecond timestamps or Avro's
-  longs, converts back), with the file name the writer embedded, if any.
+  longs, converts back), with the file name the writer embedded, if any;
+* :meth:`FileFormat.copy` copies a file under a new name (a restore's copies): byte for
+  byte but for the name minipaimon's writer embeds.
 
 Also owned here: data files (:mod:`.data_file`: writing one, whole or part by part, its
 stats; :mod:`.data_file_read`: reading one, whole or table by table) and

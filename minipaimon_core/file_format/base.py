@@ -11,6 +11,13 @@ import pyarrow as pa
 #: the file name a minipaimon writer embeds in a data file (Parquet footer, Avro header),
 #: so a valid file of the table copied or swapped over another is refused
 FILE_NAME_KEY = b"minipaimon.file"
+_CHUNK = 8 << 20
+
+
+def copy_bytes(source: BinaryIO, sink: BinaryIO) -> None:
+    """The rest of ``source`` (from its position) into ``sink``, in chunks."""
+    while chunk := source.read(_CHUNK):
+        sink.write(chunk)
 
 
 class FormatWriter(ABC):
@@ -40,6 +47,15 @@ class FileFormat(ABC):
 
         Raises InvalidArgumentError / UnsupportedFeatureError (before writing anything) for
         a column or value the format cannot hold."""
+
+    @abstractmethod
+    def copy(self, source: BinaryIO, sink: BinaryIO, file_name: str) -> None:
+        """Write the data file at ``source`` into ``sink`` as the file ``file_name``: its
+        bytes as they are, except that a file naming itself (:data:`FILE_NAME_KEY`, written
+        by minipaimon) names ``file_name``, re-encoded no more than that takes. Rows, their
+        order and the values' encoding stay (a restore copies files so: the copy's
+        statistics and deletion vectors are the original's). Raises what the decoder raises
+        on a damaged file (the caller types it)."""
 
     @abstractmethod
     def read(self, source: BinaryIO, columns: Sequence[str] | None,
@@ -92,4 +108,4 @@ def conform(table: pa.Table, declared: pa.Schema | None, casts: Any = None) -> p
     return table
 
 
-__all__ = ["FILE_NAME_KEY", "Batches", "FileFormat", "FormatWriter", "conform"]
+__all__ = ["FILE_NAME_KEY", "Batches", "FileFormat", "FormatWriter", "conform", "copy_bytes"]

@@ -33,6 +33,7 @@ from .. import file_format
 from ..errors import InvalidArgumentError, StorageError, redact_userinfo
 from ..expressions.stats import merge_stats, table_stats, to_stat
 from ..format import data_types
+from ..format.bucket_names import POSTPONE_BUCKET, postponed_file_name
 from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.layout import TableLayout
 from ..format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
@@ -168,7 +169,8 @@ class DataFileWriter:
         self._file_source = file_source
         self._compression = compression
         self._fmt = file_format.table_format(schema)
-        self.name = TableLayout.new_data_file_name(prefix, self._fmt.extension)
+        self.name = postponed_file_name(self._fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
+            else TableLayout.new_data_file_name(prefix, self._fmt.extension)
         self._path = layout.data_file_path(partition_path, bucket, self.name)
         self._index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(self.name))
         self._with_index = prefix == "data"

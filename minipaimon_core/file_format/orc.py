@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as orc
 
 from ..errors import InvalidArgumentError, UnsupportedFeatureError
-from .base import FileFormat, FormatWriter, conform
+from .base import FileFormat, FormatWriter, conform, copy_bytes
 
 _CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "gzip": "zlib", "none": "uncompressed"}
 # the instants pyarrow can read back from ORC (it reads nanoseconds into an int64)
@@ -138,6 +138,10 @@ class OrcFormat(FileFormat):
         except pa.ArrowException as e:  # pragma: no cover - only a bad sink
             raise UnsupportedFeatureError(f"cannot write ORC data file {file_name}: {e}") from e
         return _Writer(writer, schema, file_name)
+
+    def copy(self, source: BinaryIO, sink: BinaryIO, file_name: str) -> None:
+        """Byte for byte: no ORC file names itself (minipaimon's writer embeds no name)."""
+        copy_bytes(source, sink)
 
     def read(self, source: BinaryIO, columns: Sequence[str] | None,
              declared: pa.Schema | None, dictionary: Collection[str] = ()) -> tuple[pa.Table, bytes | None]:

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .base import FILE_NAME_KEY, Batches, FileFormat, FormatWriter
+from .base import FILE_NAME_KEY, Batches, FileFormat, FormatWriter, copy_bytes
 
 
 def dictionary_columns(table: pa.Table, sample: int = 2048) -> list[str]:
@@ -94,6 +94,25 @@ class ParquetFormat(FileFormat):
             use_dictionary=dictionary_columns(first),
             store_decimal_as_integer=True,  # as Paimon's Java writer (which reads only that)
             write_page_checksum=True))  # CRC32 per page: a flipped bit fails the read
+
+    def copy(self, source: BinaryIO, sink: BinaryIO, file_name: str) -> None:
+        """A file of another writer byte for byte; one of minipaimon's (its footer names
+        it) row group by row group under the new name, with the source's compression."""
+        parquet = pq.ParquetFile(source)
+        schema = parquet.schema_arrow
+        if FILE_NAME_KEY not in (schema.metadata or {}):
+            source.seek(0)
+            copy_bytes(source, sink)
+            return
+        meta = parquet.metadata
+        column = meta.row_group(0).column(0) if meta.num_row_groups and meta.num_columns else None
+        writer = pq.ParquetWriter(
+            sink, schema.with_metadata({**(schema.metadata or {}), FILE_NAME_KEY: file_name.encode()}),
+            compression=column.compression.lower() if column is not None else "zstd",
+            write_statistics=False, store_decimal_as_integer=True, write_page_checksum=True)
+        for i in range(meta.num_row_groups):
+            writer.write_table(parquet.read_row_group(i).replace_schema_metadata(writer.schema.metadata))
+        writer.close()
 
     def read(self, source: BinaryIO, columns: Sequence[str] | None,
              declared: pa.Schema | None, dictionary: Collection[str] = ()) -> tuple[pa.Table, bytes | None]:

@@ -32,6 +32,7 @@ MAX_SEQUENCE = 2**62
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 Sequence_ = Annotated[int, msgspec.Meta(ge=0, lt=MAX_SEQUENCE)]
 Kind = Annotated[int, msgspec.Meta(ge=0, le=1)]  # EntryKind: ADD 0, DELETE 1
+Bucket = Annotated[int, msgspec.Meta(ge=-2)]  # -2: Paimon's postponed rows (bucket-postpone)
 # Names of other files: a plain name (layout.is_file_name), checked only where present.
 PlainName = Annotated[str, msgspec.Meta(pattern=rf"\A{FILE_NAME_PATTERN}\Z")]
 
@@ -80,7 +81,7 @@ class ManifestEntry(msgspec.Struct, frozen=True, gc=False):
 
     kind: Kind
     partition: tuple[Any, ...]
-    bucket: NonNegative
+    bucket: Bucket
     totalBuckets: int
     file: DataFileMeta
 

@@ -10,12 +10,16 @@
   index/index-<uuid>-<n>                   (deletion vectors of one bucket)
   tag/tag-<name>
   consumer/consumer-<id>
-  <p1>=<v1>/<p2>=<v2>/bucket-<n>/data-<uuid>-<k>.parquet   (or .orc, .avro: file.format)
+  branch/branch-<name>/{schema,snapshot,changelog,tag,consumer}/...   (a branch's own metadata)
+  <p1>=<v1>/<p2>=<v2>/bucket-<n|postpone>/data-<uuid>-<k>.parquet   (or .orc, .avro: file.format)
   <p1>=<v1>/.../bucket-<n>/changelog-<uuid>-<k>.parquet
   <p1>=<v1>/.../bucket-<n>/data-<uuid>-<k>.parquet.index  (a data file's file index)
 ```
 
-These are Apache Paimon's names. Partition directories are built by
+These are Apache Paimon's names. A branch keeps its schemas, snapshots, changelogs, tags and
+consumers under ``branch/branch-<name>/`` and shares the table's manifests, index and data
+files: a :class:`TableLayout` has a ``root`` (those) and a ``home`` (the metadata of its
+branch; the root on main), so every operation works within a branch unchanged. Partition directories are built by
 :class:`minipaimon_core.schema.partition.PartitionSpec` (Paimon's escaping: no value can name a
 path outside the table); tag and consumer names are checked to be plain names. Every name
 built here is parsed here too (:func:`parse`, as leveldb's ``ParseFileName``); no other
@@ -37,6 +41,8 @@ import uuid
 from typing import NamedTuple
 
 from ..errors import CorruptMetadataError, InvalidArgumentError
+from .branch_names import BRANCH_DIR_PREFIX, MAIN_BRANCH, check_branch_name, is_branch_name
+from .bucket_names import TAG_NAME, bucket_dir_name
 from .file_names import is_data_file_name, is_file_name
 
 _NAME = re.compile(r"[A-Za-z0-9_\-.]{1,200}")  # fullmatch: "$" would pass a trailing "\n"
@@ -46,10 +52,9 @@ _EXPIRED_SUFFIX = ".expired"
 
 def check_name(kind: str, name: str) -> str:
     """Return ``name`` if it is a plain file-name-safe name, else raise InvalidArgumentError."""
-    if not _is_plain(name):
-        raise InvalidArgumentError(
-            f"invalid {kind} name {name!r}: use 1-200 letters, digits, '_', '-' or '.'"
-        )
+    if not _is_plain(name, kind):  # (a tag's may hold single inner spaces: bucket_names.TAG_NAME)
+        raise InvalidArgumentError(f"invalid {kind} name {name!r}: use 1-200 letters, digits, "
+                                   "'_', '-' or '.'")
     return name
 
 
@@ -63,7 +68,7 @@ class ParsedName(NamedTuple):
     ``long-lived-changelog`` (the id of ``changelog/changelog-<id>``), ``bucket`` (the bucket
     number of a ``bucket-<n>`` directory), ``temp`` (the hidden name between ``.`` and
     ``.tmp``), ``hint`` (``LATEST`` / ``EARLIEST``), ``expired`` (the id of a hidden
-    ``.snapshot-<id>.expired`` marker).
+    ``.snapshot-<id>.expired`` marker), ``branch`` (a ``branch-<name>`` directory: the name).
     """
 
     kind: str
@@ -83,7 +88,8 @@ _PARSE = [
     ("data-index", re.compile(r"data-(.+\.(?:parquet|orc|avro))\.index")),
     ("data", re.compile(r"data-(.+)\.(?:parquet|orc|avro)")),
     ("changelog", re.compile(r"changelog-(.+)\.(?:parquet|orc|avro)")),
-    ("bucket", re.compile(r"bucket-(-?\d+)")),
+    ("bucket", re.compile(r"bucket-(-?\d+|postpone)")),
+    ("branch", re.compile(r"branch-(.+)")),
     ("hint", re.compile(r"(LATEST|EARLIEST)")),
     ("expired", re.compile(r"\.snapshot-(\d+)\.expired")),
 ]
@@ -99,7 +105,9 @@ def parse(name: str) -> ParsedName | None:
         if m is None:
             continue
         key = m.group(1)
-        if kind in ("tag", "consumer") and not _is_plain(key):
+        if kind in ("tag", "consumer") and not _is_plain(key, kind):
+            return None
+        if kind == "branch" and not is_branch_name(key):
             return None
         return ParsedName(kind, key)
     return None
@@ -128,8 +136,14 @@ def temp_name(base: str) -> str:
     return f".{base}.{uuid.uuid4().hex}{_TEMP_SUFFIX}"
 
 
-def _is_plain(name: str) -> bool:
-    return bool(_NAME.fullmatch(name)) and set(name) != {"."}
+def _is_plain(name: str, kind: str = "") -> bool:
+    return bool((TAG_NAME if kind == "tag" else _NAME).fullmatch(name)) and set(name) != {"."}
+
+
+def branch_of_dir(name: str) -> str | None:
+    """The branch of a directory of ``branch/`` (``branch-<name>``), None for another name."""
+    parsed = parse(name)
+    return parsed.key if parsed is not None and parsed.kind == "branch" else None
 
 
 def _is_kind(kind: str, name: object) -> bool:
@@ -185,47 +199,74 @@ def _check_bucket(bucket: object) -> int:
 
 
 class TableLayout:
-    """Owner of every file name and path of one table rooted at ``root``."""
+    """Owner of every file name and path of one table rooted at ``root``, seen from one of
+    its branches (``branch``; its metadata under :attr:`home`)."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, branch: str = MAIN_BRANCH) -> None:
         self.root = root.rstrip("/") or "/"
+        self.branch = MAIN_BRANCH if branch == MAIN_BRANCH else check_branch_name(branch)
+        self.home = self.root if self.is_main else self.branch_dir(self.branch)
+
+    @property
+    def is_main(self) -> bool:
+        return self.branch == MAIN_BRANCH
+
+    def on_branch(self, branch: str) -> TableLayout:
+        """The same table seen from ``branch``. Raises InvalidArgumentError (bad name)."""
+        return TableLayout(self.root, branch)
+
+    @property
+    def where(self) -> str:  # the table (and branch) for messages
+        return self.root if self.is_main else f"{self.root} (branch {self.branch!r})"
 
     def _join(self, *parts: str) -> str:
         return "/".join((self.root, *parts))
 
+    def _meta(self, *parts: str) -> str:
+        return "/".join((self.home, *parts))
+
+    # branches
+    @property
+    def branches_dir(self) -> str:
+        return self._join("branch")
+
+    def branch_dir(self, branch: str) -> str:
+        """The metadata root of ``branch`` (``branch/branch-<name>``)."""
+        return self._join("branch", f"{BRANCH_DIR_PREFIX}{check_branch_name(branch)}")
+
     # schema
     @property
     def schema_dir(self) -> str:
-        return self._join("schema")
+        return self._meta("schema")
 
     def schema_path(self, schema_id: int) -> str:
-        return self._join("schema", f"schema-{schema_id}")
+        return self._meta("schema", f"schema-{schema_id}")
 
     # snapshots
     @property
     def snapshot_dir(self) -> str:
-        return self._join("snapshot")
+        return self._meta("snapshot")
 
     def snapshot_path(self, snapshot_id: int) -> str:
-        return self._join("snapshot", f"snapshot-{snapshot_id}")
+        return self._meta("snapshot", f"snapshot-{snapshot_id}")
 
     @property
     def latest_hint(self) -> str:
-        return self._join("snapshot", "LATEST")
+        return self._meta("snapshot", "LATEST")
 
     @property
     def earliest_hint(self) -> str:
-        return self._join("snapshot", "EARLIEST")
+        return self._meta("snapshot", "EARLIEST")
 
     def expired_marker_path(self, snapshot_id: int) -> str:
         """The hidden marker of an expired snapshot id (see snapshot_manager)."""
-        return self._join("snapshot", f".snapshot-{snapshot_id}{_EXPIRED_SUFFIX}")
+        return self._meta("snapshot", f".snapshot-{snapshot_id}{_EXPIRED_SUFFIX}")
 
     @property
     def committed_dir(self) -> str:
         """Hidden directory of the records of expired commits of replayable commit users
         (minipaimon_core.commit.commit_dedupe)."""
-        return self._join("snapshot", ".committed")
+        return self._meta("snapshot", ".committed")
 
     def committed_record_path(self, user: str, identifier: int, kind: str) -> str:
         """The record that ``user`` committed ``identifier`` (a commit of ``kind``)."""
@@ -233,7 +274,7 @@ class TableLayout:
 
     def committed_file(self, name: str) -> str:
         """Path of the record file ``name`` (a name listed in :attr:`committed_dir`)."""
-        return self._join("snapshot", ".committed", name)
+        return self._meta("snapshot", ".committed", name)
 
     @staticmethod
     def committed_record_of(name: str) -> tuple[str, int, str] | None:
@@ -256,18 +297,18 @@ class TableLayout:
     # long-lived changelogs (a snapshot's JSON kept after the snapshot expired)
     @property
     def changelog_dir(self) -> str:
-        return self._join("changelog")
+        return self._meta("changelog")
 
     def changelog_path(self, snapshot_id: int) -> str:
-        return self._join("changelog", f"changelog-{snapshot_id}")
+        return self._meta("changelog", f"changelog-{snapshot_id}")
 
     @property
     def changelog_latest_hint(self) -> str:
-        return self._join("changelog", "LATEST")
+        return self._meta("changelog", "LATEST")
 
     @property
     def changelog_earliest_hint(self) -> str:
-        return self._join("changelog", "EARLIEST")
+        return self._meta("changelog", "EARLIEST")
 
     @staticmethod
     def changelog_id_of(name: str) -> int | None:
@@ -316,17 +357,17 @@ class TableLayout:
     # tags and consumers
     @property
     def tag_dir(self) -> str:
-        return self._join("tag")
+        return self._meta("tag")
 
     def tag_path(self, name: str) -> str:
-        return self._join("tag", f"tag-{check_name('tag', name)}")
+        return self._meta("tag", f"tag-{check_name('tag', name)}")
 
     @property
     def consumer_dir(self) -> str:
-        return self._join("consumer")
+        return self._meta("consumer")
 
     def consumer_path(self, consumer_id: str) -> str:
-        return self._join("consumer", f"consumer-{check_name('consumer', consumer_id)}")
+        return self._meta("consumer", f"consumer-{check_name('consumer', consumer_id)}")
 
     # data
     def partition_dir(self, partition_path: str) -> str:
@@ -342,8 +383,8 @@ class TableLayout:
         check_partition_path(partition_path)
         _check_bucket(bucket)
         if partition_path:
-            return self._join(partition_path, f"bucket-{bucket}")
-        return self._join(f"bucket-{bucket}")
+            return self._join(partition_path, bucket_dir_name(bucket))
+        return self._join(bucket_dir_name(bucket))
 
     def data_file_path(self, partition_path: str, bucket: int, file_name: str) -> str:
         return f"{self.bucket_dir(partition_path, bucket)}/{check_path_name(file_name)}"

@@ -32,6 +32,7 @@ import zstandard
 from ..errors import CorruptMetadataError, UnsupportedFeatureError
 from . import avro, binary_row, typed_decode
 from .avro import optional, required
+from .bucket_names import POSTPONE_BUCKET
 from .data_file_meta import (
     ADD,
     DELETE,
@@ -299,6 +300,10 @@ def check_entries(entries: Sequence[ManifestEntry], path: str) -> list[str]:
     file names (vectorised). Returns the names; raises CorruptMetadataError naming ``path``."""
     names = [e.file.fileName for e in entries]
     check_data_file_names(names, path)
+    bad = next((e.bucket for e in entries if e.bucket < 0 and e.bucket != POSTPONE_BUCKET), None)
+    if bad is not None:  # the struct allows -2..: only -2 (postponed rows) is a bucket below 0
+        raise CorruptMetadataError(f"{path}: an entry has the bucket {bad}, not a bucket (>= 0, or -2: "
+                                   "postponed rows); the manifest is damaged")
     return names
 
 
@@ -339,7 +344,7 @@ def _check_record(r: dict[str, Any], path: str) -> None:
     f = r["_FILE"]
     bad = [name for name, value, ok in (
         ("_KIND", r["_KIND"], r["_KIND"] in (ADD, DELETE)),
-        ("_BUCKET", r["_BUCKET"], r["_BUCKET"] >= 0),
+        ("_BUCKET", r["_BUCKET"], r["_BUCKET"] >= 0 or r["_BUCKET"] == POSTPONE_BUCKET),  # -2: postponed
         ("_FILE_SIZE", f["_FILE_SIZE"], f["_FILE_SIZE"] >= 0),
         ("_ROW_COUNT", f["_ROW_COUNT"], f["_ROW_COUNT"] >= 0),
         ("_MIN_SEQUENCE_NUMBER", f["_MIN_SEQUENCE_NUMBER"], 0 <= f["_MIN_SEQUENCE_NUMBER"] < MAX_SEQUENCE),

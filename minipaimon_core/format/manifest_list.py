@@ -19,7 +19,8 @@ import msgspec
 from ..errors import CorruptMetadataError
 from . import avro
 from .avro import optional, required
-from .data_file_meta import NonNegative
+from .bucket_names import POSTPONE_BUCKET
+from .data_file_meta import Bucket, NonNegative
 from .layout import check_file_name
 from .manifest_file import SimpleStats, decode_stats, encode_stats
 
@@ -47,8 +48,8 @@ class ManifestFileMeta(msgspec.Struct, frozen=True, gc=False):
     numAddedFiles: NonNegative
     numDeletedFiles: NonNegative
     partitionStats: SimpleStats
-    minBucket: NonNegative | None
-    maxBucket: NonNegative | None
+    minBucket: Bucket | None
+    maxBucket: Bucket | None
     minLevel: NonNegative | None
     maxLevel: NonNegative | None
     schemaId: NonNegative
@@ -104,13 +105,14 @@ def decode(data: bytes, path: str, partition_names: Sequence[str],
 
 _NON_NEGATIVE = ("_FILE_SIZE", "_NUM_ADDED_FILES", "_NUM_DELETED_FILES", "_SCHEMA_ID", "_MIN_BUCKET",
                  "_MAX_BUCKET", "_MIN_LEVEL", "_MAX_LEVEL")
+_BUCKETS = ("_MIN_BUCKET", "_MAX_BUCKET")  # may be -2: postponed rows (POSTPONE_BUCKET)
 
 
 def _check_ranges(r: dict[str, Any], path: str) -> None:
     """The ranges of :class:`ManifestFileMeta` on an Avro record (null where optional)."""
     for field in _NON_NEGATIVE:
         value = r.get(field)
-        if value is not None and value < 0:
+        if value is not None and value < 0 and not (field in _BUCKETS and value == POSTPONE_BUCKET):
             raise CorruptMetadataError(
                 f"{path}: manifest {r.get('_FILE_NAME')!r} has {field} = {value}, which cannot be "
                 "negative: the manifest list is damaged; restore it or roll the table back")
@@ -121,6 +123,9 @@ def check_metas(metas: Sequence[ManifestFileMeta], path: str) -> None:
     name. Raises CorruptMetadataError naming ``path``."""
     for m in metas:
         check_file_name("manifest", m.fileName, path)
+        if -1 in (m.minBucket, m.maxBucket):  # the struct allows -2..: -2 is postponed rows
+            raise CorruptMetadataError(f"{path}: manifest {m.fileName!r} has the bucket range "
+                                       f"{m.minBucket}..{m.maxBucket}: the manifest list is damaged")
 
 
 __all__ = ["ManifestFileMeta", "SCHEMA", "check_metas", "decode", "encode"]

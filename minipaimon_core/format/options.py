@@ -73,6 +73,10 @@ AGGREGATE_FUNCTIONS = (
     "first_value", "first_non_null_value", "first_not_null_value", "bool_and", "bool_or",
     "listagg", "collect", "merge_map", "nested_update",
 )
+PARTITION_EXPIRE_STRATEGIES = ("values-time", "update-time")
+TAG_CREATION_MODES = ("none", "process-time", "watermark", "batch")
+TAG_CREATION_PERIODS = ("daily", "hourly", "two-hours")  # Paimon 0.9's
+TAG_PERIOD_FORMATTERS = ("with_dashes", "without_dashes")
 #: Paimon's aggregate functions minipaimon does not implement (binary sketch and bitmap
 #: states: no exact vectorised union in Python); a table using one is refused by name.
 PAIMON_ONLY_FUNCTIONS = ("rbm32", "rbm64", "hll_sketch", "theta_sketch")
@@ -90,7 +94,7 @@ class Spec:
 
 
 KNOWN: dict[str, Spec] = {
-    "bucket": Spec("int", "-1", -1),
+    "bucket": Spec("int", "-1", -2),  # -2: postponed buckets (primary-key tables, Paimon 1.x)
     "bucket-key": Spec("str", None),
     "target-file-size": Spec("size", "128 mb", 1),
     "write-buffer-size": Spec("size", "256 mb", 1),
@@ -105,9 +109,12 @@ KNOWN: dict[str, Spec] = {
     "commit.min-retry-wait": Spec("duration", "5 ms", 0),
     "commit.max-retry-wait": Spec("duration", "2 s", 0),
     "dynamic-partition-overwrite": Spec("bool", "false"),
+    "partition.default-name": Spec("str", "__DEFAULT_PARTITION__"),  # schema/partition.py
     # dynamic buckets (bucket = -1 primary-key tables, minipaimon_core.dynamic)
     "dynamic-bucket.target-row-num": Spec("int", "2000000", 1),
     "dynamic-bucket.initial-buckets": Spec("int", None, 1),
+    "dynamic-bucket.assigner-parallelism": Spec("int", None, 1),  # lanes (dynamic/routing.py)
+    "dynamic-bucket.max-buckets": Spec("int", "-1", -1),  # -1: unbounded, as Paimon 1.x
     "cross-partition-upsert.index-ttl": Spec("duration", None, 0),
     "cross-partition-upsert.bootstrap-parallelism": Spec("int", "10", 1),
     "merge-engine": Spec("str", "deduplicate", choices=MERGE_ENGINES),
@@ -117,9 +124,14 @@ KNOWN: dict[str, Spec] = {
     "first-row.ignore-delete": Spec("bool", "false"),  # ignore-delete
     "deduplicate.ignore-delete": Spec("bool", "false"),
     "partial-update.remove-record-on-delete": Spec("bool", "false"),
+    "aggregation.remove-record-on-delete": Spec("bool", "false"),  # Paimon 1.x (lsm/aggregation.py)
+    "partial-update.remove-record-on-sequence-group": Spec("str", None),  # Paimon 1.x (lsm/partial_update.py)
     "fields.default-aggregate-function": Spec("str", "last_non_null_value", choices=AGGREGATE_FUNCTIONS),
     "changelog-producer": Spec("str", "none", choices=CHANGELOG_PRODUCERS),
     "deletion-vectors.enabled": Spec("bool", "false"),
+    # a delete of a primary-key table always writes -D rows, never a metadata-only partition
+    # drop (minipaimon_core.dml), so it always produces the changelog this option forces
+    "delete.force-produce-changelog": Spec("bool", "false"),
     "num-levels": Spec("int", None, 2),  # default: num-sorted-run.compaction-trigger + 1, as Paimon
     "num-sorted-run.compaction-trigger": Spec("int", "5", 1),
     "num-sorted-run.stop-trigger": Spec("int", None, 1),
@@ -142,6 +154,7 @@ KNOWN: dict[str, Spec] = {
     "scan.snapshot-id": Spec("int", None, 1),
     "scan.timestamp-millis": Spec("int", None, 0),
     "scan.tag-name": Spec("str", None),
+    "scan.fallback-branch": Spec("str", None),  # minipaimon_core.read.fallback
     "incremental-between": Spec("str", None),
     "incremental-between-timestamp": Spec("str", None),
     "incremental-between-scan-mode": Spec("str", "auto", choices=INCREMENTAL_SCAN_MODES),
@@ -150,17 +163,47 @@ KNOWN: dict[str, Spec] = {
     "source.split.open-file-cost": Spec("size", "4 mb", 0),
     "file-index.in-manifest-threshold": Spec("size", "500 b", 0),
     "file-index.read.enabled": Spec("bool", "true"),
+    # post-commit options (minipaimon_core.maintenance.partition_expire, .tag_auto): as Paimon 0.9
+    "partition.expiration-time": Spec("duration", None, 0),
+    "partition.expiration-check-interval": Spec("duration", "1 h", 0),
+    "partition.expiration-strategy": Spec("str", "values-time", choices=PARTITION_EXPIRE_STRATEGIES),
+    "partition.timestamp-formatter": Spec("str", None),
+    "partition.timestamp-pattern": Spec("str", None),
+    "end-input.check-partition-expire": Spec("bool", "false"),
+    "tag.automatic-creation": Spec("str", "none", choices=TAG_CREATION_MODES),
+    "tag.creation-period": Spec("str", "daily", choices=TAG_CREATION_PERIODS),
+    "tag.creation-delay": Spec("duration", "0 ms", 0),
+    "tag.period-formatter": Spec("str", "with_dashes", choices=TAG_PERIOD_FORMATTERS),
+    "tag.num-retained-max": Spec("int", None, 1),
+    "tag.default-time-retained": Spec("duration", None, 0),
+    "tag.automatic-completion": Spec("bool", "false"),
+    "sink.watermark-time-zone": Spec("str", "UTC"),
+    # postponed buckets (bucket = -2, minipaimon_core.maintenance.postpone), as Paimon 1.x
+    "postpone.batch-write-fixed-bucket": Spec("bool", "true"),
+    "postpone.default-bucket-num": Spec("int", None, 1),
+    "postpone.target-row-num-per-bucket": Spec("int", None, 1),
+    "postpone.target-size-per-bucket": Spec("size", "1 gb", 1),
+    "postpone.batch-write-fixed-bucket.max-parallelism": Spec("int", "2048", 1),
 }
 # fields.<column>.<suffix>: the kind of each per-field option
 FIELD_OPTIONS: dict[str, Spec] = {
     "aggregate-function": Spec("str", None, choices=AGGREGATE_FUNCTIONS),
     "ignore-retract": Spec("bool", "false"),
     "list-agg-delimiter": Spec("str", ","),
-    "distinct": Spec("bool", "false"),  # collect
+    "distinct": Spec("bool", "false"),  # collect, listagg
     "nested-key": Spec("str", None),  # nested_update: fields of the nested rows
     "sequence-group": Spec("str", None),  # fields.<s1,s2>.sequence-group = <f1,f2>
 }
 _FIELD_OPTION = re.compile(r"^fields\.(.+)\.([a-z-]+)$")
+
+# Paimon's options for a table's keys (CoreOptions.PRIMARY_KEY / PARTITION): never stored
+# as table options (minipaimon_core.schema.definition takes them out first), but the names a
+# misspelt option is compared with too (primary_key -> 'primary-key'), each with what it is
+# and create_table's argument of the same meaning.
+PRIMARY_KEY = "primary-key"
+PARTITION = "partition"
+KEY_OPTIONS = {PRIMARY_KEY: ("primary key", "primary_key", "id,dt"),
+               PARTITION: ("partition keys", "partition_by", "dt")}
 
 
 # file-index.<type>.columns, file-index.<type>.<column>.<option> (minipaimon_core.file_format.file_index)
@@ -188,16 +231,21 @@ def spec_of(name: str) -> Spec:
         return FIELD_OPTIONS[f[1]]
     if file_index_option(name):
         return Spec("str", None)
-    raise unknown_option(name, KNOWN, "see docs/format.md, \"Options\", for the table options and "
-                         f"fields.<column>.({'|'.join(FIELD_OPTIONS)})")
+    raise unknown_option(name, [*KNOWN, *KEY_OPTIONS], "see docs/format.md, \"Options\", for the table "
+                         f"options and fields.<column>.({'|'.join(FIELD_OPTIONS)})")
 
 
 def unknown_option(name: str, known: Iterable[str], otherwise: str) -> UnsupportedOptionError:
     """The error for option ``name``, which is none of ``known``: it names the closest known
-    option (``buckett`` -> did you mean 'bucket'?), else says ``otherwise`` (where the
-    options are listed). The one wording of every unknown option, table, read or write."""
+    option (``buckett`` -> did you mean 'bucket'?; for a key option, how to give the keys),
+    else says ``otherwise`` (where the options are listed). The one wording of every unknown
+    option, table, read or write."""
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}?" if close else otherwise
+    if close and close[0] in KEY_OPTIONS:
+        what, argument, example = KEY_OPTIONS[close[0]]
+        hint += (f" (a table's {what}: the option {close[0]!r} = {example!r}, or "
+                 f"create_table(..., {argument}=[...]))")
     return UnsupportedOptionError(f"unknown option {name!r}; {hint}")
 
 

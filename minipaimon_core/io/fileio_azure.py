@@ -219,6 +219,9 @@ class AzureSettings:
     def identity(self) -> tuple[str, ...]:
         return ("azure", self.endpoint)
 
+    def missing_credentials(self, detail: str) -> str | None:
+        return None  # Azure names its credential failures itself (and an account is required)
+
 
 def _account(option: str | None, location: AzureLocation | None, resolved: str | None) -> str:
     """The account: an abfs(s) path's (an account option must agree), else the option's or

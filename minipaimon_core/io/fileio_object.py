@@ -95,6 +95,11 @@ class ObjectStoreSettings(Protocol):
         """Which store this is (for the once-per-process probe cache); no secrets."""
         ...
 
+    def missing_credentials(self, detail: str) -> str | None:
+        """What to give when ``detail`` (a client error) says no credentials were found
+        (none were given and the store's credential chain came up empty), else None."""
+        ...
+
 
 _probed: dict[tuple[str, ...], bool] = {}
 _probe_lock = threading.Lock()
@@ -166,9 +171,12 @@ class ObjectStoreFileIO:
     def _error(self, what: str, path: str, e: BaseException) -> StorageError:
         detail = str(e).split("\n\nDebug source:")[0]
         missing = next((kind for code, kind in _MISSING_BUCKET if code in detail), None)
+        no_credentials = self.settings.missing_credentials(detail)
         if missing is not None:
             detail = (f"the {missing} {self.split(path)[0]!r} does not exist: create it first, "
                       f"or fix the path ({detail})")
+        elif no_credentials is not None:
+            detail = f"{no_credentials} (the client said: {detail})"
         return StorageError(self.settings.redact(f"{what} {path} failed on {self.settings.describe()}: {detail}"))
 
     # -- whole objects (metadata) -----------------------------------------------------------

@@ -38,6 +38,8 @@ PREFIX = "s3."
 OPTIONS = ("s3.endpoint", "s3.access-key", "s3.secret-key", "s3.session-token", "s3.region",
            "s3.path-style-access")
 DEFAULT_REGION = "us-east-1"
+# request paths of the EC2 instance metadata service (IMDSv2 token, IAM role credentials)
+_INSTANCE_METADATA = ("/latest/api/token", "/latest/meta-data/")
 
 
 @dataclass(frozen=True)
@@ -146,3 +148,14 @@ class S3Settings:
 
     def identity(self) -> tuple[str, ...]:
         return ("s3", self.endpoint or "aws", self.region)
+
+    def missing_credentials(self, detail: str) -> str | None:
+        # Given no keys, obstore walks the AWS credential chain, whose last step asks the EC2
+        # instance metadata service (a token PUT, then GETs under /latest/meta-data/). Off EC2
+        # that fails (a 403 from a proxy, a refused connection): the user gave no credentials.
+        if self.access_key is not None or not any(m in detail for m in _INSTANCE_METADATA):
+            return None
+        return ("no S3 credentials: give the options 's3.access-key' and 's3.secret-key' (or set "
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or run where the AWS credential "
+                "chain finds some (an EC2 instance role, web identity); the chain's last step, "
+                "asking the instance metadata service, failed")

@@ -20,10 +20,15 @@ result follows from it in closed form:
   concatenated and a retraction removes every equal row.
 
 A group is null until a non-null array is added (a retraction of a null state keeps it
-null). Paimon keeps ``collect distinct``, ``merge_map`` and keyed ``nested_update`` in
-Java hash sets and maps, whose order is unspecified: minipaimon keeps first-added order.
-Paimon fails on a retraction whose value is null; minipaimon skips it. Elements are
-compared by value (NaN equals NaN); they must be primitive or rows of primitives.
+null). Order: ``collect`` and unkeyed ``nested_update`` keep the order elements came in;
+``collect`` distinct (primitive elements) and keyed ``nested_update`` the order of the
+Java hash set / map Paimon 0.9 builds at each step (:mod:`.agg_hash_order`, hashes from
+:mod:`minipaimon_core.format.java_hash` and, for nested keys, BinaryRow's); distinct ROW
+elements (Paimon compares them in a list) and BYTES (Java hashes ``byte[]`` by identity)
+first-added order; ``merge_map`` first-added order (a MAP's entries have none). Paimon
+fails on a retraction whose value is null; minipaimon skips it. Elements are compared by
+value (NaN equals NaN; Java tells 0.0 from -0.0 in a set, minipaimon does not); they must be
+primitive or rows of primitives.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import UnsupportedOptionError
 
+from ..format import data_types
+from ..format.bucket_hash import bucket_hashes
+from ..format.java_hash import java_hashes
+from . import agg_hash_order
 from .merge_config import MergeConfig
 from .merge_groups import Groups, sort_order
 
@@ -68,7 +77,8 @@ def fold(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray, ret: np.ndar
     if fn == "merge_map":
         kept = events.last_event_adds(_identity(elements.field("key"), name))
     elif fn == "nested_update" and name in config.nested_keys:
-        kept = events.last_event_adds(_nested_key(elements, config.nested_keys[name], name))
+        key = _nested_key(elements, config.nested_keys[name], name)
+        kept = events.last_event_adds(key)
         # a group with a single non-null array, never combined with another, keeps it as is
         first_add = np.full(ngroups, len(rows))
         np.minimum.at(first_add, g.gid[rows[adding]], np.flatnonzero(adding))
@@ -82,10 +92,58 @@ def fold(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray, ret: np.ndar
     elif fn == "nested_update":
         kept = events.added_after_last_retraction(_identity(elements, name))
     elif name in config.collect_distinct:
-        kept = events.last_event_adds(_identity(elements, name))
+        key = _identity(elements, name)
+        kept = events.last_event_adds(key)
     else:
         kept = events.queue_survivors(_identity(elements, name))
-    return _assemble(typ, elements, events.gid, kept, ngroups, nonnull > 0)
+    hashes = None  # of the kept elements
+    which = pa.array(kept[1], pa.int64())
+    if fn == "nested_update" and name in config.nested_keys:
+        hashes = bucket_hashes([k.take(which) for k in key],
+                               [_paimon_type(k.type) for k in key]).view(np.uint32)
+    elif fn == "collect" and name in config.collect_distinct and not pa.types.is_struct(elements.type):
+        hashes = java_hashes(elements.take(which))  # None for BYTES: Java hashes byte[] by identity
+    order = None
+    if hashes is not None and len(hashes):  # Java's hash-set order (see the module doc)
+        op_gid, op_row, op_entries = _hash_ops(fn, g, use, ret, rows, lists, events, key)
+        place = kept[0]
+        order = agg_hash_order.hash_order(events.gid[place], place, rows[parent[place]],
+                                          hashes, op_gid, op_row, op_entries)
+    return _assemble(typ, elements, events.gid, kept, ngroups, nonnull > 0, order)
+
+
+def _hash_ops(fn: str, g: Groups, use: np.ndarray, ret: np.ndarray, rows: np.ndarray,
+              lists: pa.Array, events: _Events, key: list[pa.Array]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fold steps that build a fresh Java hash set (``collect`` distinct) or map (keyed
+    ``nested_update``), as (group, sorted row position, entries the table held), sorted.
+
+    ``collect`` distinct: every +I/+U row once the state or the row is not null (a null
+    row re-hashes the state), entries after it. Keyed ``nested_update``: a row with an
+    array once the state is not null (the first array is kept as it is); an addition holds
+    the entries after it, a retraction those before it (it removes from a full map).
+    REQUIRES events (``events.n`` > 0)."""
+    counts = np.zeros(g.n, np.int64)  # events of each sorted row position
+    counts[rows] = pc.list_value_length(lists).to_numpy()  # (rows with an array only)
+    last = np.maximum(np.cumsum(counts) - 1, 0)  # the last event at or before each position
+    held = events.entries_after(key)
+    mine = (np.cumsum(counts) > 0) & (events.gid[last] == g.gid)  # an event of its group
+    after = np.where(mine, held[last], 0)  # entries after each row
+    before = np.concatenate([[0], after[:-1]])
+    before[g.starts] = 0
+    adds = (use & ~ret)[g.order]
+    added = np.zeros(g.n, np.int64)
+    added[rows[adds[rows]]] = 1  # arrays added (not null)
+    run = np.cumsum(added) - added
+    state = (run - run[g.starts][g.gid]) > 0  # not null before the row
+    has_array = np.zeros(g.n, bool)
+    has_array[rows] = True
+    if fn == "collect":
+        op, entries = adds & (has_array | state), after
+    else:
+        op, entries = use[g.order] & has_array & state, np.where(adds, after, before)
+    at = np.flatnonzero(op)
+    return g.gid[at], at, entries[at]
 
 
 Kept = tuple[np.ndarray, np.ndarray]  # (where each kept element sits: an event's time,
@@ -100,10 +158,17 @@ class _Events:
         self.gid = gid
         self.adds = adds
         self.n = len(gid)
+        self._sorted: tuple[list[pa.Array], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     def _histories(self, identity: list[pa.Array]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The events ordered by (group, identity, time), where each element's history
-        starts (sorted positions), and the history of each sorted position."""
+        starts (sorted positions), and the history of each sorted position (kept for the
+        next call with the same ``identity``)."""
+        if self._sorted is None or self._sorted[0] is not identity:
+            self._sorted = identity, self._sort(identity)
+        return self._sorted[1]
+
+    def _sort(self, identity: list[pa.Array]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         cols = {"g": pa.array(self.gid, pa.int64()),
                 **{f"k{i}": k for i, k in enumerate(identity)},
                 "t": pa.array(np.arange(self.n), pa.int64())}
@@ -121,6 +186,21 @@ class _Events:
         if not len(starts):
             return np.zeros(0, np.int64)
         return np.maximum.reduceat(np.where(~adds, np.arange(self.n), -1), starts)
+
+    def entries_after(self, identity: list[pa.Array]) -> np.ndarray:
+        """Per event (time order), the distinct elements its group holds right after it (an
+        addition of a held element or a retraction of a missing one changes nothing)."""
+        order, starts, _ = self._histories(identity)
+        adds = self.adds[order]
+        held_before = np.zeros(self.n, bool)
+        held_before[1:] = adds[:-1]
+        held_before[starts] = False
+        delta = np.empty(self.n, np.int64)
+        delta[order] = adds.astype(np.int64) - held_before
+        run = np.cumsum(delta)
+        first = np.ones(self.n, bool)  # the first event of its group (groups are contiguous)
+        first[1:] = self.gid[1:] != self.gid[:-1]
+        return run - (run - delta)[first][np.cumsum(first) - 1]
 
     def last_event_adds(self, identity: list[pa.Array]) -> Kept:
         """An element is kept iff its history ends with an addition: placed at its first
@@ -159,11 +239,12 @@ class _Events:
 
 
 def _assemble(typ: pa.DataType, elements: pa.Array, gid: np.ndarray, kept: Kept,
-              ngroups: int, present: np.ndarray) -> pa.Array:
-    """The kept elements, in the order of their places, as one list or map per group; null
-    where ``present`` is False."""
+              ngroups: int, present: np.ndarray, order: np.ndarray | None = None) -> pa.Array:
+    """The kept elements, in the order of their places (or ``order``, a permutation of them
+    that keeps groups in order), as one list or map per group; null where ``present`` is
+    False."""
     place, source = kept
-    by_place = np.argsort(place, kind="stable")
+    by_place = np.argsort(place, kind="stable") if order is None else order
     source = source[by_place]
     values = elements.take(pa.array(source, pa.int64()))
     counts = np.bincount(gid[source], minlength=ngroups)
@@ -173,6 +254,13 @@ def _assemble(typ: pa.DataType, elements: pa.Array, gid: np.ndarray, kept: Kept,
         return pa.MapArray.from_arrays(offsets, values.field("key"), values.field("value"),
                                        type=typ, mask=mask)
     return pa.ListArray.from_arrays(offsets, values, type=typ, mask=mask)
+
+
+def _paimon_type(t: pa.DataType) -> str:
+    """The Paimon type name of a nested key field (to hash its BinaryRow)."""
+    name = data_types.from_arrow(t, True, lambda: 0)
+    assert isinstance(name, str)  # nested fields were refused (_check_comparable)
+    return name
 
 
 def _identity(values: pa.Array, name: str) -> list[pa.Array]:

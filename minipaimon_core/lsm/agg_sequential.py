@@ -8,7 +8,8 @@ group that has one, as one NumPy or Arrow operation. Groups are ordered by their
 values, longest first, so the groups still folding at step k are a prefix of the state.
 The cost is one operation per step: as many steps as the most values one key has in the
 merge (typically the number of sorted runs holding it). The aggregation engine calls this
-only for a decimal ``product`` and for the groups of a ``product`` with a retraction.
+only for a decimal ``product``, and for an integer ``product`` with a retraction or that
+may overflow (:mod:`.agg_integers`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError
 
+from . import agg_integers
 from .merge_groups import Groups
 
 
@@ -33,6 +35,7 @@ def product(col: pa.ChunkedArray, g: Groups, seen: np.ndarray, ret: np.ndarray) 
 
     Raises:
         InvalidArgumentError: an integer retraction divides by zero (Paimon fails too).
+        OverflowError: an integer step leaves the column's type (see :mod:`.agg_integers`).
     """
     typ = col.type
     pos = np.flatnonzero(seen)
@@ -73,21 +76,19 @@ def _at(values: Any, idx: np.ndarray) -> Any:
 
 def _number_step(typ: pa.DataType) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
     """acc * x, or acc / x for a retraction, in the column's own arithmetic: Java's
-    ``float``/``double``, or integers of the column's width (wrapping; division truncates
-    toward zero)."""
+    ``float``/``double``, or exact integers (division truncates toward zero) that must fit
+    the column's type (:func:`~minipaimon_core.lsm.agg_integers.checked_step`)."""
     floating = pa.types.is_floating(typ)
-    narrow = None if floating else np.dtype(typ.to_pandas_dtype())
+    narrow = np.dtype(typ.to_pandas_dtype())
 
     def step(acc: np.ndarray, x: np.ndarray, retract: np.ndarray) -> np.ndarray:
         if floating:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 return np.where(retract, acc / x, acc * x).astype(acc.dtype)
-        a, b = acc.astype(np.int64), x.astype(np.int64)
-        if (retract & (b == 0)).any():
-            raise InvalidArgumentError("product: a retraction divides an integer by zero")
-        safe = np.where(b == 0, 1, b)
-        quotient = np.sign(a) * np.sign(safe) * (np.abs(a) // np.abs(safe))
-        return np.where(retract, quotient, a * b).astype(narrow)
+        try:
+            return agg_integers.checked_step(acc, x, retract, np.iinfo(narrow)).astype(narrow)
+        except ZeroDivisionError:
+            raise InvalidArgumentError("product: a retraction divides an integer by zero") from None
 
     return step
 

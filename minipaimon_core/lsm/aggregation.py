@@ -11,6 +11,7 @@ update-after, ``-`` a retraction: update-before or delete):
 ==========================  ============================================================
 ``sum`` (``count``)         ``+x``: add; ``-x``: subtract (from null: ``-x``); nulls skip
 ``product``                 ``+x``: multiply; ``-x``: divide (from null: ``x``); nulls skip
+                            (integers: a step that leaves the type raises, never wraps)
 ``last_value``              ``+x``: x (null too); ``-x``: null
 ``last_non_null_value``     ``+x``: x if not null; ``-x``: null if x is not null
 ``first_value``             the first ``+`` row's value (null too)
@@ -18,6 +19,7 @@ update-after, ``-`` a retraction: update-before or delete):
 ``min`` ``max``             smallest / largest non-null (NaN is the largest float)
 ``bool_and`` ``bool_or``    over the non-null values
 ``listagg``                 non-null values joined by the delimiter, in merge order
+                            (``distinct``: new tokens only, :mod:`.agg_listagg`)
 ``collect`` ...             see :mod:`.agg_collections`
 ==========================  ============================================================
 
@@ -34,28 +36,48 @@ import pyarrow.compute as pc
 
 from minipaimon_core.errors import InvalidArgumentError, UnsupportedOptionError
 
-from . import agg_collections, agg_sequential
-from .merge_config import MergeConfig
+from . import agg_collections, agg_integers, agg_listagg, agg_sequential
+from .merge_config import DELETE, MergeConfig
 from .merge_groups import Groups, value_columns
 
 _ARROW_AGG = {"min": "min", "max": "max", "bool_and": "all", "bool_or": "any"}
 
 
 def aggregate(table: pa.Table, config: MergeConfig, g: Groups, retract: np.ndarray,
-              unmerged: np.ndarray | None = None) -> pa.Table:
+              unmerged: np.ndarray | None = None, rows: np.ndarray | None = None) -> pa.Table:
     """One row per group of ``g`` with every value column folded (``retract`` marks the
-    -U/-D rows, input order); other columns are the last row's. The groups ``unmerged``
-    marks keep their last row as it is (keys of one row: their retractions must not be
-    marked). Raises InvalidArgumentError / UnsupportedOptionError (see the module)."""
+    -U/-D rows, input order) over the rows ``rows`` marks (input order; all if None);
+    other columns are the last row's. The groups ``unmerged`` marks keep their last row as
+    it is (keys of one row: their retractions must not be marked). Raises
+    InvalidArgumentError / UnsupportedOptionError (see the module)."""
     out = table.take(g.order[g.ends])
     keep = pa.array(unmerged) if unmerged is not None and unmerged.any() else None
     for i in value_columns(table, config):
         name = table.column_names[i]
-        folded = fold_column(table.column(i), name, config.function_of(name), g, retract, config)
+        folded = fold_column(table.column(i), name, config.function_of(name), g, retract, config, rows)
         if keep is not None:
             folded = pc.if_else(keep, out.column(i), folded)
         out = out.set_column(i, table.schema.field(i), folded)
     return out
+
+
+def delete_resets(g: Groups, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``aggregation.remove-record-on-delete``, as Paimon's ``AggregateMergeFunction``: a -D
+    row (not a -U) replaces its key's state by its own values, so a key's fold starts at its
+    last -D, which is folded as an insert, and the rows before it are forgotten; a key
+    whose last row is a -D is removed (its merged row is that -D). Returns (the rows folded,
+    input order; which groups end in a -D).
+
+    Paimon folds the later rows onto the -D's values (a ``sum`` of +10, -D 10, +5 is 15;
+    after a compaction dropped the -D, 5), and so does this; its ``first_value`` of a key
+    whose merge starts at a -D takes the next row's value, where this keeps the -D's (the
+    result of merging the key's rows at once)."""
+    deletes = (kinds == DELETE)[g.order]
+    last = g.last_where(deletes)
+    before = np.arange(g.n) < np.repeat(last, g.sizes)  # sorted positions
+    folded = np.empty(g.n, bool)
+    folded[g.order] = ~before
+    return folded, (last >= 0) & (last == g.ends)
 
 
 def fold_column(col: pa.ChunkedArray, name: str, fn: str, g: Groups, retract: np.ndarray,
@@ -69,6 +91,8 @@ def fold_column(col: pa.ChunkedArray, name: str, fn: str, g: Groups, retract: np
     try:
         if fn in agg_collections.FUNCTIONS:
             return agg_collections.fold(col, fn, g, use, ret, config, name)
+        if fn == "listagg" and name in config.collect_distinct:
+            return agg_listagg.distinct_listagg(col, g, use, config.listagg_delimiter.get(name, ","))
         return _fold(col, fn, g, use, ret, config.listagg_delimiter.get(name, ","))
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise UnsupportedOptionError(
@@ -76,6 +100,11 @@ def fold_column(col: pa.ChunkedArray, name: str, fn: str, g: Groups, retract: np
             f"type {col.type}: {e}") from e
     except pa.ArrowInvalid as e:
         raise InvalidArgumentError(f"aggregating field {name!r} with {fn!r}: {e}") from e
+    except OverflowError as e:  # agg_integers: nothing wrapped is ever returned or stored
+        raise InvalidArgumentError(
+            f"aggregating field {name!r} with {fn!r}: {e} (Paimon fails too, apache/paimon#7992); "
+            f"nothing was merged. Widen the column (alter_column_type to a wider integer or a "
+            f"DECIMAL), or roll back the commit that overflowed") from None
 
 
 def _fold(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray, ret: np.ndarray,
@@ -94,7 +123,8 @@ def _fold(col: pa.ChunkedArray, fn: str, g: Groups, use: np.ndarray, ret: np.nda
         return pc.binary_join(lists, delimiter).cast(col.type)
     typ = col.type
     seen = (use & valid)[g.order]
-    if fn == "product" and (pa.types.is_decimal(typ) or (ret_s & seen).any()):
+    if fn == "product" and (pa.types.is_decimal(typ) or (ret_s & seen).any()
+                            or _product_may_overflow(col, g, seen)):
         return agg_sequential.product(col, g, seen, ret_s)
     if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
         return _reduce_numeric(col, fn, g, seen, ret_s)
@@ -123,10 +153,11 @@ def _fit_decimal(values: pa.Array, typ: pa.DataType) -> pa.Array:
 def _reduce_numeric(col: pa.ChunkedArray, fn: str, g: Groups, seen: np.ndarray,
                     retract: np.ndarray) -> pa.Array:
     """``fn`` of a numeric/boolean column with NumPy ``reduceat`` over the sorted groups,
-    in merge order; ``seen`` (sorted) marks the contributing non-null rows. Integers add
-    and multiply in int64, which wraps as Java's narrower types do; floats in their own
-    width, as Java's ``float``/``double`` (NumPy sums a group of 8 or more values
-    pairwise, so such a float sum may differ from Java's in the last bits)."""
+    in merge order; ``seen`` (sorted) marks the contributing non-null rows. Integer sums
+    are exact and must fit the column's type at every step (:mod:`.agg_integers`: raises
+    OverflowError); products here are those that cannot overflow. Floats add and multiply
+    in their own width, as Java's ``float``/``double`` (NumPy sums a group of 8 or more
+    values pairwise, so such a float sum may differ from Java's in the last bits)."""
     typ = col.type
     if fn in ("bool_and", "bool_or") and not pa.types.is_boolean(typ):
         raise UnsupportedOptionError(f"{fn} needs a boolean column, not {typ}")
@@ -148,6 +179,8 @@ def _reduce_numeric(col: pa.ChunkedArray, fn: str, g: Groups, seen: np.ndarray,
             result = np.fmin.reduceat(np.where(seen, v, big), starts)
         else:
             result = np.maximum.reduceat(np.where(seen, v, -big), starts)
+    elif fn in ("sum", "count") and not floating:
+        result = agg_integers.checked_sums(v, seen, retract, g, np.iinfo(typ.to_pandas_dtype()))
     elif fn in ("sum", "count"):
         result = np.add.reduceat(np.where(seen, np.where(retract, -v, v), 0), starts)
     else:  # product without retractions
@@ -155,6 +188,15 @@ def _reduce_numeric(col: pa.ChunkedArray, fn: str, g: Groups, seen: np.ndarray,
     present = np.logical_or.reduceat(seen, starts)
     mask = None if fn == "count" else ~present
     return pa.array(result, mask=mask).cast(typ, safe=False)
+
+
+def _product_may_overflow(col: pa.ChunkedArray, g: Groups, seen: np.ndarray) -> bool:
+    """Whether an integer ``product`` of ``col`` may leave its type (then it is folded step
+    by step, exactly: :mod:`.agg_integers`)."""
+    if not pa.types.is_integer(col.type):
+        return False
+    v = pc.fill_null(col, 0).to_numpy()[g.order].astype(np.int64)
+    return agg_integers.product_may_overflow(v, seen, g, np.iinfo(col.type.to_pandas_dtype()))
 
 
 def _grouped(col: pa.ChunkedArray | pa.Array, gid: np.ndarray, rows: np.ndarray, agg: str,

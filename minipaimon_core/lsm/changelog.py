@@ -1,6 +1,6 @@
 """Changelog rows from two states of the same keys (pure, vectorised).
 
-``diff(before, after)`` takes one row per key in each (-D rows are dropped first) and
+``diff(before, after)`` takes one row per key in each (-U/-D rows are dropped first) and
 returns what a consumer must see to go from ``before`` to ``after``: ``+I`` for a new key,
 ``-D`` (old values) for a removed key, ``-U`` (old) then ``+U`` (new) for a changed key.
 Keys whose values did not change produce nothing. Rows come out sorted by key, with
@@ -57,10 +57,12 @@ def diff(before: pa.Table, after: pa.Table, key_columns: Sequence[str]) -> pa.Ta
 
 
 def _live(t: pa.Table) -> pa.Table:
-    """``t`` without -D rows (tombstones a merge kept; see MergeConfig.keeps_tombstones)."""
+    """``t`` without -U/-D rows (tombstones a merge kept, see MergeConfig.keeps_tombstones:
+    a deduplicate merge keeps the winner's own kind)."""
     if VALUE_KIND not in t.column_names or t.num_rows == 0:
         return t
-    return t.filter(pc.not_equal(t.column(VALUE_KIND), pa.scalar(DELETE, pa.int8())))
+    retract = pc.is_in(t.column(VALUE_KIND), pa.array([UPDATE_BEFORE, DELETE], pa.int8()))
+    return t.filter(pc.invert(retract))
 
 
 def _with_kind(t: pa.Table, kind: int) -> pa.Table:

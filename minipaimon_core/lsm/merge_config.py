@@ -33,6 +33,9 @@ RETRACTABLE = frozenset({"sum", "count", "product", "last_value", "last_non_null
 #: result does not depend on whether a row is newer or older than the group's latest, which
 #: Paimon folds in opposite orders (``agg`` / ``aggReversed``).
 PARTIAL_UPDATE_FUNCTIONS = frozenset({"sum", "product", "min", "max", "bool_and", "bool_or"})
+#: ... and those that follow Paimon's fold in both orders, in a sequence group only
+#: (minipaimon_core.lsm.group_order)
+GROUP_ORDERED_FUNCTIONS = frozenset({"first_value", "last_value"})
 _ALIASES = {"first_not_null_value": "first_non_null_value"}  # Paimon's legacy name
 
 
@@ -62,6 +65,7 @@ class MergeConfig:
     sequence_field: str | None = None
     ignore_delete: bool = False
     partial_update_remove_on_delete: bool = False
+    aggregation_remove_on_delete: bool = False
     aggregate_functions: Mapping[str, str] = field(default_factory=dict)
     default_aggregate_function: str = "last_non_null_value"
     ignore_retract: frozenset[str] = frozenset()
@@ -69,6 +73,7 @@ class MergeConfig:
     collect_distinct: frozenset[str] = frozenset()
     nested_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     sequence_groups: tuple[SequenceGroup, ...] = ()
+    remove_on_sequence_group: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key_columns:
@@ -85,8 +90,15 @@ class MergeConfig:
                     f"option {key!r} has an unknown value; use one of {sorted(AGGREGATE_FUNCTIONS)}")
         if self.engine == "partial-update":
             self._check_partial_update()
+        if self.aggregation_remove_on_delete and self.ignore_retract:
+            raise UnsupportedOptionError(
+                f"options 'aggregation.remove-record-on-delete' and "
+                f"'fields.{sorted(self.ignore_retract)[0]}.ignore-retract' conflict (Paimon refuses "
+                "the pair): a delete removes the key, it is never ignored")
 
     def _check_partial_update(self) -> None:
+        if self.remove_on_sequence_group:
+            self._check_removal_group()
         if self.sequence_groups and self.partial_update_remove_on_delete:
             raise UnsupportedOptionError(
                 "options 'fields.<f>.sequence-group' and 'partial-update.remove-record-on-delete' "
@@ -97,11 +109,16 @@ class MergeConfig:
                 f"option 'fields.{name}.aggregate-function' on a partial-update table needs "
                 "sequence groups ('fields.<f>.sequence-group'), as in Paimon")
         for name, fn in self.aggregate_functions.items():
-            if fn not in PARTIAL_UPDATE_FUNCTIONS:
+            if fn in GROUP_ORDERED_FUNCTIONS and self.group_of(name) is None:
+                raise UnsupportedOptionError(
+                    f"option 'fields.{name}.aggregate-function' = {fn!r} in a partial-update "
+                    "table needs the column in a sequence group ('fields.<s>.sequence-group'), "
+                    "as in Paimon")
+            if fn not in PARTIAL_UPDATE_FUNCTIONS | GROUP_ORDERED_FUNCTIONS:
                 raise UnsupportedOptionError(
                     f"option 'fields.{name}.aggregate-function' = {fn!r} in a partial-update "
                     "table is not supported (minipaimon folds "
-                    f"{', '.join(sorted(PARTIAL_UPDATE_FUNCTIONS))} there)")
+                    f"{', '.join(sorted(PARTIAL_UPDATE_FUNCTIONS | GROUP_ORDERED_FUNCTIONS))} there)")
         grouped = [f for g in self.sequence_groups for f in (*g.sequence_fields, *g.fields)]
         for f in grouped:
             if f in self.key_columns:
@@ -114,10 +131,37 @@ class MergeConfig:
                         f"option 'fields.{f}.aggregate-function': {f!r} is a sequence field of "
                         "a sequence group, which takes no aggregate function (as in Paimon)")
 
+    def _check_removal_group(self) -> None:
+        key = "partial-update.remove-record-on-sequence-group"
+        sequence_fields = {f for g in self.sequence_groups for f in g.sequence_fields}
+        outside = [f for f in self.remove_on_sequence_group if f not in sequence_fields]
+        if outside:
+            raise UnsupportedOptionError(
+                f"field {outside[0]!r} defined in option {key!r} must be part of sequence groups "
+                "(a sequence field of a 'fields.<f>.sequence-group'), as in Paimon")
+        if self.ignore_delete:
+            raise UnsupportedOptionError(
+                f"options 'ignore-delete' and {key!r} conflict (Paimon refuses the pair)")
+        if len({self.group_of(f) for f in self.remove_on_sequence_group}) > 1:
+            raise UnsupportedOptionError(
+                f"option {key!r} names the sequence fields of several groups; minipaimon removes "
+                "a record by one group's sequence (a removal there resets the other groups, which "
+                "its merge cannot follow); name one group's")
+
+    @property
+    def removal_group(self) -> SequenceGroup | None:
+        """The sequence group whose winning -D removes the whole record
+        (``partial-update.remove-record-on-sequence-group``), or None."""
+        if not self.remove_on_sequence_group:
+            return None
+        return self.group_of(self.remove_on_sequence_group[0])
+
     @staticmethod
     def from_options(key_columns: Sequence[str], options: Mapping[str, str]) -> MergeConfig:
         """Parse Paimon option names: ``merge-engine``, ``sequence.field``, ``ignore-delete``
         (and its legacy per-engine names), ``partial-update.remove-record-on-delete``,
+        ``aggregation.remove-record-on-delete``,
+        ``partial-update.remove-record-on-sequence-group``,
         ``fields.default-aggregate-function``, ``fields.<f>.aggregate-function``,
         ``fields.<f>.ignore-retract``, ``fields.<f>.list-agg-delimiter``,
         ``fields.<f>.distinct``, ``fields.<f>.nested-key``,
@@ -172,6 +216,10 @@ class MergeConfig:
             sequence_field=seq,
             ignore_delete=any(typed[k] for k in _IGNORE_DELETE_KEYS),
             partial_update_remove_on_delete=typed["partial-update.remove-record-on-delete"],
+            aggregation_remove_on_delete=typed["aggregation.remove-record-on-delete"],
+            remove_on_sequence_group=tuple(
+                f.strip() for f in (typed["partial-update.remove-record-on-sequence-group"] or "").split(",")
+                if f.strip()),
             aggregate_functions=functions,
             default_aggregate_function=_ALIASES.get(default, default),
             ignore_retract=frozenset(ignore_retract),
@@ -211,9 +259,10 @@ class MergeConfig:
         return None
 
     def merge_columns(self, columns: Sequence[str]) -> list[str]:
-        """``columns`` plus the columns a merge of them needs: the sequence field and the
-        sequence fields of their sequence groups."""
+        """``columns`` plus the columns a merge of them needs: the sequence field, the
+        sequence fields of their sequence groups and of the removal group."""
         extra = [self.sequence_field] if self.sequence_field else []
+        extra += self.remove_on_sequence_group  # a removal there removes every column
         for c in columns:
             if (g := self.group_of(c)) is not None:
                 extra.extend(g.sequence_fields)
@@ -248,7 +297,10 @@ def check_retractions(kinds: pa.Array, columns: Sequence[str], config: MergeConf
         InvalidArgumentError: naming the option to set.
     """
     k = kinds.to_numpy(zero_copy_only=False)
-    if config.ignore_delete or not ((k == UPDATE_BEFORE) | (k == DELETE)).any():
+    retracting = (k == UPDATE_BEFORE) | (k == DELETE)
+    if config.engine == "aggregation" and config.aggregation_remove_on_delete:
+        retracting = k == UPDATE_BEFORE  # a -D removes the key, retracting nothing
+    if config.ignore_delete or not retracting.any():
         return
     if config.engine == "partial-update" and not (
             config.partial_update_remove_on_delete or config.sequence_groups):

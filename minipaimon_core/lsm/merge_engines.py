@@ -7,9 +7,12 @@ row per key, sorted by key.  A key's rows are ordered by (``sequence.field`` nul
 adjacent-key comparison for group boundaries, ``reduceat`` / Arrow hash aggregates, ``take``.
 Sorted runs concatenated oldest first are not re-sorted: for integer/temporal keys a stable
 sort on the key alone merges them and is the whole order once checked (see ``Groups``).
-Output rows are +I, or -D for a deleted key when ``keep_deletes`` (compaction into a
-non-bottom level: the delete must still shadow older levels), or a key's one row as it is
-(below); ``_SEQUENCE_NUMBER`` is the largest of the key.  Merging runs with
+Output rows keep the ``_VALUE_KIND`` Paimon's merge functions give them: ``deduplicate``
+and ``first-row`` return a stored row with its own kind (+I or +U; a -U/-D winner of
+``deduplicate`` only when ``keep_deletes``: compaction into a non-bottom level, where the
+delete must still shadow older levels); ``partial-update`` and ``aggregation`` return a
+key's one row as it is (below), else a built +I row (-D for a deleted key when
+``keep_deletes``); ``_SEQUENCE_NUMBER`` is the largest of the key.  Merging runs with
 ``keep_deletes=True`` and later merging that output with other runs gives the same result
 as merging everything at once (piecewise property; limits below).
 
@@ -24,11 +27,15 @@ as merging everything at once (piecewise property; limits below).
   dropped; -D forgets earlier values and deletes the key unless a +I/+U follows it; with
   ``keep_deletes`` such a re-written key keeps its -D row before its +I row, the only case
   of two output rows for one key) or sequence groups (a group's columns follow the row
-  with its largest sequence fields, a winning retraction clears them).
+  with its largest sequence fields, a winning retraction clears them; with
+  ``partial-update.remove-record-on-sequence-group`` a -D winning the named group removes
+  the key; :mod:`.partial_update`).
 * ``aggregation``: per column a function (default ``last_non_null_value``), folded from a
   null state in merge order; -U/-D rows retract (``sum`` subtracts, ``product`` divides,
   ``last_value`` becomes null, ``collect`` removes elements, ...); a function without a
-  retraction raises InvalidArgumentError on one unless ``fields.<f>.ignore-retract``.
+  retraction raises InvalidArgumentError on one unless ``fields.<f>.ignore-retract``. With
+  ``aggregation.remove-record-on-delete`` a -D resets the key instead (see
+  :func:`.aggregation.delete_resets`): a key whose last row is a -D merges into that -D.
 
 Aggregated rows are states, valid as input: ``count`` stores the running count and merging
 sums it, so user rows must pass :func:`prepare_input` (non-null -> 1, null -> 0) exactly
@@ -50,7 +57,7 @@ import pyarrow as pa
 
 from minipaimon_core.errors import InvalidArgumentError
 
-from .aggregation import aggregate
+from .aggregation import aggregate, delete_resets
 from .merge_config import (
     AGGREGATE_FUNCTIONS,
     DELETE,
@@ -117,7 +124,7 @@ def merge(table: pa.Table, config: MergeConfig, *, keep_deletes: bool) -> pa.Tab
         return table
     if unique_in_key_order(table, config):  # a sorted write of distinct keys: nothing to merge
         if engine in ("deduplicate", "first-row"):
-            return finish(table, None, retract, keep_deletes, kinds)
+            return finish(table, None, retract, keep_deletes, own_kinds=True)
         if not keep_deletes and retract.any():  # lone rows pass through; a lone retraction goes
             return table.filter(pa.array(~retract))
         return table
@@ -129,9 +136,9 @@ def merge(table: pa.Table, config: MergeConfig, *, keep_deletes: bool) -> pa.Tab
         max_seq = np.maximum.reduceat(seq[g.order], g.starts)
     if engine in ("deduplicate", "first-row"):
         if g.singles_in_order:  # every row is its key's (a sorted write of distinct keys): no copy
-            return finish(table, max_seq, retract, keep_deletes)
+            return finish(table, max_seq, retract, keep_deletes, own_kinds=True)
         rows = g.order[g.ends if engine == "deduplicate" else g.starts]
-        return finish(table.take(rows), max_seq, retract[rows], keep_deletes)
+        return finish(table.take(rows), max_seq, retract[rows], keep_deletes, own_kinds=True)
     return _fold(table, config, g, kinds, retract, max_seq, keep_deletes)
 
 
@@ -146,8 +153,12 @@ def _fold(table: pa.Table, config: MergeConfig, g: Groups, kinds: np.ndarray,
     elif config.engine == "aggregation":  # lone keys' rows are the last rows of their groups
         merged_rows = np.empty(g.n, bool)
         merged_rows[g.order] = ~lone[g.gid]
-        out = aggregate(table, config, g, retract & merged_rows, lone)
-        out_kinds = np.where(lone, kinds[g.order[g.ends]], INSERT).astype(np.int8)
+        folded, removed = None, np.zeros(len(g.starts), bool)
+        if config.aggregation_remove_on_delete:  # a -D resets its key (aggregation.delete_resets)
+            folded, removed = delete_resets(g, kinds)
+            merged_rows &= kinds != DELETE
+        out = aggregate(table, config, g, retract & merged_rows, lone, folded)
+        out_kinds = np.where(lone, kinds[g.order[g.ends]], np.where(removed, DELETE, INSERT)).astype(np.int8)
         out = replace_column(replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64())),
                              VALUE_KIND, pa.array(out_kinds))
     else:

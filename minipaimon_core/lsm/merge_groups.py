@@ -175,14 +175,16 @@ def differs(col: pa.Array | pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
 
 
 def finish(out: pa.Table, max_seq: np.ndarray | None, deleted: np.ndarray,
-           keep_deletes: bool, kinds: np.ndarray | None = None) -> pa.Table:
-    """Set ``_SEQUENCE_NUMBER`` (``max_seq``; None: as it is) / ``_VALUE_KIND`` and drop
-    deleted keys unless kept. ``kinds``: the rows' kinds as they are, if known (a column
-    already +I/-D as it must be is not built again)."""
+           keep_deletes: bool, own_kinds: bool = False) -> pa.Table:
+    """Set ``_SEQUENCE_NUMBER`` (``max_seq``; None: as it is) and drop deleted keys unless
+    kept. ``_VALUE_KIND``: the rows' own if ``own_kinds`` (each is a stored row, as Paimon's
+    deduplicate and first-row return it: a ``+U`` stays ``+U``, a ``-U`` ``-U``), else
+    ``+I`` (a row built by a merge), ``-D`` where ``deleted``."""
     if max_seq is not None:
         out = replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64()))
-    if kinds is None or not np.array_equal(kinds, np.where(deleted, DELETE, INSERT)):
-        out = replace_column(out, VALUE_KIND, pa.array(np.where(deleted, DELETE, INSERT).astype(np.int8)))
+    if not own_kinds:
+        kinds = np.where(deleted, DELETE, INSERT).astype(np.int8)
+        out = replace_column(out, VALUE_KIND, pa.array(kinds))
     if deleted.any() and not keep_deletes:
         out = out.filter(pa.array(~deleted))
     return out

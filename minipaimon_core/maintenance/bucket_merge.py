@@ -1,7 +1,8 @@
 """Executing one primary-key bucket's compaction as a streaming k-way merge.
 
-Every file is read table by table (:func:`~minipaimon_core.read.read.iter_file_as`, the rows
-its deletion vector marks left out), the runs are cut into key-aligned steps
+Every file is read table by table (:func:`~minipaimon_core.read.file_read.iter_file_as`, the
+rows its deletion vector marks left out, except in the bottom level the full-compaction
+changelog diffs against), the runs are cut into key-aligned steps
 (:func:`~minipaimon_core.lsm.streaming_merge.key_chunks`), and each step is merged and
 written before the next is read::
 
@@ -51,12 +52,18 @@ class BucketRuns:
         self.bucket = bucket
         self._deleted = deleted or {}
 
-    def run(self, files: Sequence[DataFileMeta], names: list[str]) -> Iterator[pa.Table]:
-        """The rows (columns ``names``) of one sorted run's ``files``, in key order."""
+    def run(self, files: Sequence[DataFileMeta], names: list[str], *, marked: bool = True) -> Iterator[pa.Table]:
+        """The rows (columns ``names``) of one sorted run's ``files``, in key order, without
+        the rows their vectors mark (``marked``; else all rows as written)."""
         ctx = self.ctx
         for f in sorted(files, key=lambda f: key_order(f.minKey)):
+            deleted = self._deleted.get(f.fileName) if marked else None
             yield from iter_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, self.path, self.bucket,
-                                    f, names, deleted=self._deleted.get(f.fileName), batch_rows=BATCH_ROWS)
+                                    f, names, deleted=deleted, batch_rows=BATCH_ROWS)
+
+    def has_marks(self, files: Sequence[DataFileMeta]) -> bool:
+        """Whether a vector marks a row of one of ``files``."""
+        return any(len(self._deleted.get(f.fileName, ())) for f in files)
 
     def writer(self, level: int, prefix: str = "data") -> RollingWriter:
         ctx = self.ctx
@@ -120,17 +127,19 @@ def _merge_inputs(runs: BucketRuns, config: MergeConfig, files: list[DataFileMet
         for run in disjoint_chains(oldest_first(others)):
             older.append(len(sources))
             sources.append(runs.run(run, keys))
-    # full-compaction changelog: the bottom level as the previous full compaction left it
+    # full-compaction changelog: the bottom level as the previous full compaction wrote it,
+    # the rows vectors have marked since included (their removal is a change to emit); the
+    # bottom input run is read once for both where no vector marks a row of it
     previous_at: int | None = None
     if full_changelog:
         previous = [f for f in files if f.level == max_level]
         names_in = {f.fileName for f in inputs}
         found = [i for i, r in enumerate(in_runs) if r and all(f.level == max_level for f in r)]
-        if previous and found and {f.fileName for f in previous} <= names_in:
+        if previous and found and {f.fileName for f in previous} <= names_in and not runs.has_marks(previous):
             previous_at = found[0]
         elif previous:
             previous_at = len(sources)
-            sources.append(runs.run(previous, names))
+            sources.append(runs.run(previous, names, marked=False))
     for parts in key_chunks(sources, keys):
         mine = [p for p in parts[:n_in] if p is not None]
         merged = merge(_concat(mine), config, keep_deletes=keep_deletes) if mine else None

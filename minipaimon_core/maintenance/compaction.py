@@ -5,6 +5,16 @@ one sorted run. A picked unit's files are merged with the merge engine into its 
 level (deletes are dropped only when writing the bottom level). Append buckets merge small
 files once there are ``compaction.min.file-num`` of them. All changes of one call are
 committed as one COMPACT snapshot; a conflict with a concurrent compaction cancels ours.
+
+With ``deletion-vectors.enabled`` every file is read without the rows its vector marks,
+in both kinds of table. In a primary-key table the vector can be the only record of a
+delete: Paimon's compaction drops a ``-D`` row once it has marked the rows it deletes, so
+a merge of the files alone would bring those rows back. The positions left out are in the
+message (:attr:`CommitMessage.vectorsApplied`), and the commit refuses the compaction if
+one of them is no longer marked (a restore or rollback unmarked it meanwhile). The
+``full-compaction`` changelog alone reads the bottom level with its marks: it is the
+previous full compaction's output as written, and the marks set since are changes. A
+primary-key bucket's merge streams (:mod:`.bucket_merge`).
 """
 
 from __future__ import annotations
@@ -17,7 +27,6 @@ from typing import Any
 
 import msgspec
 import numpy as np
-import pyarrow as pa
 
 from ..commit.append_vectors import fingerprint
 from ..commit.commit import FileStoreCommit
@@ -27,7 +36,6 @@ from ..errors import (
     ConflictReason,
     InvalidArgumentError,
 )
-from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from ..format.snapshot import Snapshot
 from ..lsm.compaction_picker import (
@@ -41,11 +49,13 @@ from ..lsm.compaction_picker import (
 from ..lsm.merge_engines import MergeConfig
 from ..metadata.commit_message import CommitMessage
 from ..metadata.context import HasContext, TableContext
+from ..metadata.deletion_vectors import Vectors
 from ..metadata.manifest_io import live_files
 from ..read.file_read import iter_file_as
-from ..read.read import read_file_as, sorted_runs_newest_first
+from ..read.read import sorted_runs_newest_first
 from ..schema.features import check_writable
 from ..write.rolling import RollingWriter
+from . import postpone
 from .bucket_merge import BucketRuns, compact_runs
 
 BucketKey = tuple[tuple[Any, ...], int]
@@ -68,7 +78,7 @@ def bucket_units(table: HasContext, only: set[BucketKey] | None = None,
     base = snapshot if snapshot is not None else ctx.snapshots.latest()
     for e in live_files(ctx.manifests, base):
         key = (tuple(e.partition), e.bucket)
-        if only is None or key in only:
+        if e.bucket != postpone.POSTPONE_BUCKET and (only is None or key in only):  # postponed: postpone.py
             buckets[key].append(e)
     return [entries for _, entries in sorted(buckets.items(), key=lambda kv: repr(kv[0]))]
 
@@ -94,8 +104,9 @@ def commit_compaction(table: HasContext, messages: list[CommitMessage],
         return None
 
 
-def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = None) -> int | None:
-    """Automatic compaction after a commit of ``messages`` (all buckets if None).
+def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = None,
+                  only: set[BucketKey] | None = None) -> int | None:
+    """Automatic compaction after a commit of ``messages`` (``only``: of these buckets; all if None).
 
     Primary-key tables compact the buckets written when the picker finds work (all new
     level-0 files with the ``lookup`` changelog producer, a full compaction with
@@ -107,8 +118,9 @@ def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = 
     buckets (``bucket`` -1) are compacted on demand only, as Paimon's batch writers leave
     them (None).
     """
+    if only is None and messages is not None:
+        only = {(tuple(m.partition), m.bucket) for m in messages}
     ctx = table.context()
-    only = None if messages is None else {(tuple(m.partition), m.bucket) for m in messages}
     if only is not None and not only:
         return None
     options = ctx.options
@@ -149,19 +161,20 @@ def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey
     buckets into one file), ``minor`` (each bucket of more than one sorted run: its level-0
     files into level >= 1; append buckets: their small files), ``auto`` (what the picker
     finds due, as after a commit). ``min_runs``: compact only buckets with at least that
-    many sorted runs. ``progress``
-    is called with (buckets done, buckets in all) after each bucket.
+    many sorted runs. ``progress`` is called with (buckets done, buckets in all) after each bucket.
     Returns the COMPACT snapshot id, or None if nothing was compacted or a concurrent
     compaction won (its result stands; ours is deleted; CommitConflictError with
     ``raise_on_conflict``).
     """
     ctx = table.context()
+    postponed_id = postpone.compact_postponed(ctx, raise_on_conflict=raise_on_conflict)[0] \
+        if only is None and strategy != "auto" else None  # an explicit compaction: postponed rows first
     base = ctx.snapshots.latest()
     messages: list[CommitMessage] = []
     try:
         units = bucket_units(ctx, only, base)
         for i, entries in enumerate(units):
-            msg = compact_bucket(ctx, entries, strategy, min_runs)
+            msg = compact_bucket(ctx, entries, strategy, min_runs, base)
             if msg is not None:
                 messages.append(msg)
             if progress is not None:
@@ -178,7 +191,7 @@ def compact_table(table: HasContext, strategy: str = "full", only: set[BucketKey
                 f"concurrent compaction replaced its files): {e}; retry the compaction",
                 ConflictReason.BASE_EXPIRED) from e
         return None
-    return commit_compaction(ctx, messages, raise_on_conflict)
+    return commit_compaction(ctx, messages, raise_on_conflict) or postponed_id
 
 
 def discard(table: HasContext, messages: list[CommitMessage]) -> None:
@@ -187,10 +200,22 @@ def discard(table: HasContext, messages: list[CommitMessage]) -> None:
     FileStoreCommit(ctx.io, ctx.layout, ctx.schema, "discard").abort(messages)
 
 
+def bucket_vectors(table: HasContext, partition: tuple[Any, ...], bucket: int,
+                   snapshot: Snapshot | None) -> Vectors:
+    """The deletion vectors of one bucket in ``snapshot`` ({} for none, or a table without
+    ``deletion-vectors.enabled``, whose readers ignore vectors too)."""
+    ctx = table.context()
+    if not ctx.options["deletion-vectors.enabled"]:
+        return {}
+    entry = ctx.vectors.by_bucket(snapshot).get((tuple(partition), bucket))
+    return ctx.vectors.vectors(entry) if entry is not None else {}
+
+
 def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: str,
-                   min_runs: int | None = None) -> CommitMessage | None:
+                   min_runs: int | None = None, snapshot: Snapshot | None = None) -> CommitMessage | None:
     """Pick (by ``strategy``, see :func:`compact_table`) and execute one bucket's
-    compaction; the message is not committed yet."""
+    compaction; the message is not committed yet. ``snapshot``: the one ``entries`` are of
+    (None: the latest), whose deletion vectors mark the rows left out (module docs)."""
     ctx = table.context()
     schema = ctx.schema
     options = ctx.options
@@ -198,8 +223,12 @@ def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: st
     partition, bucket = list(first.partition), first.bucket
     path = ctx.partition_spec().path(partition)
     files = [e.file for e in entries]
+
+    def vectors() -> Vectors:  # read once a unit is picked
+        return bucket_vectors(ctx, first.partition, bucket, snapshot if snapshot is not None else ctx.snapshots.latest())
+
     if not schema.primaryKeys:
-        return _compact_append(ctx, partition, path, bucket, first.totalBuckets, files, strategy)
+        return _compact_append(ctx, partition, path, bucket, first.totalBuckets, files, strategy, vectors)
     runs = sorted_runs(files)
     if min_runs is not None and len(runs) < min_runs:
         return None
@@ -209,31 +238,24 @@ def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: st
         return None
     names = set(unit.files)
     inputs = [f for f in files if f.fileName in names]
+    marked = vectors()
     config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
-    reader = BucketRuns(ctx, path, bucket, _marked_rows(ctx, partition, bucket))
-    after, changelog_files = compact_runs(reader, config, files, inputs, unit.output_level, opts.max_level)
+    after, changelog_files = compact_runs(BucketRuns(ctx, path, bucket, marked), config, files, inputs,
+                                          unit.output_level, opts.max_level)
+    applied = {f.fileName: applied_bytes(marked[f.fileName]) for f in inputs
+               if len(marked.get(f.fileName, ()))}
     return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs,
-                         compactAfter=after, changelogFiles=changelog_files)
+                         compactAfter=after, changelogFiles=changelog_files, vectorsApplied=applied)
 
 
-def _marked_rows(ctx: TableContext, partition: list[Any], bucket: int) -> dict[str, np.ndarray]:
-    """Per data file of the bucket, the rows its deletion vector marks (tables with
-    ``deletion-vectors.enabled``; else none): a compaction leaves them out."""
-    if not ctx.options["deletion-vectors.enabled"]:
-        return {}
-    entry = ctx.vectors.by_bucket(ctx.snapshots.latest()).get((tuple(partition), bucket))
-    return dict(ctx.vectors.vectors(entry)) if entry is not None else {}
-
-
-def read_rows(table: HasContext, path: str, bucket: int, f: DataFileMeta) -> pa.Table:
-    """All columns of a primary-key data file in the current schema, effective sequences."""
-    ctx = table.context()
-    names = [*ctx.schema.field_names, SEQUENCE, VALUE_KIND]
-    return read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, names)
+def applied_bytes(positions: np.ndarray) -> bytes:
+    """:attr:`CommitMessage.vectorsApplied` of one file: its positions as little-endian uint32."""
+    return np.asarray(positions, dtype="<u4").tobytes()
 
 
 def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: int, total_buckets: int,
-                    files: list[DataFileMeta], strategy: str) -> CommitMessage | None:
+                    files: list[DataFileMeta], strategy: str,
+                    vectors_of: Callable[[], Vectors]) -> CommitMessage | None:
     options = ctx.options
     target = options["target-file-size"]
     # an explicit minor compaction merges any two small files; after a commit, min.file-num
@@ -248,9 +270,7 @@ def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: 
     names = schema.field_names
     # with deletion vectors the rows they mark are left out, and the commit drops the
     # vectors if they are still the ones read (minipaimon_core.commit.append_vectors)
-    entry = ctx.vectors.by_bucket(ctx.snapshots.latest()).get((tuple(partition), bucket)) \
-        if options["deletion-vectors.enabled"] else None
-    vectors = ctx.vectors.vectors(entry) if entry is not None else {}
+    vectors = vectors_of()
     # streamed file after file, table by table, into one file: memory is one table and
     # the writer's buffer, whatever the files hold
     out = RollingWriter(ctx.io, ctx.layout, path, bucket, schema=schema, target=sys.maxsize,

@@ -28,7 +28,8 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
               step 2: a damaged tag fails the expiration before anything changed)
  7. files     delete data files, changelog files, then manifests and manifest lists, then
               index manifests and deletion-vector index files, keeping every file of
-              snapshot ``end`` and of every tag
+              snapshot ``end``, of every tag and of every other line of the table (its
+              branches; main, expiring a branch: maintenance.lines)
 ```
 
 A table whose changelog outlives its snapshots (``changelog.*`` retention above the
@@ -68,6 +69,7 @@ from ..metadata.context import HasContext
 from ..metadata.snapshot_manager import TOMBSTONE_RETAINED_MS
 from . import expire_changelog
 from .files import TableFiles
+from .lines import used_by_other_lines
 
 
 @dataclass(frozen=True)
@@ -237,8 +239,9 @@ def _checked_plan(files: TableFiles, begin: int, end: int, keep_changelog: bool,
 
 
 def _pinned(files: TableFiles, keep: Snapshot, end: int) -> set[str]:
-    """Files that stay whatever the plan says: those of tags and of snapshot ``end``."""
-    pinned: set[str] = set()
+    """Files that stay whatever the plan says: those of tags, of snapshot ``end`` and of
+    every other line of the table (its branches, or main from a branch)."""
+    pinned = used_by_other_lines(files)
     seen: set[tuple[int, str]] = set()
     for tag in files.tags().values():
         if tag.id < end and (tag.id, tag.baseManifestList) not in seen:

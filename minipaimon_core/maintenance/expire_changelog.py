@@ -8,8 +8,8 @@ before ``now - changelog.time-retained``, stopping at the first newer one; never
 snapshot of a live consumer or anything after it. Expiring ``[C, end)``, oldest first:
 
 ```
- 1. skip   files of every tag, and the manifest lists / manifests / index files of
-           changelog ``end`` (a manifest that leaves the base lists never comes back, so
+ 1. skip   files of every tag and of every other line of the table (maintenance.lines),
+           and the manifest lists / manifests / index files of changelog ``end`` (a manifest that leaves the base lists never comes back, so
            what ``end`` does not hold no later changelog or snapshot holds)
  2. each   delete its changelog files, the data files its delta DELETEd (with their index
            files; those a tag holds stay), its changelog / delta / base manifest lists
@@ -31,6 +31,7 @@ from ..format.manifest_file import ADD
 from ..format.snapshot import Snapshot
 from ..metadata.changelog_manager import ChangelogManager, Retention
 from .files import TableFiles
+from .lines import used_by_other_lines
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def expire_changelog_range(files: TableFiles, begin: int, end: int, dry_run: boo
     tagged = files.collector()
     for tag in files.tags().values():
         tagged.add(tag)
-    skip = set(tagged.paths) | files.index_paths(keep)
+    skip = set(tagged.paths) | files.index_paths(keep) | used_by_other_lines(files)
     for name in files.existing_lists(keep):
         skip |= files.manifest_paths(files.manifests_of_list(name))
     out = ChangelogExpiry()

@@ -31,7 +31,7 @@ from ..metadata.manifest_io import ManifestIO, live_adds
 from ..metadata.snapshot_manager import SnapshotManager
 from ..metadata.tags import TagManager
 from ..schema.partition import PartitionSpec
-from ..schema.schema import TableSchema
+from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 
 
 @dataclass
@@ -51,6 +51,15 @@ class TableFiles:
         """The files view of a table handle or context (its current schema)."""
         ctx = table.context()
         return cls(ctx.io, ctx.layout, ctx.snapshots, ctx.manifests, ctx.schema, ctx.vectors)
+
+    @classmethod
+    def of_line(cls, io: FileIO, layout: TableLayout) -> TableFiles:
+        """The files view of the line (main or a branch) of ``layout``, read now. Raises
+        TableNotFoundError if it has no schema."""
+        schemas = SchemaCache(SchemaManager(io, layout))
+        manifests = ManifestIO(io, layout, schemas)
+        return cls(io, layout, SnapshotManager(io, layout), manifests, schemas.manager.latest(),
+                   DeletionVectorIO(io, layout, manifests))
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -127,7 +136,7 @@ class TableFiles:
         """Paths of the data files of ``snap`` and their extra files (file indexes): exactly
         what a full read of it opens."""
         metas = self.manifests.data_manifests(snap)
-        adds = live_adds(self.manifests.entries_of(metas), f"snapshot {snap.id} of {self.layout.root}",
+        adds = live_adds(self.manifests.entries_of(metas), f"snapshot {snap.id} of {self.layout.where}",
                          self.manifests.names_of(metas))
         return {p for e in adds for p in self.entry_paths(e)}
 

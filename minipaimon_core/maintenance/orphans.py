@@ -11,11 +11,13 @@ crashed after deleting snapshot files. The order makes a concurrent commit safe:
             and index-manifest-* in
             manifest/, index-* in index/, and hidden
             .*.tmp files of interrupted atomic writes or store probes in every metadata
-            directory); everything through FileIO listings, so it works on object stores
-            (age = the object's LastModified)
+            directory, each branch's too); everything through FileIO listings, so it works
+            on object stores (age = the object's LastModified)
  2. used    THEN read every retained snapshot and every tag (and snapshots committed while
             reading): their manifest lists and manifests, live data files and changelogs;
-            and what every long-lived changelog uses (changelog/changelog-<id>)
+            and what every long-lived changelog uses (changelog/changelog-<id>); of every
+            line of the table: main and each branch (maintenance.lines), whichever
+            line the cleanup runs in
  3. delete  candidates - used (nothing with dry_run)
 ```
 
@@ -32,12 +34,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import CorruptMetadataError, InvalidArgumentError
+from ..errors import InvalidArgumentError
+from ..format.bucket_names import POSTPONE_BUCKET, POSTPONE_DIR
 from ..format.layout import TableLayout, is_temp_name, parse
 from ..io.fileio import FileStatus
-from ..metadata.changelog_manager import ChangelogManager
 from ..schema.partition import partition_prefix
 from .files import TableFiles
+from .lines import lines, used_by_all_lines
 
 DEFAULT_SAFE_AGE_MS = 86_400_000
 
@@ -76,7 +79,7 @@ def remove_orphan_files(
         )
     report = progress or (lambda phase, done, total: None)
     candidates = list_candidates(files, older_than_ms, report)
-    used = used_paths(files, report)
+    used = used_by_all_lines(files, report)
     orphans = sorted((p, size) for p, size in candidates.items() if p not in used)
     if not dry_run:
         for i, (path, _) in enumerate(orphans):
@@ -97,9 +100,11 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
         found.extend((layout.listed_path(directory, f.name), f)
                      for f in io.list_files(directory) if wanted(f.name))
 
-    for directory in (layout.snapshot_dir, layout.schema_dir, layout.tag_dir, layout.consumer_dir,
-                      layout.changelog_dir):
-        collect(directory, is_temp_name)
+    for line in lines(files):  # every branch's metadata directories
+        meta = line.layout
+        for directory in (meta.snapshot_dir, meta.schema_dir, meta.tag_dir, meta.consumer_dir,
+                          meta.changelog_dir):
+            collect(directory, is_temp_name)
     collect(layout.manifest_dir, lambda n: _kind(n) in ("manifest", "manifest-list", "index-manifest", "temp"))
     collect(layout.index_dir, lambda n: _kind(n) in ("index", "temp"))
     progress("listing", len(found), 0)
@@ -117,37 +122,10 @@ def list_candidates(files: TableFiles, older_than_ms: int, progress: Progress) -
             parsed = parse(n)
             if parsed is None or parsed.kind != "bucket":
                 continue
-            collect(layout.bucket_dir(rel, int(parsed.key)), _is_data)
+            bucket = POSTPONE_BUCKET if parsed.key == POSTPONE_DIR else int(parsed.key)
+            collect(layout.bucket_dir(rel, bucket), _is_data)
             progress("listing", len(found), 0)
     return {path: f.size for path, f in found if f.modified_ms < older_than_ms}
-
-
-def used_paths(files: TableFiles, progress: Progress) -> set[str]:
-    """Every file a retained snapshot or a tag uses: manifest lists, manifests, live data
-    files, changelog files and index files."""
-    collector = files.collector()
-    for tag in files.tags().values():
-        collector.add(tag)
-    changelogs = ChangelogManager(files.io, files.layout)
-    for cid in changelogs.ids():  # long-lived changelogs (snapshots expired before them)
-        changelog = changelogs.try_get(cid)
-        if changelog is not None:
-            collector.add_changelog(changelog)
-    start = files.snapshots.earliest_id()
-    end = files.snapshots.latest_id()
-    while start is not None and end is not None and start <= end:
-        for sid in range(start, end + 1):
-            snap = files.snapshots.try_get(sid)
-            if snap is None:
-                continue  # expired meanwhile
-            try:
-                collector.add(snap)
-            except CorruptMetadataError:
-                if files.snapshots.try_get(sid) is not None:
-                    raise
-            progress("reading snapshots", sid - start + 1, end - start + 1)
-        start, end = end + 1, files.snapshots.latest_id()  # commits that landed meanwhile
-    return collector.paths
 
 
 def _is_data(name: str) -> bool:

@@ -7,33 +7,40 @@ snapshot, and another restore undoes it.
 ```
  target T (an id, a tag, or the snapshot at an aware datetime), latest L
  1. files    T's live data files: kept where L has the same one (same partition, bucket,
-             level and name), else COPIED under new names, byte for byte
- 2. vectors  (deletion vectors) T's vectors of every bucket written as new index files,
-             copied files under their new names, and a new index manifest
+             level and name), else COPIED under new names (file_format.FileFormat.copy:
+             byte for byte, a name embedded by minipaimon's writer renamed)
+ 2. indexes  T's index files: deletion vectors of every bucket written as new index files,
+             copied files under their new names; HASH index files (dynamic buckets) kept
+             where L has the same one, else copied; a new index manifest
  3. manifest delta = DELETE every live file of L not kept, ADD every copy; base = base(L) +
              delta(L) as a commit makes it
- 4. commit   snapshot L+1 (OVERWRITE, nextSequenceNumber = L's) created only if absent;
-             a lost race cleans this attempt's metadata and starts again at step 1 on the
-             new latest (copies already made are reused); the LATEST hint
+ 4. commit   snapshot L+1 (OVERWRITE, nextSequenceNumber = L's) created only if absent and
+             settled by the commit point (commit/commit_point.py); a lost race cleans this
+             attempt's metadata and starts again at step 1 on the new latest (copies
+             already made are reused); the LATEST hint
 ```
 
 Why copies: the protocol never ADDs a data or index file again once a snapshot DELETEd it
 (expiration relies on it: a file deleted by snapshot D is removed when D's range expires),
 so a file T had and L no longer has comes back under a new name; the old snapshots keep the
-originals and expire as before. A restore reads and writes those files only (minipaimon's
-own files name themselves in their footer, so theirs are written again, row group by row
-group; other writers' files are copied byte for byte).
+originals and expire as before. A restore reads and writes those files only.
 
 Reading L+1 gives exactly the rows of T: only T's files are live, with T's deletion
-vectors. Rows keep their sequence numbers, which are below L's next number; the snapshot
-keeps L's ``nextSequenceNumber``, so every later write (and a writer that started before
-the restore, whose files are moved above it at commit) wins over the restored rows. The
-schema stays the current one (columns added since T read as null). A crash before step 4
-leaves only orphan files.
+vectors, and a dynamic-bucket table keeps T's key index (each key stays in its bucket).
+Rows keep their sequence numbers, which are below L's next number; the snapshot keeps L's
+``nextSequenceNumber``, so every later write (and a writer that started before the
+restore, whose files are moved above it at commit) wins over the restored rows. The schema
+stays the current one (columns added since T read as null).
+
+Failures: before step 4 nothing is referenced, and what the restore wrote is deleted. From
+the create of L+1 on, the snapshot may have landed: copies and metadata are deleted only
+once it is known lost; an interrupt, or a store that never answers whether it landed
+(CommitOutcomeUnknownError), leaves them all (orphan cleanup removes them if it did not).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import time
 import uuid
@@ -41,20 +48,24 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-import pyarrow.parquet as pq
+import pyarrow as pa
 
+from ..commit.commit import MAX_ATTEMPT_SECONDS
+from ..commit.commit_point import CommitPoint, retry_wait
 from ..errors import (
     CommitConflictError,
     ConflictReason,
+    CorruptDataFileError,
     InvalidArgumentError,
     SnapshotExpiredError,
     SnapshotNotFoundError,
+    StorageError,
     UnsupportedFeatureError,
+    redact_userinfo,
 )
 from ..expressions.times import epoch_ms
-from ..file_format.data_file import FILE_NAME_KEY
-from ..format import snapshot as snapshot_codec
-from ..format.index_manifest import IndexFileEntry
+from ..file_format import of_file
+from ..format.index_manifest import DELETION_VECTORS, IndexFileEntry
 from ..format.layout import TableLayout
 from ..format.manifest_file import ADD, DELETE, ManifestEntry
 from ..format.snapshot import OVERWRITE, Digests, Snapshot
@@ -73,7 +84,6 @@ Target = int | str | datetime.datetime
 """A snapshot id, a tag name, or an aware datetime (the snapshot current then)."""
 
 RESTORED_FROM = "minipaimon.restored-from"  # snapshot property: the id restored
-_CHUNK = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -114,29 +124,43 @@ def restore(table: HasContext, target: Target) -> RestoreResult:
     Raises:
         SnapshotNotFoundError / SnapshotExpiredError, InvalidArgumentError: no such target.
         UnsupportedFeatureError: a table minipaimon does not write.
+        CorruptDataFileError: a file to copy is damaged.
+        StorageError: the store failed (nothing restored; retry).
         CommitConflictError: other writers kept winning the snapshot race.
+        CommitOutcomeUnknownError: the store never answered whether the restore landed
+            (nothing it wrote was deleted: look at the latest snapshot before retrying).
     """
     ctx = table.context()
     check_writable(ctx.schema, ctx.path)
     snap = target_snapshot(ctx, target)
     copies: dict[Key, ManifestEntry] = {}  # identifier of a file of T -> its copy
+    point = CommitPoint(ctx.io, ctx.layout, ctx.snapshots)
+    options = ctx.options
+    started = time.monotonic()
+    deadline = started + options["commit.timeout"] / 1000
     result: RestoreResult | None = None
     try:
-        for _attempt in range(ctx.options["commit.max-retries"] + 1):
-            result = _try_restore(ctx, snap, copies)
+        for attempt in range(options["commit.max-retries"] + 1):
+            if attempt:
+                time.sleep(retry_wait(attempt, options["commit.min-retry-wait"], options["commit.max-retry-wait"],
+                                      (time.monotonic() - started) * 1000) / 1000)
+            result = _try_restore(ctx, snap, copies, point, deadline)
             if result is not None:
                 return result
-    finally:  # copies the landed snapshot does not use (all of them if none landed)
-        used = set() if result is None else result.copied
-        _delete_data(ctx, [c for c in copies.values() if c.file.fileName not in used])
+    finally:  # nothing landed (known: not in doubt), or the table already read as T: garbage
+        if (result is None or result.snapshot_id is None) and not point.in_doubt:
+            _delete_data(ctx, list(copies.values()))
     raise CommitConflictError(
         f"gave up restoring {ctx.path} to snapshot {snap.id}: other writers kept committing; "
         "retry when the table is quieter or raise 'commit.max-retries'",
         ConflictReason.RETRIES_EXHAUSTED)
 
 
-def _try_restore(ctx: TableContext, snap: Snapshot, copies: dict[Key, ManifestEntry]) -> RestoreResult | None:
-    """One attempt on the latest snapshot; None when it lost the race for the next id."""
+def _try_restore(ctx: TableContext, snap: Snapshot, copies: dict[Key, ManifestEntry], point: CommitPoint,
+                 deadline: float) -> RestoreResult | None:
+    """One attempt on the latest snapshot; None when it is known lost (the race for the next
+    id, or too old to create). Once landed, the copies it does not use are deleted."""
+    read_at = time.monotonic()
     latest = ctx.snapshots.latest()
     assert latest is not None  # the target exists, so the table has a snapshot
     wanted = {e.identifier: e for e in live_files(ctx.manifests, snap)}
@@ -157,14 +181,13 @@ def _try_restore(ctx: TableContext, snap: Snapshot, copies: dict[Key, ManifestEn
     except BaseException:
         _delete_metadata(ctx, written)
         raise
-    # from the create on, nothing it references is deleted unless it is known lost (a
-    # snapshot created below the latest in an expired id is deleted again by settle)
-    landed = ctx.io.write_if_absent(ctx.layout.snapshot_path(new.id), snapshot_codec.encode(new)) \
-        and ctx.snapshots.settle(new, created=True)
-    if not landed:
-        _delete_metadata(ctx, written)
+    # an attempt that took too long could create its id unnoticed under an expiry marker
+    # (commit.py, MAX_ATTEMPT_SECONDS): start again, reusing the copies
+    if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS or not point.create(new, deadline):
+        _delete_metadata(ctx, written)  # known not to have landed
         return None
-    ctx.snapshots.commit_latest_hint(new.id)
+    unused = [c for k, c in copies.items() if k not in used]
+    point.after_landing(new, [_path(ctx, c) for c in unused])
     return RestoreResult(new.id, snap.id, kept, len(used), len(to_remove),
                          sum(c.file.fileSize for c in used.values()),
                          frozenset(c.file.fileName for c in used.values()))
@@ -186,7 +209,7 @@ def _snapshot(ctx: TableContext, snap: Snapshot, latest: Snapshot, entries: list
     written.append(base)
     delta, delta_size, delta_digest = mio.write_list([delta_meta])
     written.append(delta)
-    index_manifest, index_digest = _vectors(ctx, snap, copies, written)
+    index_manifest, index_digest = _indexes(ctx, snap, latest, copies, written)
     delta_rows = record_delta(entries)
     return Snapshot(
         version=SNAPSHOT_VERSION, id=latest.id + 1, schemaId=ctx.schema.id,
@@ -200,24 +223,47 @@ def _snapshot(ctx: TableContext, snap: Snapshot, latest: Snapshot, entries: list
         minipaimonDigests=Digests(base_digest, delta_digest, None, index_digest))
 
 
-def _vectors(ctx: TableContext, snap: Snapshot, copies: dict[Key, ManifestEntry],
+def _indexes(ctx: TableContext, snap: Snapshot, latest: Snapshot, copies: dict[Key, ManifestEntry],
              written: list[str]) -> tuple[str | None, str | None]:
-    """T's deletion vectors, copied data files under their new names, as new index files
-    and a new index manifest (names appended to ``written``); (None, None) if T has none."""
+    """T's index files as a new index manifest (names of new files appended to
+    ``written``): its deletion vectors, copied data files under their new names, as new
+    index files; its other index files (HASH: dynamic buckets' keys) where ``latest`` has
+    them, else copied under new names. (None, None) if T has none."""
     if snap.indexManifest is None:
         return None, None
     renamed = {(key[0], key[1], key[3]): copy.file.fileName for key, copy in copies.items()}
+    in_latest = {e.fileName for e in ctx.vectors.index_entries(latest)}
     new_entries: list[IndexFileEntry] = []
-    for entry in ctx.vectors.entries(snap):
+    for entry in ctx.vectors.index_entries(snap):
         where = (tuple(entry.partition), entry.bucket)
+        if entry.indexType != DELETION_VECTORS:
+            new_entries.append(entry if entry.fileName in in_latest else _copy_index(ctx, entry, written))
+            continue
         vectors: Vectors = {renamed.get((*where, name), name): positions
                             for name, positions in ctx.vectors.vectors(entry).items()}
         if vectors:
             new_entries.append(ctx.vectors.write_index(where[0], where[1], vectors))
             written.append(new_entries[-1].fileName)
+    if not new_entries:
+        return None, None
     name, digest = ctx.vectors.write_manifest(new_entries)
     written.append(name)
     return name, digest
+
+
+def _copy_index(ctx: TableContext, entry: IndexFileEntry, written: list[str]) -> IndexFileEntry:
+    """A copy of the index file ``entry`` names under a new name (appended to ``written``),
+    and its entry. Raises SnapshotExpiredError if the file is gone."""
+    try:
+        data = ctx.io.read_bytes(ctx.layout.index_path(entry.fileName))
+    except FileNotFoundError:
+        raise SnapshotExpiredError(
+            f"index file {entry.fileName} of the snapshot to restore no longer exists (expired "
+            "meanwhile?); restore a newer snapshot or a tag") from None
+    name = TableLayout.new_index_name()
+    written.append(name)
+    ctx.io.write_bytes(ctx.layout.index_path(name), data)
+    return msgspec.structs.replace(entry, fileName=name)
 
 
 def _path(ctx: TableContext, e: ManifestEntry) -> str:
@@ -226,42 +272,35 @@ def _path(ctx: TableContext, e: ManifestEntry) -> str:
 
 def _copy(ctx: TableContext, e: ManifestEntry) -> ManifestEntry:
     """A copy of ``e``'s data file under a new name (same rows, stats, sequence numbers and
-    level); the entry that ADDs it. A file of another writer is copied byte for byte; one
-    minipaimon wrote names itself in its footer (data_file.FILE_NAME_KEY), so its row groups
-    are written again under the new name, with the source's compression.
+    level; file_format.FileFormat.copy); the entry that ADDs it.
 
     Raises SnapshotExpiredError (the source is gone), UnsupportedFeatureError (a file with
-    extra files)."""
+    extra files), CorruptDataFileError (the source does not read in its format),
+    StorageError (the store failed). Nothing is left of the copy when it fails."""
+    src = _path(ctx, e)
     if e.file.extraFiles:
-        raise UnsupportedFeatureError(
-            f"{_path(ctx, e)} has extra files {list(e.file.extraFiles)}: restore cannot copy them")
-    name = TableLayout.new_data_file_name()
-    src, dst = _path(ctx, e), _path(ctx, msgspec.structs.replace(e, file=msgspec.structs.replace(
-        e.file, fileName=name)))
+        raise UnsupportedFeatureError(f"{src} has extra files {list(e.file.extraFiles)}: restore cannot copy them")
+    fmt = of_file(e.file.fileName, src)
+    name = TableLayout.new_data_file_name(extension=fmt.extension)
+    dst = _path(ctx, msgspec.structs.replace(e, file=msgspec.structs.replace(e.file, fileName=name)))
     try:
         with ctx.io.open_input(src) as reader, ctx.io.open_output(dst) as out:
-            source = pq.ParquetFile(reader)
-            schema = source.schema_arrow
-            if FILE_NAME_KEY not in (schema.metadata or {}):
-                reader.seek(0)
-                while chunk := reader.read(_CHUNK):
-                    out.write(chunk)
-            else:
-                column = source.metadata.row_group(0).column(0) if source.metadata.num_row_groups else None
-                writer = pq.ParquetWriter(
-                    out, schema.with_metadata({**(schema.metadata or {}), FILE_NAME_KEY: name.encode()}),
-                    compression=column.compression.lower() if column is not None else "zstd",
-                    write_statistics=False, store_decimal_as_integer=True, write_page_checksum=True)
-                for i in range(source.metadata.num_row_groups):
-                    writer.write_table(source.read_row_group(i).replace_schema_metadata(writer.schema.metadata))
-                writer.close()
-    except FileNotFoundError:
-        ctx.io.delete(dst)
-        raise SnapshotExpiredError(
-            f"{src}, a data file of the snapshot to restore, no longer exists (expired "
-            "meanwhile?); restore a newer snapshot or a tag") from None
-    except BaseException:
-        ctx.io.delete(dst)
+            fmt.copy(reader, out, name)
+    except BaseException as error:
+        with contextlib.suppress(OSError):  # the store may be what failed: the error says so
+            ctx.io.delete(dst)
+        if isinstance(error, FileNotFoundError):
+            raise SnapshotExpiredError(
+                f"{src}, a data file of the snapshot to restore, no longer exists (expired "
+                "meanwhile?); restore a newer snapshot or a tag") from None
+        if isinstance(error, OSError) and not isinstance(error, StorageError):
+            raise StorageError(redact_userinfo(
+                f"copying data file {src} to {dst} failed ({type(error).__name__}: {error}); nothing "
+                "was restored: retry when the store answers again")) from error
+        if isinstance(error, (pa.ArrowException, ValueError, KeyError, IndexError, EOFError, TypeError)):
+            raise CorruptDataFileError(
+                f"data file {src} is damaged ({type(error).__name__}: {error}): restore cannot copy it; "
+                "restore another snapshot") from error
         raise
     file = msgspec.structs.replace(e.file, fileName=name, fileSize=ctx.io.file_size(dst))
     return msgspec.structs.replace(e, kind=ADD, file=file)

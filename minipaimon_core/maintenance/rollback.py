@@ -8,7 +8,8 @@ longer referenced. Rolling back to a tag whose snapshot has expired restores the
 
 ```
  1. plan      files used by the snapshots and tags to remove, minus files used by every
-              snapshot kept (earliest..T) and every tag kept; a snapshot or tag to remove
+              snapshot kept (earliest..T), every tag kept and every other line of the
+              table (its branches; main, rolling back a branch: maintenance.lines); a snapshot or tag to remove
               whose metadata cannot be read (damaged, or naming paths outside the table)
               is removed without deleting any file of it (orphan cleanup collects them)
  2. restore   (tag whose snapshot expired) write snapshot-<T> from the tag, where it is
@@ -37,6 +38,7 @@ from ..errors import CorruptMetadataError, InvalidArgumentError
 from ..metadata.changelog_manager import ChangelogManager
 from ..metadata.tags import TagManager
 from .files import TableFiles
+from .lines import used_by_other_lines
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ def rollback_to(files: TableFiles, snapshot_id: int | None = None, tag: str | No
             drop.add_changelog(changelog)
         else:
             keep.add_changelog(changelog)
-    doomed_files = sorted(drop.paths - keep.paths)
+    doomed_files = sorted(drop.paths - keep.paths - used_by_other_lines(files))
     if dry_run:
         return RollbackResult(target.id, removing, doomed_tags, doomed_files, dry_run=True)
 

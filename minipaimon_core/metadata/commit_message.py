@@ -15,10 +15,12 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..expressions.sets import distinct
+from ..format.bucket_names import POSTPONE_BUCKET
 from ..format.file_names import bad_data_file_names
 from ..format.kinds import CommitKind, EntryKind
 from ..format.manifest_file import FILE_SOURCE_COMPACT, MAX_SEQUENCE, DataFileMeta, ManifestEntry
 from ..format.table_schema import TableSchema
+from ..schema.bucket import postponed
 from ..schema.partition import PartitionSpec
 
 
@@ -44,6 +46,15 @@ class CommitMessage(msgspec.Struct, frozen=True):
     # bucket's HASH index holds) for HASH_DYNAMIC tables, a 64-bit hash (uint64) of the key
     # for cross-partition ones. Keys a cross-partition write only retracts here are not in it.
     keyHashes: bytes = b""
+    # Compactions of primary-key tables with deletion vectors (minipaimon_core.maintenance.
+    # compaction): per file of compactBefore, the rows left out because its vector marked
+    # them (positions, little-endian uint32); each must still be marked in the snapshot the
+    # compaction commits on (minipaimon_core.commit.dv_maintainer.check_applied).
+    vectorsApplied: dict[str, bytes] = {}
+
+    def applied_positions(self, file_name: str) -> np.ndarray:
+        """:attr:`vectorsApplied` of ``file_name`` as sorted uint32 positions."""
+        return np.frombuffer(self.vectorsApplied.get(file_name, b""), dtype="<u4").astype(np.uint32)
 
     def key_hashes(self, dtype: Any) -> np.ndarray:
         """:attr:`keyHashes` as an array of ``dtype`` (np.int32 or np.uint64)."""
@@ -81,7 +92,7 @@ def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> No
             "of the table (a path outside it?); nothing was committed")
     added: set[tuple[tuple[Any, ...], int, str]] = set()
     for m in messages:
-        if not isinstance(m.bucket, int) or m.bucket < 0:
+        if not isinstance(m.bucket, int) or (m.bucket < 0 and not (m.bucket == POSTPONE_BUCKET and postponed(schema))):
             raise InvalidArgumentError(f"a commit message has the bucket {m.bucket!r}; nothing was committed")
         if partition_path(list(m.partition)) != m.partitionPath:
             raise InvalidArgumentError(
@@ -89,6 +100,11 @@ def check_messages(messages: Sequence[CommitMessage], schema: TableSchema) -> No
                 f"partition {list(m.partition)!r}; nothing was committed")
         for f in _files(m):
             _check_ranges(f)
+        stray = set(m.vectorsApplied) - {f.fileName for f in m.compactBefore}
+        if stray:
+            raise InvalidArgumentError(
+                f"a commit message says its compaction left out rows of {sorted(stray)[0]}, which "
+                "it does not compact; nothing was committed")
         for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles):
             key = (tuple(m.partition), m.bucket, f.fileName)
             if key in added:
@@ -143,7 +159,8 @@ def split_kinds(messages: Sequence[CommitMessage]) -> tuple[list[CommitMessage],
         by_compaction = [f for f in m.changelogFiles if f.fileSource == FILE_SOURCE_COMPACT]
         by_writer = [f for f in m.changelogFiles if f.fileSource != FILE_SOURCE_COMPACT]
         if m.newFiles or by_writer:
-            news.append(msgspec.structs.replace(m, compactBefore=[], compactAfter=[], changelogFiles=by_writer))
+            news.append(msgspec.structs.replace(m, compactBefore=[], compactAfter=[], changelogFiles=by_writer,
+                                                vectorsApplied={}))
         if m.compactBefore or m.compactAfter or by_compaction:
             compactions.append(msgspec.structs.replace(m, newFiles=[], changelogFiles=by_compaction))
     return news, compactions

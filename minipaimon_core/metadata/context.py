@@ -9,6 +9,8 @@ delegates. Anything with a ``context()`` method (a ``Table``, a context itself) 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,10 +18,18 @@ from ..format.layout import TableLayout
 from ..format.options import Options
 from ..io.fileio import FileIO
 from ..schema.partition import PartitionSpec
-from ..schema.schema import SchemaCache, TableSchema
+from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .deletion_vectors import DeletionVectorIO
 from .manifest_io import ManifestIO
 from .snapshot_manager import SnapshotManager
+
+Clock = Callable[[], int]
+"""Epoch milliseconds now: snapshot times and the post-commit options' "now" (injected by
+tests, :func:`wall_clock_ms` otherwise)."""
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)
@@ -38,9 +48,25 @@ class TableContext:
     snapshots: SnapshotManager
     manifests: ManifestIO
     vectors: DeletionVectorIO
+    clock: Clock = wall_clock_ms
 
     def context(self) -> TableContext:
         return self
+
+    @classmethod
+    def load(cls, path: str, io: FileIO, layout: TableLayout) -> TableContext:
+        """The context of the line (main or a branch) of ``layout``, its latest schema read
+        now. Raises TableNotFoundError if it has no schema."""
+        schemas = SchemaCache(SchemaManager(io, layout))
+        manifests = ManifestIO(io, layout, schemas)
+        return cls(path, io, layout, schemas.manager.latest(), schemas, SnapshotManager(io, layout),
+                   manifests, DeletionVectorIO(io, layout, manifests))
+
+    def on_branch(self, branch: str) -> TableContext:
+        """The context of ``branch`` of the same table (this one for its own branch)."""
+        if branch == self.layout.branch:
+            return self
+        return TableContext.load(self.path, self.io, self.layout.on_branch(branch))
 
     @property
     def options(self) -> Options:
@@ -58,4 +84,4 @@ class HasContext(Protocol):
     def context(self) -> TableContext: ...
 
 
-__all__ = ["HasContext", "TableContext"]
+__all__ = ["Clock", "HasContext", "TableContext", "wall_clock_ms"]

@@ -4,8 +4,9 @@ With ``deletion-vectors.enabled`` every commit marks, for the keys it writes, th
 the merge engine would discard (an older version under ``deduplicate``, a newer one under
 ``first-row``), so at any snapshot each key has at most one unmarked row among the files
 readers see (levels >= 1) and a reader takes every data file on its own: unmarked rows of
-kind +I/+U are the table. The files keep their LSM meaning (a merge of a bucket's files
-ignoring the vectors gives the same rows), so the vectors only make reads cheaper.
+kind +I/+U are the table. A vector can be the only record of a delete (Paimon's compaction
+drops a ``-D`` row once it has marked what it deletes), so whatever rewrites a table's
+files reads them through their vectors (minipaimon_core.maintenance.compaction).
 
 Paimon's format (:mod:`minipaimon_core.format.index_manifest`,
 :mod:`minipaimon_core.format.deletion_vector_file`)::

@@ -73,13 +73,13 @@ class ManifestIO:
         self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
         self._facts: OrderedDict[str, _Facts] = OrderedDict()
         if caches_of is not None:  # of one table (asserted): the same files under the same names
-            assert caches_of._layout.root == layout.root
+            assert caches_of._layout.home == layout.home
             self._types, self._partition_keys, self._entries, self._lists, self._facts = (
                 caches_of._types, caches_of._partition_keys, caches_of._entries, caches_of._lists, caches_of._facts)
 
     @property
-    def root(self) -> str:
-        return self._layout.root
+    def root(self) -> str:  # the table and its branch: snapshot ids are unique in a branch
+        return self._layout.where
 
     def row_types(self) -> RowTypes:
         """The types of the table's manifest rows (partition and key columns never change
@@ -175,7 +175,7 @@ class ManifestIO:
 
     def encode_entries(self, entries: list[ManifestEntry]) -> bytes:
         return manifest_file.encode(entries, self.row_types(), self._compression(), _RECORDS,
-                                    self._layout.root)
+                                    self._layout.home)
 
     def write_entries(self, entries: list[ManifestEntry], schema_id: int, partition_width: int,
                       clustered: bool = False, encoded: bytes | None = None) -> ManifestFileMeta:

@@ -64,7 +64,7 @@ def next_sequence(manifests: ManifestIO, snapshot: Snapshot | None) -> int:
         return 0
     if snapshot.nextSequenceNumber is not None:
         return snapshot.nextSequenceNumber
-    key = (manifests.root, snapshot.id)
+    key = (manifests.root, snapshot.id)  # the root names the branch too
     with _lock:
         found = _computed.get(key)
     if found is None:  # another writer's snapshot: the files' maximum, as Paimon restores it

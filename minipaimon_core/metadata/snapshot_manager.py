@@ -162,11 +162,11 @@ class SnapshotManager:
         earliest = self.earliest_id()
         if earliest is not None and snapshot_id < earliest:
             raise SnapshotExpiredError(
-                f"snapshot {snapshot_id} of {self._layout.root} has expired "
+                f"snapshot {snapshot_id} of {self._layout.where} has expired "
                 f"(earliest retained: {earliest}); raise 'snapshot.num-retained.min' / "
                 "'snapshot.time-retained' or use a consumer-id or tag to keep snapshots"
             )
-        raise SnapshotNotFoundError(f"snapshot {snapshot_id} does not exist in {self._layout.root}")
+        raise SnapshotNotFoundError(f"snapshot {snapshot_id} does not exist in {self._layout.where}")
 
     def latest(self) -> Snapshot | None:
         """The newest snapshot (retrying if expiration races with us), or None."""
@@ -177,7 +177,7 @@ class SnapshotManager:
             snap = self.try_get(latest)
             if snap is not None:
                 return snap
-        raise SnapshotNotFoundError(f"cannot read the latest snapshot of {self._layout.root}")
+        raise SnapshotNotFoundError(f"cannot read the latest snapshot of {self._layout.where}")
 
     def earlier_or_equal_time(self, time_ms: int) -> Snapshot | None:
         """The newest snapshot committed at or before ``time_ms``."""

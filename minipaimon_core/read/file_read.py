@@ -49,8 +49,8 @@ def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, 
             fields.append(target.field(name))
             continue
         col = table.column(old)
-        if not same_values(col.type, t):
-            col = pc.cast(plain(col), t)
+        if not same_values(col.type, t):  # a widening; an integer to a float rounds (Java's cast)
+            col = pc.cast(plain(col), t, safe=not (pa.types.is_integer(col.type) and pa.types.is_floating(t)))
         arrays.append(col)
         fields.append(target.field(name).with_type(col.type))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

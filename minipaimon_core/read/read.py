@@ -99,14 +99,15 @@ class SplitReader:
             if schema.primaryKeys else None
         self._dictionary = dictionary_candidates(schema)
 
-    def read(self, split: Split) -> Iterator[pa.RecordBatch]:
-        """Batches of ``split``: its columns (all if None), filtered exactly.
+    def read(self, split: Split, with_kind: bool = False) -> Iterator[pa.RecordBatch]:
+        """Batches of ``split``: its columns (all if None), filtered exactly; ``with_kind``: then
+        each row's ``_VALUE_KIND`` (as stored, or +I for a row a merge built or of no key).
 
         Raises SnapshotExpiredError if a file is missing or unreadable because the split's
         snapshot was expired (or rolled back) meanwhile (re-plan the read); else the
         CorruptDataFileError / CorruptMetadataError naming the file, StorageError."""
         try:
-            yield from self._read(split)
+            yield from self._read(split, with_kind)
         except (CorruptDataFileError, CorruptMetadataError) as e:
             self._raise_if_expired(split, e)
             raise
@@ -121,10 +122,12 @@ class SplitReader:
                 "'snapshot.num-retained.min' / 'snapshot.time-retained', a tag or a "
                 "consumer-id") from e
 
-    def _read(self, split: Split) -> Iterator[pa.RecordBatch]:
+    def _read(self, split: Split, with_kind: bool = False) -> Iterator[pa.RecordBatch]:
         out_names = split.columns if split.columns is not None else self._arrow.names
         out_schema = pa.schema([self._arrow.field(n) for n in out_names])
-        needed = list(dict.fromkeys(list(out_names) + sorted(predicate.columns_of(split.filter))))
+        kind = [VALUE_KIND] if with_kind and self._merge is not None else []
+        needed = list(dict.fromkeys(list(out_names) + sorted(predicate.columns_of(split.filter)) + kind))
+        out_schema = out_schema.append(pa.field(VALUE_KIND, pa.int8(), False)) if with_kind else out_schema
         expr = predicate.to_expression(split.filter) if split.filter else None
         if self._merge is None or split.raw_convertible:  # files read alone, several at once
             read = self._append_rows if self._merge is None else self._live_rows
@@ -132,6 +135,8 @@ class SplitReader:
             tables = map(lambda f: read(split, f, needed, dictionary), files) if len(files) < 2 else \
                 file_pool().map(lambda f: read(split, f, needed, dictionary), files)
             for t in tables:
+                if with_kind and self._merge is None:
+                    t = t.append_column(VALUE_KIND, pa.array(np.zeros(t.num_rows, np.int8)))
                 yield from self._finish(t, expr, out_schema)
             return
         if not merge_read.streams(split.files):
@@ -184,7 +189,7 @@ class SplitReader:
             t = self.read_file(split, f, names, dictionary)
             live = np.ones(t.num_rows, dtype=bool)
         else:
-            t = self.read_file(split, f, [*names, VALUE_KIND], dictionary)
+            t = self.read_file(split, f, list(dict.fromkeys([*names, VALUE_KIND])), dictionary)
             kinds = t.column(VALUE_KIND).to_numpy()
             live = (kinds == RowKind.INSERT) | (kinds == RowKind.UPDATE_AFTER)
         mask = self.vector_mask(split, f, t.num_rows)
@@ -279,7 +284,7 @@ class SplitReader:
         """``cols`` plus what a merge needs: the sequence field(s) of their sequence groups
         and of the table, sequence and kind."""
         assert self._merge is not None
-        return [*self._merge.merge_columns(cols), SEQUENCE, VALUE_KIND]
+        return list(dict.fromkeys([*self._merge.merge_columns(cols), SEQUENCE, VALUE_KIND]))
 
     def read_keys(self, split: Split, keep: Callable[[pa.Table], pa.Array],
                   kept_rows: dict[str, pa.Table] | None = None) -> pa.Table:

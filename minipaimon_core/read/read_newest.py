@@ -52,7 +52,7 @@ def read_newest(runs: list[list[DataFileMeta]], read: ReadFiles, columns: list[s
     key in a run)."""
     rest = [c for c in columns if c != key]
     later = probe_first(runs) if rest else set()  # the key alone: one phase reads it all
-    probe, whole = [key, VALUE_KIND], [*columns, VALUE_KIND]
+    probe, whole = [key, VALUE_KIND], list(dict.fromkeys([*columns, VALUE_KIND]))
     files = [f for run in runs for f in run]
     first = iter(read(files, lambda f: probe if f.fileName in later else whole))
     tables = [[next(first) for _ in run] for run in runs]

@@ -34,6 +34,7 @@ from ..lsm.merge_config import skips_level0
 from ..metadata.deletion_vectors import BucketKey, DeletionVectorIO, IndexFileEntry
 from ..metadata.manifest_io import ManifestIO, check_unique, live_adds
 from ..metadata.snapshot_manager import SnapshotManager
+from ..schema.bucket import postponed
 from ..schema.partition import PartitionSpec
 from ..schema.schema import TableSchema
 
@@ -63,6 +64,9 @@ class Split:
     # The bucket's deletion-vector index file, as its index manifest lists it (tables with
     # deletion vectors): rows of ``files`` it marks are not read. None: no row is marked.
     deletion_index: IndexFileEntry | None = None
+    # The branch whose files these are, where it is not the scanned one: a partition the
+    # scanned branch lacks, read from its ``scan.fallback-branch`` (minipaimon_core.read.fallback).
+    branch: str | None = None
 
     @property
     def reads_as_stored(self) -> bool:
@@ -218,6 +222,8 @@ class Planner:
             if skips_level0(self._schema):  # as Paimon's batch reads: level 0 is not yet visible
                 entries = [e for e in entries if e.file.level > 0]
             snap_id = snapshot.id
+        if postponed(self._schema):  # as Paimon's reads: postponed rows are not in a bucket yet
+            entries = [e for e in entries if e.bucket >= 0]
         groups: dict[tuple[tuple[Any, ...], int], list[ManifestEntry]] = defaultdict(list)
         pk = self._schema.primaryKeys
         # with deletion vectors a snapshot's files are read one by one, never merged

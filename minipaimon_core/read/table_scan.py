@@ -25,9 +25,14 @@ from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.manifest_file import DataFileMeta
 from ..format.snapshot import Snapshot
 from ..metadata.context import TableContext
+from ..schema.schema import TableSchema
+from .fallback import plan_fallback, read_context
 from .file_read import read_file_as
 from .read import SplitReader
 from .scan import Planner, PlanStats, Split, SplitSizing
+
+Fallback = tuple[TableContext, Snapshot | None]
+"""A fallback branch's context and the snapshot of it a scan reads."""
 
 
 def planner(ctx: TableContext) -> Planner:
@@ -45,14 +50,47 @@ def planner(ctx: TableContext) -> Planner:
     return Planner(ctx.manifests, ctx.snapshots, ctx.schema, positions, vectors)
 
 
-def read_split(ctx: TableContext, split: Split) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of one split (projected and filtered as planned)."""
-    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).read(split)
+def travel(ctx: TableContext, snapshot: Snapshot | None) -> TableContext:
+    """What a time-travel read of ``snapshot`` (by snapshot id, tag or time) plans and reads
+    in: ``ctx`` with the snapshot's own schema, as Paimon reads it (columns under the names
+    they had, columns added later absent, dropped ones present; that schema's options).
+
+    The one rule of which schema a read uses, for ``Table.scan`` / ``Table.as_of`` and the
+    Spark source: a time-travel read uses its snapshot's schema; every other read (the
+    latest snapshot, incremental ranges, streams, diffs) uses the context's, the latest.
+    A split carries the schema it was planned in, and ``Table.read_split`` reads it in it
+    (:func:`planned_in`).
+    """
+    if snapshot is None or snapshot.schemaId == ctx.schema.id:
+        return ctx
+    return dataclasses.replace(ctx, schema=ctx.schemas.get(snapshot.schemaId))
+
+
+def planned_in(ctx: TableContext, split: Split) -> TableContext:
+    """``ctx`` in the schema ``split`` was planned in (its columns and filter name its
+    fields): what ``Table.read_split`` reads a split in, so a time-travel scan's splits read
+    in their snapshot's schema whichever handle reads them."""
+    if split.schema_id == ctx.schema.id or split.branch is not None:
+        return ctx  # a fallback branch's split: read in its branch's schema (read_split)
+    return dataclasses.replace(ctx, schema=ctx.schemas.get(split.schema_id))
+
+
+def read_split(ctx: TableContext, split: Split, with_kind: bool = False) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of one split in ``ctx``'s schema (projected and filtered as planned);
+    ``with_kind``: then each row's ``_VALUE_KIND`` (SplitReader.read). A split of a fallback
+    branch is read with that branch's schemas and rules, in ``ctx``'s column types."""
+    line = read_context(ctx, split)
+    batches = SplitReader(line.io, line.layout, line.schemas, line.schema, line.vectors).read(split, with_kind)
+    if line is ctx:
+        return batches
+    types = {f.name: f for f in ctx.schema.arrow_schema()}
+    return (b.cast(pa.schema([types.get(f.name, f) for f in b.schema])) for b in batches)
 
 
 def dropped_rows(ctx: TableContext, split: Split) -> dict[str, np.ndarray] | None:
     """What a read of ``split`` leaves out of its files' stored rows (SplitReader.dropped_rows)."""
-    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema, ctx.vectors).dropped_rows(split)
+    line = read_context(ctx, split)
+    return SplitReader(line.io, line.layout, line.schemas, line.schema, line.vectors).dropped_rows(split)
 
 
 def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kind: bool = False,
@@ -69,8 +107,11 @@ class TableScan:
 
     def __init__(self, ctx: TableContext, dnf: predicate.DNF | None, columns: list[str] | None,
                  snapshot: Snapshot | None, incremental: tuple[int, int] | None,
-                 sizing: SplitSizing | None = None) -> None:
+                 sizing: SplitSizing | None = None, fallback: Fallback | None = None) -> None:
+        """``fallback``: the ``scan.fallback-branch`` context and its snapshot to read the
+        partitions ``snapshot`` lacks from (minipaimon_core.read.fallback)."""
         self._ctx = ctx
+        self._fallback = fallback
         self._sizing = sizing
         self._dnf = dnf
         self._columns = columns
@@ -87,32 +128,45 @@ class TableScan:
             start = time.perf_counter()
             self._splits = plans.plan(self.snapshot, self._dnf, self._columns, self._incremental,
                                       self._sizing)
+            if self._fallback is not None:
+                fb, fb_snapshot = self._fallback
+                self._splits += plan_fallback(self._ctx, self.snapshot, fb, fb_snapshot, planner(fb),
+                                              self._dnf, self._columns, self._sizing)
             self.stats = dataclasses.replace(plans.stats, seconds=time.perf_counter() - start)
         return self._splits
 
-    def output_schema(self) -> pa.Schema:
+    @property
+    def schema(self) -> TableSchema:
+        """The schema the scan reads in (a time-travel scan: its snapshot's, see :func:`travel`)."""
+        return self._ctx.schema
+
+    def output_schema(self, with_kind: bool = False) -> pa.Schema:
         schema = self._ctx.schema.arrow_schema()
-        if self._columns is None:
-            return schema
-        return pa.schema([schema.field(c) for c in self._columns])
+        if self._columns is not None:
+            schema = pa.schema([schema.field(c) for c in self._columns])
+        if with_kind:
+            schema = schema.append(pa.field(VALUE_KIND, pa.int8(), nullable=False))
+        return schema
 
-    def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """Batches of every split, split by split (streaming, one split in memory)."""
+    def to_batches(self, with_kind: bool = False) -> Iterator[pa.RecordBatch]:
+        """Batches of every split, split by split (streaming, one split in memory);
+        ``with_kind``: with each row's ``_VALUE_KIND`` last (SplitReader.read)."""
         for split in self.plan():
-            yield from read_split(self._ctx, split)
+            yield from read_split(self._ctx, split, with_kind)
 
-    def to_arrow(self) -> pa.Table:
-        """The whole result. Splits are read in parallel threads (Parquet decoding and the
-        merge's sorts release the GIL); batches keep the plan's split order."""
+    def to_arrow(self, with_kind: bool = False) -> pa.Table:
+        """The whole result (``with_kind``: as :meth:`to_batches`). Splits are read in
+        parallel threads (Parquet decoding and the merge's sorts release the GIL); batches
+        keep the plan's split order."""
         splits = self.plan()
         workers = min(len(splits), os.cpu_count() or 1)
         if workers <= 1:
-            batches = list(self.to_batches())
+            batches = list(self.to_batches(with_kind))
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = pool.map(lambda s: list(read_split(self._ctx, s)), splits)
+                parts = pool.map(lambda s: list(read_split(self._ctx, s, with_kind)), splits)
                 batches = [b for part in parts for b in part]
-        return pa.Table.from_batches(batches, schema=self.output_schema())
+        return pa.Table.from_batches(batches, schema=self.output_schema(with_kind))
 
     def to_pandas(self) -> Any:
         return self.to_arrow().to_pandas()
@@ -126,4 +180,5 @@ class TableScan:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-__all__ = ["TableScan", "dropped_rows", "planner", "read_file_rows", "read_split"]
+__all__ = ["Fallback", "TableScan", "dropped_rows", "planned_in", "planner", "read_file_rows", "read_split",
+           "travel"]

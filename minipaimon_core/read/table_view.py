@@ -23,6 +23,7 @@ from ..io.fileio import FileIO
 from ..metadata.context import TableContext
 from ..metadata.manifest_io import ManifestIO
 from ..metadata.snapshot_manager import SnapshotManager
+from ..metadata.tags import TagInfo
 from ..schema.schema import TableSchema
 from .scan import Split
 from .table_scan import TableScan
@@ -76,6 +77,8 @@ class TableView(Protocol):
     def snapshot(self, snapshot_id: int) -> Snapshot: ...
 
     def tag_snapshot(self, name: str) -> Snapshot: ...
+
+    def tag_info(self, name: str) -> TagInfo: ...
 
     def tags(self) -> dict[str, int]: ...
 

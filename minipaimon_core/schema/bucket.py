@@ -41,8 +41,15 @@ def num_buckets(schema: TableSchema) -> int:
     return buckets
 
 
-HASH_FIXED, HASH_DYNAMIC, CROSS_PARTITION, BUCKET_UNAWARE = (
-    "HASH_FIXED", "HASH_DYNAMIC", "CROSS_PARTITION", "BUCKET_UNAWARE")
+HASH_FIXED, HASH_DYNAMIC, CROSS_PARTITION, BUCKET_UNAWARE, POSTPONE_MODE = (
+    "HASH_FIXED", "HASH_DYNAMIC", "CROSS_PARTITION", "BUCKET_UNAWARE", "POSTPONE_MODE")
+
+
+def postponed(schema: TableSchema) -> bool:
+    """Whether the table postpones buckets (``bucket`` = -2, Paimon 1.x): rows are written
+    into the ``bucket-postpone`` directory (bucket -2) and reach real buckets, of a count
+    chosen per partition, when compacted (:mod:`minipaimon_core.maintenance.postpone`)."""
+    return num_buckets(schema) == -2
 
 
 def cross_partition(schema: TableSchema) -> bool:
@@ -54,6 +61,8 @@ def bucket_mode(schema: TableSchema) -> str:
     """The table's bucket mode (see the module docs)."""
     if num_buckets(schema) > 0:
         return HASH_FIXED
+    if postponed(schema):
+        return POSTPONE_MODE
     if not schema.primaryKeys:
         return BUCKET_UNAWARE
     return CROSS_PARTITION if cross_partition(schema) else HASH_DYNAMIC
@@ -75,8 +84,13 @@ def key_hashes64(table: pa.Table | pa.RecordBatch, schema: TableSchema) -> np.nd
 
 def bucket_ids(table: pa.Table | pa.RecordBatch, schema: TableSchema) -> np.ndarray:
     """The bucket of every row of ``table`` (int64)."""
-    n = num_buckets(schema)
-    if n <= 1:  # one bucket (or dynamic: assigned elsewhere): no key to hash
+    return bucket_ids_of(table, schema, num_buckets(schema))  # <= 1: one bucket, or assigned elsewhere
+
+
+def bucket_ids_of(table: pa.Table | pa.RecordBatch, schema: TableSchema, n: int) -> np.ndarray:
+    """The bucket of every row of ``table`` among ``n`` buckets (a postponed table's
+    partition count: the hash of the bucket key modulo ``n``, as fixed buckets)."""
+    if n <= 1:
         return np.zeros(table.num_rows, dtype=np.int64)
     keys = bucket_keys(schema)
     types = {f.name: f.row_type for f in schema.fields}
@@ -84,5 +98,6 @@ def bucket_ids(table: pa.Table | pa.RecordBatch, schema: TableSchema) -> np.ndar
     return bucket_hash.buckets(hashes, n).astype(np.int64)
 
 
-__all__ = ["BUCKET_UNAWARE", "CROSS_PARTITION", "HASH_DYNAMIC", "HASH_FIXED", "bucket_ids", "bucket_keys",
-           "bucket_mode", "cross_partition", "key_hashes", "key_hashes64", "num_buckets"]
+__all__ = ["BUCKET_UNAWARE", "CROSS_PARTITION", "HASH_DYNAMIC", "HASH_FIXED", "POSTPONE_MODE", "bucket_ids",
+           "bucket_ids_of", "bucket_keys", "bucket_mode", "cross_partition", "key_hashes", "key_hashes64",
+           "num_buckets", "postponed"]

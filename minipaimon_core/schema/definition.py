@@ -15,9 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InvalidArgumentError
-
-PRIMARY_KEY = "primary-key"
-PARTITION = "partition"
+from ..format.options import PARTITION, PRIMARY_KEY
 
 
 def names_of(value: Any, option: str) -> list[str]:

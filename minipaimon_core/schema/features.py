@@ -13,7 +13,10 @@ change what the files mean are refused.
 Read and written (issue 27): Parquet, ORC and Avro data files (``file.format``, each file
 by its extension: :mod:`.file_format`), bloom-filter file indexes (:mod:`.file_index`;
 ``bitmap`` / ``bsi`` are read past and refused for writes there), long-lived changelogs
-(``changelog.*`` retention: :mod:`.changelog_manager`). The table in docs/format.md,
+(``changelog.*`` retention: :mod:`.changelog_manager`). Issue 39: postponed buckets
+(``bucket`` = -2, :mod:`minipaimon_core.maintenance.postpone`; written with the engines
+:func:`_check_postponed` allows) and the post-commit options (:mod:`.post_commit_options`:
+applied after commits, refused where they cannot be). The table in docs/format.md,
 "Versions and compatibility", lists them.
 """
 
@@ -25,6 +28,7 @@ from ..file_format import file_index
 from ..format.options import KNOWN, PAIMON_ONLY_FUNCTIONS, field_option, file_index_option
 from ..format.table_schema import TableSchema
 from ..lsm.merge_config import MergeConfig
+from . import post_commit_options
 
 # Paimon options that change nothing minipaimon reads or writes.
 IGNORED = frozenset({
@@ -35,16 +39,13 @@ IGNORED = frozenset({
     "write-manifest-cache", "page-size", "parquet.enable.dictionary", "sort-spill-threshold",
     "sort-spill-buffer-size", "local-sort.max-num-file-handles", "spill-compression",
     "snapshot.expire.limit", "snapshot.expire.execution-mode", "snapshot.clean-empty-directories",
-    "snapshot.watermark-idle-timeout", "tag.automatic-creation", "tag.creation-period",
-    "tag.num-retained-max", "tag.default-time-retained", "partition.expiration-time",
-    "partition.expiration-check-interval", "partition.timestamp-formatter",
-    "partition.timestamp-pattern", "consumer.ignore-progress", "scan.plan-sort-partition",
+    "snapshot.watermark-idle-timeout", "consumer.ignore-progress", "scan.plan-sort-partition",
     "lookup.cache-max-disk-size", "lookup.cache-max-memory-size", "lookup.cache-file-retention",
     "lookup-wait", "lookup.local-file-type", "changelog-producer.row-deduplicate",
     "full-compaction.delta-commits", "compaction.optimization-interval", "commit.force-compact",
-    "commit.user-prefix", "dynamic-bucket.assigner-parallelism", "streaming-read-mode",
+    "commit.user-prefix", "streaming-read-mode",
     "continuous.discovery-interval",
-    "scan.bounded.watermark", "sink.watermark-time-zone", "num-sorted-run.compaction-trigger",
+    "scan.bounded.watermark", "num-sorted-run.compaction-trigger",
 })
 
 
@@ -64,9 +65,8 @@ def _feature(schema: TableSchema) -> str | None:
          "data evolution ('data-evolution.enabled')"),
         (options.get("partition.legacy-name", "true").lower() != "true",
          "partition directories named by cast ('partition.legacy-name' = false)"),
-        (options.get("partition.default-name", "__DEFAULT_PARTITION__") != "__DEFAULT_PARTITION__",
-         "another 'partition.default-name'"),
-        (options.get("bucket", "").strip() == "-2", "postponed buckets ('bucket' = -2)"),
+        (options.get("postpone.merge-on-read", "false").strip().lower() != "false",
+         "postponed rows merged on read ('postpone.merge-on-read')"),
         ("," in options.get("sequence.field", ""), "several sequence fields ('sequence.field')"),
         (options.get("bucket-function.type", "default").lower() != "default",
          f"bucket function '{options.get('bucket-function.type')}' ('bucket-function.type')"),
@@ -77,10 +77,6 @@ def _feature(schema: TableSchema) -> str | None:
     engine = options.get("merge-engine", "deduplicate").lower()
     if engine not in ("deduplicate", "partial-update", "aggregation", "first-row"):
         return f"the '{engine}' merge engine"
-    for name in ("aggregation.remove-record-on-delete",
-                 "partial-update.remove-record-on-sequence-group"):
-        if options.get(name, "false").strip().lower() != "false":
-            return f"'{name}' (an option of Paimon 1.x)"
     for name, value in options.items():
         if name.startswith("fields.") and name.endswith(".count-limit"):
             return f"'{name}'"
@@ -120,6 +116,8 @@ def check_writable(schema: TableSchema, path: str) -> None:
     = -1, are written: see :mod:`minipaimon_core.dynamic`.)"""
     check_migrated(schema, path)
     check_readable(schema, path)
+    post_commit_options.check(schema, path)  # partition expiration, automatic tags
+    _check_postponed(schema, path)
     if not schema.primaryKeys:  # Paimon 0.9 indexes append files only
         file_index.check_writable(schema.options, schema.arrow_schema(), path)
     unknown = sorted(k for k in schema.options if k not in KNOWN and k not in IGNORED
@@ -128,6 +126,23 @@ def check_writable(schema: TableSchema, path: str) -> None:
         raise UnsupportedFeatureError(
             f"{path} has options minipaimon does not implement: {', '.join(unknown)}; writing "
             "it could break what they promise")
+
+
+def _check_postponed(schema: TableSchema, path: str) -> None:
+    """A postponed-bucket table (``bucket`` = -2) is written with the deduplicate,
+    partial-update and aggregation engines, no changelog producer and no deletion vectors
+    (what minipaimon's replay of postponed rows reproduces exactly)."""
+    options = schema.options
+    if options.get("bucket", "").strip() != "-2":
+        return
+    for name, value, allowed in (("merge-engine", "deduplicate", ("deduplicate", "partial-update", "aggregation")),
+                                 ("changelog-producer", "none", ("none",)),
+                                 ("deletion-vectors.enabled", "false", ("false",))):
+        if options.get(name, value).strip().lower() not in allowed:
+            raise UnsupportedFeatureError(
+                f"{path} postpones buckets ('bucket' = -2) with {name!r} = {options[name]!r}: minipaimon "
+                "writes postponed-bucket tables with the deduplicate, partial-update and aggregation "
+                "engines, no changelog producer and no deletion vectors")
 
 
 __all__ = ["IGNORED", "check_migrated", "check_readable", "check_writable"]

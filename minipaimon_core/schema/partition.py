@@ -21,19 +21,24 @@ class PartitionSpec:
     """The partition columns of a table and their types (Arrow, and Paimon's)."""
 
     def __init__(self, keys: list[str], types: list[pa.DataType], paimon_types: list[str],
-                 legacy_paths: bool = False) -> None:
+                 legacy_paths: bool = False,
+                 default_name: str = paimon_paths.DEFAULT_PARTITION_NAME) -> None:
         self.keys = keys
         self.types = types
         self.paimon_types = paimon_types
         self.legacy_paths = legacy_paths
+        self.default_name = default_name  # the directory value of a null (or blank) value
 
     @staticmethod
     def of(schema: TableSchema) -> PartitionSpec:
+        """The table's partitions; a null value's directory is ``partition.default-name``
+        (fixed at creation, as the directories already written are named by it)."""
         arrow = schema.arrow_schema()
         fields = {f.name: f for f in schema.fields}
         keys = list(schema.partitionKeys)
+        default = schema.options.get("partition.default-name", paimon_paths.DEFAULT_PARTITION_NAME)
         return PartitionSpec(keys, [arrow.field(k).type for k in keys], [fields[k].row_type for k in keys],
-                             schema.legacyFormat)
+                             schema.legacyFormat, default)
 
     def path(self, values: Sequence[Any]) -> str:
         """Relative directory of the partition with stats-domain ``values``: Paimon's
@@ -48,7 +53,7 @@ class PartitionSpec:
             path = legacy.partition_path(
                 self.keys, [stat_to_string(v, t) for v, t in zip(values, self.types)])
         else:
-            path = paimon_paths.partition_path(self.keys, values, self.paimon_types)
+            path = paimon_paths.partition_path(self.keys, values, self.paimon_types, self.default_name)
         for key, segment in zip(self.keys, path.split("/")):
             if len(segment.encode()) > MAX_SEGMENT_BYTES:
                 raise InvalidArgumentError(

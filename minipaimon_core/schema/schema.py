@@ -7,6 +7,7 @@ it was written with, and readers map its columns by field id.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -104,6 +105,24 @@ def _ids(type_json: object) -> Iterator[int]:
                 yield from _ids(type_json[key])
 
 
+def other_format(names: list[str]) -> str | None:
+    """What a directory whose entries are ``names`` holds when it is no Paimon table but
+    another format's (Delta Lake, plain Parquet files), said with how to read it; else None."""
+    if "_delta_log" in names:
+        return ("it is a Delta Lake table (it has _delta_log/), not an Apache Paimon table: read "
+                "it with the deltalake package (DeltaTable(path).to_pyarrow_table()) or Spark's "
+                "delta format")
+    if any(n.endswith(".parquet") for n in names):
+        return ("it holds plain Parquet files, not a table: read them with "
+                "pyarrow.dataset.dataset(path), or create_table(...) and write their rows into it")
+    if any("=" in n for n in names):
+        return ("it holds partition directories (like "
+                f"{next(n for n in names if '=' in n)!r}) but no table metadata: a plain "
+                "(Hive-partitioned) dataset, read with pyarrow.dataset.dataset(path, "
+                "partitioning='hive'), or a table dropped with purge=False")
+    return None
+
+
 class SchemaManager:
     """Reads and writes ``schema/schema-<id>`` files."""
 
@@ -120,18 +139,33 @@ class SchemaManager:
         """The current schema. Raises TableNotFoundError if there is none."""
         ids = self.schema_ids()
         if not ids:
-            raise TableNotFoundError(f"no minipaimon table at {self._layout.root} (no schema file)")
+            raise self._not_found()
         return self.get(ids[-1])
 
     def get(self, schema_id: int) -> TableSchema:
-        path = self._layout.schema_path(schema_id)
-        try:
-            data = self._io.read_bytes(path)
-        except FileNotFoundError:
-            raise CorruptMetadataError(f"schema file {path} is missing") from None
+        """Schema ``schema_id``. Raises CorruptMetadataError if it is missing or damaged."""
+        path, data = self.file_bytes(schema_id)
         if legacy.is_json(data):
             return legacy.decode_schema(data, path)
         return schema_codec.decode(data, path)
+
+    def file_bytes(self, schema_id: int) -> tuple[str, bytes]:
+        """(path, bytes) of the file of schema ``schema_id``. On a branch, an id below the
+        branch's first schema is the main line's (shared history: Paimon 0.9 copies only
+        the schema of a branch's first snapshot, whose files may name older ones). Raises
+        CorruptMetadataError if there is none."""
+        path = self._layout.schema_path(schema_id)
+        try:
+            return path, self._io.read_bytes(path)
+        except FileNotFoundError:
+            pass
+        if not self._layout.is_main:
+            ids = self.schema_ids()
+            if ids and schema_id < ids[0]:
+                main = self._layout.on_branch("main")
+                with contextlib.suppress(FileNotFoundError):
+                    return main.schema_path(schema_id), self._io.read_bytes(main.schema_path(schema_id))
+        raise CorruptMetadataError(f"schema file {path} is missing")
 
     def table_id(self) -> str:
         """The identity of the table at this path, read now: the ``minipaimonTableId`` of its
@@ -139,13 +173,27 @@ class SchemaManager:
         time of that schema, as Paimon's ``Table.uuid()`` takes it. A table dropped and
         created again at the same path is another table.
 
+        On a branch: the table's identity and the branch's name (a stream's offsets on one
+        branch mean nothing on another).
+
         Raises TableNotFoundError if there is no table.
         """
+        if not self._layout.is_main:
+            main = SchemaManager(self._io, self._layout.on_branch("main")).table_id()
+            return f"{main}@branch:{self._layout.branch}"
         ids = self.schema_ids()
         if not ids:
-            raise TableNotFoundError(f"no minipaimon table at {self._layout.root} (no schema file)")
+            raise self._not_found()
         first = self.get(ids[0])
         return first.minipaimonTableId or f"created-{first.timeMillis}"
+
+    def _not_found(self) -> TableNotFoundError:
+        """The error for a path without a schema file; it says what the directory holds
+        instead when that is another format's data (one listing of the directory)."""
+        layout = self._layout
+        other = other_format(self._io.list_names(layout.root)) if layout.is_main else None
+        return TableNotFoundError(f"no minipaimon table at {layout.where} (no schema file)"
+                                  + (f": {other}" if other else ""))
 
     def commit(self, schema: TableSchema) -> bool:
         """Create the file of ``schema`` unless one with its id exists (returns False)."""
@@ -165,20 +213,30 @@ class SchemaManager:
         new = msgspec.structs.replace(schema, id=current.id + 1, highestFieldId=highest, fields=fields)
         if not self.commit(new):
             raise TableAlreadyExistsError(
-                f"the table at {self._layout.root} was redefined concurrently; retry the write")
+                f"the table at {self._layout.where} was redefined concurrently; retry the write")
         return new
 
     def create(self, schema: TableSchema) -> None:
         """Write schema 0 of a new table. Raises TableAlreadyExistsError if a table is
-        there, or the metadata of one dropped half-way (never adopted)."""
+        there, or the metadata of one dropped half-way (never adopted).
+
+        A table's schema file is the last thing a drop deletes (catalog.drop_table), so
+        metadata without a schema is a drop that failed half-way; with one, it is a table.
+        """
+        if self.schema_ids():
+            raise self._exists()
         leftovers = self.leftovers()
         if leftovers:
             raise TableAlreadyExistsError(
-                f"{self._layout.root} holds the metadata of a table ({', '.join(leftovers)}) that "
-                "was dropped half-way or is still being created; drop it again "
-                "(catalog.drop_table) or pick another path")
-        if self.schema_ids() or not self.commit(schema):
-            raise TableAlreadyExistsError(f"a table already exists at {self._layout.root}")
+                f"{self._layout.where} holds the metadata of a table ({', '.join(leftovers)}) but no "
+                "schema: a drop of it failed half-way. Finish the drop (catalog.drop_table "
+                "again) or pick another path")
+        if not self.commit(schema):
+            raise self._exists()
+
+    def _exists(self) -> TableAlreadyExistsError:
+        return TableAlreadyExistsError(
+            f"a table already exists at {self._layout.where}: open it (open_table), or pick another path")
 
     def leftovers(self) -> list[str]:
         """The table's metadata directories other than ``schema/`` that hold files

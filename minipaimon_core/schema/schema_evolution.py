@@ -28,8 +28,9 @@ import pyarrow as pa
 
 from ..errors import CommitConflictError, ConflictReason, InvalidArgumentError, SchemaMismatchError
 from ..format import data_types, options
+from ..format.branch_names import FALLBACK_BRANCH, MAIN_BRANCH, is_branch_name
 from ..format.kinds import ROW_KIND_COLUMN, SYSTEM_COLUMNS
-from ..format.layout import TableLayout
+from ..format.layout import TableLayout, keys_of
 from ..io.fileio import FileIO
 from . import table_options
 from .features import check_migrated
@@ -38,7 +39,7 @@ from .table_options import names_in
 
 MAX_ATTEMPTS = 50
 IMMUTABLE_OPTIONS = ("bucket", "bucket-key", "merge-engine", "sequence.field", "ignore-delete",
-                     "deletion-vectors.enabled")
+                     "deletion-vectors.enabled", "partition.default-name")
 _LIST_OPTIONS = ("sequence.field", "bucket-key")  # comma-separated column names
 
 Change = Callable[[TableSchema], TableSchema | None]
@@ -158,8 +159,9 @@ def apply_alter_column_type(schema: TableSchema, name: str, arrow_type: pa.DataT
     if not is_safe_widening(old, new):
         raise SchemaMismatchError(
             f"cannot change column {name!r} from {old} to {new}: only widening is safe "
-            "(int8 -> int16 -> int32 -> int64, float -> double, decimal precision up with "
-            "the same scale); add a new column and copy the data instead"
+            "(int8 -> int16 -> int32 -> int64, an integer to float or double, float -> "
+            "double, decimal precision up with the same scale); add a new column and copy "
+            "the data instead"
         )
     fields = list(schema.fields)
     if pa.types.is_nested(new):
@@ -202,9 +204,13 @@ def apply_set_options(schema: TableSchema, updates: Mapping[str, str | None]) ->
 
 
 def is_safe_widening(old: pa.DataType, new: pa.DataType) -> bool:
-    """Whether every value of type ``old`` is exactly representable in ``new``."""
+    """Whether ``old`` may become ``new``: every value exactly representable, or an integer
+    to a float (Paimon's implicit cast, e.g. BIGINT to DOUBLE: as Java's ``(double)``, a
+    value past the float's precision rounds to the nearest)."""
     if pa.types.is_signed_integer(old) and pa.types.is_signed_integer(new):
         return bool(new.bit_width >= old.bit_width)
+    if pa.types.is_signed_integer(old) and pa.types.is_floating(new):
+        return True
     if pa.types.is_floating(old) and pa.types.is_floating(new):
         return bool(new.bit_width >= old.bit_width)
     if pa.types.is_decimal(old) and pa.types.is_decimal(new):
@@ -233,6 +239,12 @@ def alter_column_type(io: FileIO, layout: TableLayout, name: str, arrow_type: pa
 
 
 def set_options(io: FileIO, layout: TableLayout, updates: Mapping[str, str | None]) -> TableSchema:
+    fallback = updates.get(FALLBACK_BRANCH)
+    if fallback is not None and (fallback == layout.branch or (fallback != MAIN_BRANCH and (
+            not is_branch_name(fallback) or not keys_of("schema", io.list_names(layout.on_branch(fallback).schema_dir))))):
+        raise InvalidArgumentError(  # as Paimon's SchemaValidation.validateFallbackBranch
+            f"cannot set {FALLBACK_BRANCH!r} = {fallback!r}: no such branch (other than this one) "
+            f"in {layout.root}")
     return commit_change(io, layout, lambda s: apply_set_options(s, updates))
 
 

@@ -4,13 +4,16 @@
 an option that would make later writes or reads fail is refused before anything is written,
 with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
 
-* ``bucket``: -1 or >= 1 (unset: -1, Paimon's default). -1 is an unbucketed append table,
-  or a primary-key table with dynamic buckets (minipaimon_core.dynamic); an append table
-  with ``bucket`` >= 1 needs ``bucket-key``. A primary key without every partition column
+* ``bucket``: -1 or >= 1 (unset: -1, Paimon's default), or -2 (postponed buckets) in a
+  primary-key table. -1 is an unbucketed append table, or a primary-key table with dynamic
+  buckets (minipaimon_core.dynamic; ``dynamic-bucket.max-buckets`` -1 or >= 1); an append
+  table with ``bucket`` >= 1 needs ``bucket-key``. A primary key without every partition column
   (cross-partition updates) needs ``bucket`` = -1.
 * ``bucket-key``: distinct, non-nested columns; in a primary-key table a subset of the
   primary key (an update must land in the bucket of its key), and not with dynamic buckets
   (their buckets are not a hash of any column).
+* ``partition.default-name`` (the directory value of a null partition value): not empty,
+  its directory name a path segment file systems take.
 * ``merge-engine``, ``sequence.field``, ``changelog-producer``, ``ignore-delete``,
   ``partial-update.*`` and the aggregation options belong to primary-key tables only.
 * ``deletion-vectors.enabled`` on a primary-key table needs the ``deduplicate`` engine
@@ -25,7 +28,7 @@ with :class:`UnsupportedOptionError` naming the option. The rules, as in Paimon:
   ``merge-engine`` = ``aggregation`` (a partial-update table takes
   ``aggregate-function`` and ``ignore-retract`` of its sequence groups' columns); the
   function fits the column's type (and so does ``fields.default-aggregate-function`` for
-  every column it applies to): ``collect`` an ARRAY (``distinct`` with it only),
+  every column it applies to): ``collect`` an ARRAY (``distinct`` with it or ``listagg``),
   ``merge_map`` a MAP, ``nested_update`` an ARRAY of ROW (``nested-key`` names fields of
   the ROW).
 * ``fields.<s1,s2>.sequence-group`` = ``<f1,f2>`` (partial-update): non-key columns, each
@@ -42,11 +45,16 @@ import pyarrow as pa
 from ..errors import UnsupportedFeatureError, UnsupportedOptionError
 from ..file_format import file_index
 from ..format.options import Options, field_option
+from ..format.partition_path import escape
 from ..lsm.merge_engines import MergeConfig
+from . import post_commit_options
+from .partition import MAX_SEGMENT_BYTES
 
 PK_ONLY = ("merge-engine", "sequence.field", "changelog-producer", "ignore-delete",
            "partial-update.ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-           "partial-update.remove-record-on-delete", "fields.default-aggregate-function")
+           "partial-update.remove-record-on-delete", "aggregation.remove-record-on-delete",
+           "partial-update.remove-record-on-sequence-group",
+           "fields.default-aggregate-function")
 DELETION_VECTOR_ENGINES = ("deduplicate",)
 
 
@@ -67,6 +75,8 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
     typed = Options(options)
     pk = list(primary_keys)
     _check_buckets(typed, options, schema, pk)
+    post_commit_options.check_values(options)
+    _check_default_partition_name(typed, partition_keys)
     outside = [c for c in partition_keys if c not in pk]
     if pk and outside and typed["bucket"] != -1:
         raise UnsupportedOptionError(
@@ -99,8 +109,11 @@ def check(options: Mapping[str, str], schema: pa.Schema, primary_keys: Sequence[
 def _check_buckets(typed: Options, options: Mapping[str, str], schema: pa.Schema,
                    pk: list[str]) -> None:
     buckets = typed["bucket"]
-    if buckets == 0:
-        need = "-1 (dynamic buckets) or >= 1" if pk else "-1 (unbucketed) or >= 1"
+    if typed["dynamic-bucket.max-buckets"] == 0:
+        raise UnsupportedOptionError(
+            "option 'dynamic-bucket.max-buckets' must be -1 (unbounded) or >= 1")
+    if buckets == 0 or (buckets == -2 and not pk):
+        need = "-1 (dynamic buckets), -2 (postponed buckets) or >= 1" if pk else "-1 (unbucketed) or >= 1"
         raise UnsupportedOptionError(f"option 'bucket' must be {need}")
     keys = names_in(options.get("bucket-key"))
     if pk and buckets == -1 and keys:
@@ -128,6 +141,19 @@ def _check_buckets(typed: Options, options: Mapping[str, str], schema: pa.Schema
                 f"option 'bucket-key': column {c!r} is not in the primary key {pk}; the bucket "
                 "keys of a primary-key table must be primary-key columns (an update of the "
                 "column would move the key to another bucket)")
+
+
+def _check_default_partition_name(typed: Options, partition_keys: Sequence[str]) -> None:
+    """``partition.default-name`` names the directories of null values: not empty, and
+    ``<key>=<name>`` escaped a path segment a file system takes."""
+    name = typed["partition.default-name"]
+    if not name:
+        raise UnsupportedOptionError("option 'partition.default-name' must not be empty")
+    for key in partition_keys:
+        if len(f"{escape(key)}={escape(name)}".encode()) > MAX_SEGMENT_BYTES:
+            raise UnsupportedOptionError(
+                f"option 'partition.default-name' is too long: the directory of a null {key!r} "
+                f"would be longer than {MAX_SEGMENT_BYTES} bytes")
 
 
 def _orderable(t: pa.DataType) -> bool:
@@ -242,11 +268,11 @@ def _check_sequence_group(name: str, engine: str, sequence_fields: list[str],
 
 
 def _check_collection_options(options: Mapping[str, str], f: pa.Field, fn: str) -> None:
-    """``distinct`` goes with ``collect``, ``nested-key`` with ``nested_update`` and names
+    """``distinct`` goes with ``collect`` or ``listagg``, ``nested-key`` with ``nested_update`` and names
     fields of its rows."""
     distinct = f"fields.{f.name}.distinct"
-    if distinct in options and fn != "collect":
-        raise UnsupportedOptionError(f"option {distinct!r} needs the 'collect' function")
+    if distinct in options and fn not in ("collect", "listagg"):
+        raise UnsupportedOptionError(f"option {distinct!r} needs the 'collect' or 'listagg' function")
     nested = f"fields.{f.name}.nested-key"
     if nested not in options:
         return

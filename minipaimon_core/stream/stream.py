@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidArgumentError, SnapshotNotFoundError
+from ..errors import InvalidArgumentError, SnapshotNotFoundError, UnsupportedFeatureError
 from ..format import options
 from ..format.kinds import ROW_KIND_COLUMN, SEQUENCE, VALUE_KIND, RowKind, row_kind_names
 from ..format.manifest_file import ADD, DataFileMeta, ManifestEntry
@@ -42,7 +42,9 @@ from ..format.options import Options
 from ..format.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 from ..metadata.changelog_manager import ChangelogManager
 from ..read.scan import Split
+from ..read.table_scan import TableScan, read_split
 from ..read.table_view import TableView
+from ..schema.bucket import postponed
 from ..schema.partition import PartitionSpec
 
 ROW_KIND = ROW_KIND_COLUMN
@@ -100,6 +102,12 @@ class StreamScanner:
         with their row kinds, whatever the producer; ``changelog`` only changelog files
         (InvalidArgumentError for a table without a changelog producer)."""
         self._table = table
+        if postponed(table.table_schema):
+            raise UnsupportedFeatureError(
+                f"{table.path} postpones buckets ('bucket' = -2): its rows reach real buckets in "
+                "COMPACT snapshots, which a stream of changes does not read (Paimon streams such a "
+                "table only through a changelog producer, which minipaimon does not write for it); "
+                "read it in batch")
         opts = {k.lower(): str(v) for k, v in (options or {}).items()}
         read = Options({k: v for k, v in opts.items() if k in _READ_OPTIONS})  # bad: UnsupportedOptionError
         # Paimon's default mode: from-snapshot / from-timestamp when scan.snapshot-id /
@@ -262,7 +270,7 @@ class StreamScanner:
         """Arrow batches of one stream split, in :meth:`output_schema`."""
         schema = self.output_schema()
         for full in split.full:
-            for batch in self._table.read_split(full):
+            for batch in read_split(self._table.context(), full):  # in the stream's schema
                 t = pa.Table.from_batches([batch])
                 yield from self._finish(t, None, schema)
         raw = Split(split.snapshot_id, [], split.partition_path, split.bucket, split.files, True)
@@ -305,7 +313,9 @@ class StreamScanner:
         merge, so rate limits can cut them), or all the splits of one primary-key bucket
         (one task reads a key's full row and its later changes)."""
         if snapshot_id not in self._full_plans:
-            splits = self._table.scan(snapshot_id=snapshot_id).plan()
+            # in the stream's own schema (the table handle's), not a time-travel read's
+            snap = self._table.snapshot(snapshot_id)
+            splits = TableScan(self._table.context(), None, None, snap, None).plan()
             if self._pk:
                 buckets: dict[tuple[str, int], list[Split]] = defaultdict(list)
                 for s in splits:

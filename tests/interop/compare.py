@@ -25,8 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from minipaimon_spark.options import ReadOptions
-from minipaimon_spark.reader import open_at
+import minipaimon_core as mp
 
 JAVA_NULL_ROW = "java09 reads an all-null ROW as a null ROW"
 
@@ -123,8 +122,6 @@ def _minus(a: list[Any], b: list[Any]) -> list[Any]:
 
 def read_at(path: str, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
     """minipaimon's time-travel read as Paimon defines it: in the snapshot's own schema
-    (renamed columns under their old names, later columns absent, dropped ones present).
-    That is what minipaimon's Spark source reads (``open_at``); ``Table.scan`` alone reads
-    an old snapshot in the latest schema."""
-    table = open_at(ReadOptions(path=path, snapshot_id=snapshot_id, tag=tag))
-    return table.scan(snapshot_id=snapshot_id, tag=tag).to_arrow()
+    (renamed columns under their old names, later columns absent, dropped ones present),
+    as ``Table.scan`` and the Spark source (``open_at``) read it."""
+    return mp.open_table(path).scan(snapshot_id=snapshot_id, tag=tag).to_arrow()

@@ -142,11 +142,11 @@ class Batch:
 
     def read(self, warehouse: str | Path, table: str, snapshot: int | None = None,
              tag: str | None = None, options: dict[str, str] | None = None,
-             filter: list[list[Any]] | None = None) -> int:
+             filter: list[list[Any]] | None = None, branch: str | None = None) -> int:
         out = str(self.work / f"read-{len(self.jobs)}.arrow")
         return self._add({"op": "read", "warehouse": str(warehouse), "table": table, "out": out,
                           "snapshot": snapshot, "tag": tag, "options": options or {},
-                          "filter": filter})
+                          "filter": filter, "branch": branch})
 
     def create(self, warehouse: str | Path, table: str, schema: pa.Schema,
                primary_keys: list[str] | None = None, partition_keys: list[str] | None = None,
@@ -158,21 +158,51 @@ class Batch:
 
     def commit(self, warehouse: str | Path, table: str, data: pa.Table,
                overwrite: dict[str, str] | None = None,
-               before_commit: list[str] | None = None) -> int:
+               before_commit: list[str] | None = None, branch: str | None = None,
+               identifier: int | None = None, watermark: int | None = None,
+               fixed_bucket: bool = False) -> int:
         return self._add({"op": "commit", "warehouse": str(warehouse), "table": table,
                           "data": self._ipc(data), "overwrite": overwrite,
-                          "before_commit": before_commit})
+                          "before_commit": before_commit, "branch": branch, "identifier": identifier,
+                          "watermark": watermark, "fixed_bucket": fixed_bucket})
 
-    def tag(self, warehouse: str | Path, table: str, name: str, snapshot: int | None = None) -> int:
+    def tag(self, warehouse: str | Path, table: str, name: str, snapshot: int | None = None,
+            branch: str | None = None, time_retained_ms: int | None = None) -> int:
         return self._add({"op": "tag", "warehouse": str(warehouse), "table": table, "name": name,
-                          "snapshot": snapshot})
+                          "snapshot": snapshot, "branch": branch, "time_retained_ms": time_retained_ms})
 
-    def alter(self, warehouse: str | Path, table: str, *changes: list[str]) -> int:
+    def tags(self, warehouse: str | Path, table: str) -> int:
+        return self._add({"op": "tags", "warehouse": str(warehouse), "table": table})
+
+    def alter(self, warehouse: str | Path, table: str, *changes: list[str],
+              branch: str | None = None) -> int:
         return self._add({"op": "alter", "warehouse": str(warehouse), "table": table,
-                          "changes": [list(c) for c in changes]})
+                          "changes": [list(c) for c in changes], "branch": branch})
 
-    def compact(self, warehouse: str | Path, table: str, full: bool = True) -> int:
-        return self._add({"op": "compact", "warehouse": str(warehouse), "table": table, "full": full})
+    def compact(self, warehouse: str | Path, table: str, full: bool = True,
+                branch: str | None = None) -> int:
+        return self._add({"op": "compact", "warehouse": str(warehouse), "table": table, "full": full,
+                          "branch": branch})
+
+    def create_branch(self, warehouse: str | Path, table: str, name: str,
+                      tag: str | None = None) -> int:
+        return self._add({"op": "create_branch", "warehouse": str(warehouse), "table": table,
+                          "name": name, "tag": tag})
+
+    def delete_branch(self, warehouse: str | Path, table: str, name: str) -> int:
+        return self._add({"op": "delete_branch", "warehouse": str(warehouse), "table": table,
+                          "name": name})
+
+    def fast_forward(self, warehouse: str | Path, table: str, name: str) -> int:
+        return self._add({"op": "fast_forward", "warehouse": str(warehouse), "table": table,
+                          "name": name})
+
+    def branches(self, warehouse: str | Path, table: str) -> int:
+        return self._add({"op": "branches", "warehouse": str(warehouse), "table": table})
+
+    def orphans(self, warehouse: str | Path, table: str, older_than_ms: int) -> int:
+        return self._add({"op": "orphans", "warehouse": str(warehouse), "table": table,
+                          "older_than_ms": older_than_ms})
 
     def run(self, timeout: float = BATCH_TIMEOUT_S) -> list[Outcome]:
         """Run the jobs in one judge process. Raises JudgeFailed if the process timed out or

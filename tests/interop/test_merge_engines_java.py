@@ -95,7 +95,9 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Warehouses:
 
 
 def _diff(got: pa.Table, want: pa.Table, s: Scenario) -> str | None:
-    return differences(got, want, [JAVA_NULL_ROW], unordered=s.unordered)
+    """Rows in any order, each list in its order: Java's (its hash sets' for ``collect``
+    distinct and keyed ``nested_update``, issue 38 item 10), MAP entries in any order."""
+    return differences(got, want, [JAVA_NULL_ROW])
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -130,7 +132,8 @@ def test_other_clients_read_minipaimon_tables_they_support(judged: Warehouses) -
         outcomes = b.run()
         for n, job in jobs.items():
             want = mp.open_table(judged.path("mp", n)).to_arrow()
-            assert differences(outcomes[job].table(), want) is None, (reader, n)
+            unordered = BY_NAME[n].hash_ordered if reader == harness.RUST else ()
+            assert differences(outcomes[job].table(), want, unordered=unordered) is None, (reader, n)
 
 
 #: Spark reads through the same merge as Python: three tables cover its column types

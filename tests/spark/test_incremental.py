@@ -52,8 +52,9 @@ def test_incremental_read_carries_deletes_and_kinds(tmp_path: Path, producer: st
     got = read(tmp_path / "t", **{"incremental-between": f"{first},{end}", "read.changelog": "true"})
     kinds = {(r["id"], r["_row_kind"]) for r in got}
     assert (3, "-D") in kinds and (4, "+I") in kinds
-    # The upsert of 2: +U from a changelog producer; without one, the file's kind (+I).
-    assert (2, "+I" if producer == "none" else "+U") in kinds
+    # The upsert of 2: +U from a changelog producer; without one, the kind its data file
+    # keeps, +U as written (Paimon's PrimaryKeySimpleTableTest.testAuditLog; issue 38 item 7)
+    assert (2, "+U") in kinds
     assert all(i != 1 for i, _ in kinds)  # 1 did not change
 
 
@@ -66,9 +67,9 @@ def test_incremental_read_without_changelog_keeps_upserts_only(tmp_path: Path) -
 def test_audit_log_honours_incremental_between(tmp_path: Path) -> None:
     t, _ = changes(tmp_path / "t", "none")
     log = audit_log_between(t, 1, 2).sort_by("id").to_pylist()
-    assert [(r["rowkind"], r["id"]) for r in log] == [("+I", 2), ("-D", 3), ("+I", 4)]
+    assert [(r["rowkind"], r["id"]) for r in log] == [("+U", 2), ("-D", 3), ("+I", 4)]
     got = read(Path(str(tmp_path / "t") + "$audit_log"), **{"incremental-between": "1,2"})
-    assert [(r["rowkind"], r["id"]) for r in got] == [("+I", 2), ("-D", 3), ("+I", 4)]
+    assert [(r["rowkind"], r["id"]) for r in got] == [("+U", 2), ("-D", 3), ("+I", 4)]
 
 
 def test_incremental_between_needs_start_before_end(tmp_path: Path) -> None:

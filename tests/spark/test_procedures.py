@@ -59,6 +59,22 @@ def test_expire_snapshots_from_sql(sql: Any, tmp_path: Path) -> None:
     assert ids_and_values(table) == [(i, "w3") for i in range(10)]
 
 
+def test_create_rename_and_delete_tags_from_sql(sql: Any, tmp_path: Path) -> None:
+    # paimon-spark CreateAndDeleteTagProcedureTest, "create and delete tag" / "delete
+    # multiple tags": time_retained, rename_tag, delete_tag of 'a,b' and 'a, b'
+    table = pk_table(str(tmp_path / "t"), 2)
+    assert sql(f"SELECT * FROM minipaimon_create_tag('{table.path}', 'test_tag', 2, '5 d')").collect() \
+        == [("test_tag", 2)]
+    assert mp.open_table(table.path).tag_info("test_tag").time_retained_ms == 5 * 86_400_000
+    sql(f"SELECT * FROM minipaimon_create_tag('{table.path}', 'test_tag_1', 1)").collect()
+    assert sql(f"SELECT * FROM minipaimon_rename_tag('{table.path}', 'test_tag_1', 'test_tag_3')").collect() \
+        == [("test_tag_3", 1)]
+    assert mp.open_table(table.path).tags() == {"test_tag": 2, "test_tag_3": 1}
+    assert sorted(sql(f"SELECT * FROM minipaimon_delete_tag('{table.path}', 'test_tag, test_tag_3')").collect()) \
+        == [("test_tag", 2), ("test_tag_3", 1)]
+    assert mp.open_table(table.path).tags() == {}
+
+
 def test_tags_and_rollback_from_sql(sql: Any, tmp_path: Path) -> None:
     table = pk_table(str(tmp_path / "t"), 3)
     assert sql(f"SELECT * FROM minipaimon_create_tag('{table.path}', 'first', 1)").collect() \
@@ -128,6 +144,10 @@ def test_tables_of_a_warehouse_from_sql(sql: Any, tmp_path: Path) -> None:
     ("minipaimon_create_tag('{path}', 'gold')", "InvalidArgumentError"),  # it exists
     ("minipaimon_create_tag('{path}', 'silver', 99)", "SnapshotNotFoundError"),
     ("minipaimon_delete_tag('{path}', 'nope')", "SnapshotNotFoundError"),
+    ("minipaimon_delete_tag('{path}', 'gold,nope')", "SnapshotNotFoundError"),
+    ("minipaimon_rename_tag('{path}', 'nope', 'x')", "SnapshotNotFoundError"),
+    ("minipaimon_rename_tag('{path}', 'gold', '../x')", "InvalidArgumentError"),
+    ("minipaimon_create_tag('{path}', 'silver', NULL, '5')", "InvalidArgumentError"),
     ("minipaimon_remove_orphan_files('{path}', 99999999999999)", "InvalidArgumentError"),
     ("minipaimon_remove_orphan_files('{path}', 0)", "InvalidArgumentError"),  # 1970: nothing
     ("minipaimon_remove_orphan_files('{path}', 'soon')", "InvalidArgumentError"),
@@ -137,7 +157,8 @@ def test_tables_of_a_warehouse_from_sql(sql: Any, tmp_path: Path) -> None:
     ("minipaimon_tables(7)", "InvalidArgumentError"),
     ("minipaimon_delete('{missing}', 'id = 1')", "TableNotFoundError"),
     ("minipaimon_delete('{path}', 'nope = 1')", "InvalidArgumentError"),
-    ("minipaimon_delete('{path}', 'id = (1)')", "InvalidArgumentError"),
+    ("minipaimon_delete('{path}', 'id = (1')", "InvalidArgumentError"),
+    ("minipaimon_delete('{path}', 'soundex(v) = 1')", "InvalidArgumentError"),  # not covered
     ("minipaimon_update('{path}', 'id = 5', 'id = 1')", "InvalidArgumentError"),  # a key column
     ("minipaimon_update('{path}', 'v = ', 'id = 1')", "InvalidArgumentError"),
     ("minipaimon_update('{path}', 'v = 3', 'nope > 3')", "InvalidArgumentError"),
@@ -170,7 +191,8 @@ TYPED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa
     # no row matches these: the value is still checked against its column
     ("minipaimon_update('{path}', \"n = 'x'\", 'id > 100')", "SchemaMismatchError"),
     ("minipaimon_update('{path}', 'n = 99999999999', 'id > 100')", "SchemaMismatchError"),
-    ("minipaimon_update('{path}', 'n = 1.5', 'id > 100')", "SchemaMismatchError"),
+    ("minipaimon_update('{path}', 'n = 1.5e10', 'id > 100')", "SchemaMismatchError"),
+    ("minipaimon_update('{path}', 'n = upper(dt)', 'id > 100')", "SchemaMismatchError"),
     ("minipaimon_update('{path}', 'dt = NULL', 'id = 1')", "InvalidArgumentError"),
 ])
 def test_literals_that_do_not_fit_their_columns_fail_at_analysis(
@@ -268,3 +290,24 @@ def test_spark_reads_and_writes_tables_by_name_in_a_warehouse(spark: Any, tmp_pa
     assert sorted(tuple(r) for r in got.collect()) == [(1, "a"), (2, "b")]
     snapshots = spark.read.format("minipaimon").option("warehouse", warehouse).load("sales.orders$snapshots")
     assert [r.snapshot_id for r in snapshots.collect()] == [1]
+
+
+def test_partition_expiration_and_tags_by_hand_from_sql(sql: Any, tmp_path: Path) -> None:
+    """minipaimon_expire_partitions / minipaimon_auto_tags / minipaimon_expire_tags, with dry runs."""
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("dt", pa.string())])
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, schema, partition_by=["dt"],
+                        options={"write-only": "true", "tag.automatic-creation": "process-time"})
+    t.write(pa.table({"id": [1, 2], "dt": ["2000-01-01", "2999-01-01"]}, schema=schema))
+    rows = sql(f"SELECT * FROM minipaimon_expire_partitions('{path}', '30 d', true)").collect()
+    assert [(r.partition, r.dry_run) for r in rows] == [("dt=2000-01-01", True)]
+    assert len(mp.open_table(path).snapshots()) == 1
+    rows = sql(f"SELECT * FROM minipaimon_expire_partitions('{path}', '30 d')").collect()
+    assert [r.partition for r in rows] == ["dt=2000-01-01"] and rows[0].snapshot_id == 2
+    assert mp.open_table(path).to_arrow().column("dt").to_pylist() == ["2999-01-01"]
+    rows = sql(f"SELECT * FROM minipaimon_auto_tags('{path}')").collect()
+    assert [r.action for r in rows] == ["created"] and rows[0].tag in mp.open_table(path).tags()
+    rows = sql(f"SELECT * FROM minipaimon_expire_tags('{path}', '0s', true)").collect()
+    assert [(r.tag, r.action, r.dry_run) for r in rows] == [(rows[0].tag, "deleted", True)]
+    with pytest.raises(Exception, match="partition.expiration-time"):
+        sql(f"SELECT * FROM minipaimon_expire_partitions('{path}', NULL)").collect()

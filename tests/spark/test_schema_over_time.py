@@ -40,10 +40,17 @@ def batch_read(path: Path, **options: str) -> tuple[list[str], list[dict[str, An
 
 
 def test_time_travel_reads_the_snapshots_own_schema(tmp_path: Path) -> None:
-    evolved(tmp_path / "t")
+    t = evolved(tmp_path / "t")
+    t.create_tag("one", 1)
     names, got = batch_read(tmp_path / "t", **{"scan.snapshot-id": "1"})
     assert names == ["id", "v"]
     assert got == [{"id": 1, "v": 10}, {"id": 2, "v": 20}]
+    # one rule with the core's scan (Table.as_of): by id, tag and time alike
+    at = str(t.snapshot(1).timeMillis)
+    for option in ({"scan.snapshot-id": "1"}, {"scan.tag-name": "one"}, {"scan.timestamp-millis": at}):
+        core = mp.open_table(str(tmp_path / "t")).scan(options=option).to_arrow()
+        assert batch_read(tmp_path / "t", **option) == (core.column_names, sorted(
+            core.to_pylist(), key=lambda r: r["id"])) == (names, got)
     names, got = batch_read(tmp_path / "t")
     assert names == ["id", "w", "extra"] and len(got) == 3
 

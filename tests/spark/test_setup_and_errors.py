@@ -214,3 +214,31 @@ def test_paimon_partition_option_defines_the_partitions(spark: Any, tmp_path: Pa
         (df.write.format("minipaimon").mode("append").option("partition", "dt")
          .option("partition-keys", "v").save(str(tmp_path / "u")))
     short(info.value, "InvalidArgumentError", "disagree")
+
+
+_REGISTER_TWICE = """
+import sys
+from pyspark.sql import SparkSession
+import minipaimon_spark
+spark = SparkSession.builder.master("local[1]").appName("register-once").getOrCreate()
+minipaimon_spark.register(spark)
+minipaimon_spark.register(spark)  # again: still no second registration
+print(spark.read.format("minipaimon").load(sys.argv[1]).count())
+spark.stop()
+"""
+
+
+@pytest.mark.smoke
+def test_register_leaves_the_installed_source_alone_and_logs_no_warning(tmp_path: Path) -> None:
+    """Issue 38 item 15: every session that called register() logged "WARN DataSourceManager:
+    The data source minipaimon replaced a statically registered data source" (the demo
+    printed it). A session of its own (the warning is the JVM's, at the users' log level of
+    spark-conf/), as the demo starts one."""
+    t = table(tmp_path / "t")
+    env = {**os.environ, "SPARK_CONF_DIR": str(SPARK_CONF_DIR), "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, "-c", _REGISTER_TWICE, t.path], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "2"
+    assert "replaced a statically registered data source" not in done.stderr, done.stderr[-3000:]

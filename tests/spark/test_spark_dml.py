@@ -264,3 +264,28 @@ def test_a_merge_sources_timestamp_of_the_other_kind_is_cast_whatever_its_name(s
     aligned = align_source(source, pa.schema([("t`s.u", pa.timestamp("us")), ("n", pa.int32())]))
     assert [f.dataType.typeName() for f in aligned.schema.fields] == ["timestamp_ntz", "integer"]
     assert aligned.count() == 1
+
+
+def test_merge_multiple_clauses_stores_values_by_spark_store_assignment(spark: Any, tmp_path: Path) -> None:
+    """paimon-spark MergeIntoTableTestBase.scala, "Paimon MergeInto: multiple clauses" (and
+    "only update": SET a = source.a of the join column): ``b * 1.1`` into the INT column b
+    is stored as Spark stores it (990), not refused (minipaimon_core.dml.assignment)."""
+    schema = pa.schema([pa.field("a", pa.int32(), nullable=False), ("b", pa.int32()), ("c", pa.string())])
+    t = mp.create_table(str(tmp_path / "target"), schema, primary_key=["a"])
+    t.write(pa.Table.from_pylist([{"a": a, "b": a * 10, "c": f"c{a}"} for a in range(1, 6)], schema=schema))
+    source = spark.createDataFrame([(1, 100, "c11"), (3, 300, "c33"), (5, 500, "c55"), (7, 700, "c77"),
+                                    (9, 900, "c99")], "a INT, b INT, c STRING").repartition(2)
+    (minipaimon_spark.merge(spark, t.path, source, on=["a"])
+     .when_matched_update(set={"b": pc.field("source.b") + pc.field("target.b")},
+                          condition=pc.field("target.a") == 5)
+     .when_matched_update_all(condition=pc.field("source.c") > pc.scalar("c2"))
+     .when_matched_delete()
+     .when_not_matched_insert(values={"a": "source.a", "b": pc.field("source.b") * 1.1, "c": "source.c"},
+                              condition=pc.field("source.c") > pc.scalar("c9"))
+     .when_not_matched_insert_all()
+     .execute())
+    rows = [tuple(r.values()) for r in mp.open_table(t.path).to_arrow().sort_by("a").to_pylist()]
+    assert rows == [(2, 20, "c2"), (3, 300, "c33"), (4, 40, "c4"), (5, 550, "c5"), (7, 700, "c77"), (9, 990, "c99")]
+    (minipaimon_spark.merge(spark, t.path, spark.createDataFrame([(2, 21, "x")], "a INT, b INT, c STRING"), on=["a"])
+     .when_matched_update(set={"a": "source.a", "b": "source.b"}).execute())
+    assert mp.open_table(t.path).to_arrow().sort_by("a").column("b").to_pylist()[0] == 21

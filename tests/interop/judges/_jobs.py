@@ -16,13 +16,24 @@ Jobs (every job has ``op``, ``warehouse`` and ``table`` = ``"db.name"``):
 * ``create``: ``schema`` (an Arrow IPC file whose schema is the table's), ``spec``
   (``{"primary_keys": [..], "partition_keys": [..], "options": {..}}``).
 * ``commit``: ``data`` (an Arrow IPC file; for the Java judge it may hold ``_row_kind``,
-  each row's kind: +I, -U, +U or -D), optional ``options`` (dynamic options),
+  each row's kind: +I, -U, +U or -D, in fixed-bucket and ``HASH_DYNAMIC`` tables), optional ``options`` (dynamic options),
   ``overwrite`` (a partition dict, ``{}`` = everything), ``before_commit`` (a command run
-  after the writer prepared its commit and before it commits: a deterministic race);
+  after the writer prepared its commit and before it commits: a deterministic race),
+  (Java) ``identifier`` and ``watermark`` (epoch ms or null): a streaming commit of that
+  identifier and watermark instead of a batch one, (pypaimon) ``fixed_bucket``: a
+  postponed-bucket table written into real buckets (``new_postpone_fixed_bucket_write_builder``);
   result ``snapshot`` (the latest snapshot after the commit).
-* ``tag``: ``name``, optional ``snapshot``.  ``alter``: ``changes``, a list of
+* ``tag``: ``name``, optional ``snapshot``, (Java) ``time_retained_ms``.  ``tags`` (Java, not
+  a write): result ``tags``, name -> [snapshot id, create time text or null, retention ms
+  or null], as Java reads each tag file.  ``alter``: ``changes``, a list of
   ``["add", name, "PAIMON TYPE"]``, ``["drop", name]``, ``["rename", old, new]``,
   ``["set", key, value]``.  ``compact`` (Java): optional ``full`` (bool).
+* ``read``, ``commit``, ``tag``, ``alter``, ``compact`` take an optional ``branch``: the job
+  runs on that branch of the table (Paimon's ``branch``; none or ``main``: the main branch).
+* branches: ``create_branch`` (``name``, optional ``tag``: from that tag, else empty),
+  ``delete_branch`` (``name``), ``fast_forward`` (``name``: main becomes that branch),
+  ``branches`` (result ``names``, sorted); ``orphans`` (Java: Paimon's
+  ``OrphanFilesClean`` of files older than ``older_than_ms``; result ``deleted``, the paths).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Judge: Apache Paimon's Python API, pypaimon 2.1 (reads, creates, commits, tags, alters).
+"""Judge: Apache Paimon's Python API, pypaimon 2.1 (reads, creates, commits, tags, alters,
+branches: created, dropped, listed, fast-forwarded).
 
 Run with ``.judges/pypaimon21/bin/python pypaimon21.py JOBS.json RESULTS.json`` (the job
 protocol is in _jobs.py). pypaimon 2.1 has no compaction. Its batch reads skip level-0 files
@@ -22,6 +23,13 @@ def catalog(job: dict[str, Any]) -> Any:
     return CatalogFactory.create({"warehouse": os.path.abspath(job["warehouse"])})
 
 
+def table_of(cat: Any, job: dict[str, Any]) -> Any:
+    """The job's table, on its ``branch`` (``db.name$branch_<b>``, Paimon's identifier)."""
+    branch = job.get("branch")
+    name = job["table"] + (f"$branch_{branch}" if branch and branch != "main" else "")
+    return cat.get_table(name)
+
+
 def latest(table: Any) -> int | None:
     snap = table.snapshot_manager().get_latest_snapshot()
     return None if snap is None else int(snap.id)
@@ -29,7 +37,7 @@ def latest(table: Any) -> int | None:
 
 def read(job: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()  # open, plan and read, as a user times it
-    table = catalog(job).get_table(job["table"])
+    table = table_of(catalog(job), job)
     options = dict(job.get("options") or {})
     if job.get("snapshot") is not None:
         options["scan.snapshot-id"] = str(job["snapshot"])
@@ -60,20 +68,23 @@ def create(job: dict[str, Any]) -> dict[str, Any]:
 
 def commit(job: dict[str, Any]) -> dict[str, Any]:
     cat = catalog(job)
-    table = cat.get_table(job["table"])
+    table = table_of(cat, job)
     if job.get("options"):
         table = table.copy(job["options"])
     data = _jobs.conform(_jobs.read_ipc(job["data"]),
                          PyarrowFieldParser.from_paimon_schema(table.fields))
-    wb = table.new_batch_write_builder()
+    # a postponed-bucket table (bucket = -2): rows into the postpone bucket, or with
+    # ``fixed_bucket`` into real buckets (Paimon's postpone.batch-write-fixed-bucket writes)
+    wb = table.new_postpone_fixed_bucket_write_builder() if job.get("fixed_bucket") \
+        else table.new_batch_write_builder()
     if job.get("overwrite") is not None:
         wb = wb.overwrite(job["overwrite"] or None)
     _jobs.write_and_commit(wb.new_write(), wb.new_commit(), data, job)
-    return {"snapshot": latest(cat.get_table(job["table"]))}
+    return {"snapshot": latest(table_of(cat, job))}
 
 
 def tag(job: dict[str, Any]) -> dict[str, Any]:
-    catalog(job).get_table(job["table"]).create_tag(job["name"], snapshot_id=job.get("snapshot"))
+    table_of(catalog(job), job).create_tag(job["name"], snapshot_id=job.get("snapshot"))
     return {}
 
 
@@ -86,10 +97,31 @@ def alter(job: dict[str, Any]) -> dict[str, Any]:
             changes.append(SchemaChange.set_option(change[1], change[2]))
         else:
             raise ValueError(f"this judge does not alter with {change[0]!r}")
-    catalog(job).alter_table(job["table"], changes, False)
+    name = job["table"] + (f"$branch_{job['branch']}" if job.get("branch") else "")
+    catalog(job).alter_table(name, changes, False)
     return {}
 
 
+def create_branch(job: dict[str, Any]) -> dict[str, Any]:
+    catalog(job).create_branch(job["table"], job["name"], job.get("tag"))
+    return {}
+
+
+def delete_branch(job: dict[str, Any]) -> dict[str, Any]:
+    catalog(job).drop_branch(job["table"], job["name"])
+    return {}
+
+
+def fast_forward(job: dict[str, Any]) -> dict[str, Any]:
+    catalog(job).fast_forward(job["table"], job["name"])
+    return {}
+
+
+def branches(job: dict[str, Any]) -> dict[str, Any]:
+    return {"names": sorted(catalog(job).list_branches(job["table"]))}
+
+
 if __name__ == "__main__":
-    _jobs.main({"read": read, "create": create, "commit": commit, "tag": tag, "alter": alter},
-               _jobs.first_line)
+    _jobs.main({"read": read, "create": create, "commit": commit, "tag": tag, "alter": alter,
+                "create_branch": create_branch, "delete_branch": delete_branch,
+                "fast_forward": fast_forward, "branches": branches}, _jobs.first_line)
