@@ -13,6 +13,7 @@ import pytest
 
 import minipaimon_core as mp
 from minipaimon_core.lsm.key_range import find_overlap
+from minipaimon_core.metadata.manifest_io import live_files
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 BOTTOM = 5  # num-levels 6
@@ -87,3 +88,16 @@ def test_tables_that_need_level_0_or_place_otherwise_are_unchanged(tmp_path: Any
     t.write(rows(range(2_000), "a"))
     assert BOTTOM not in levels(t) or "changelog-producer" in options
     assert t.scan().to_arrow().num_rows == 2_000
+
+
+def test_a_load_into_a_postponed_bucket_stays_at_level_0(tmp_path: Any) -> None:
+    """Files of the postponed bucket (-2) are rows to replay into real buckets, at level 0 as
+    Paimon's postpone writers leave them, however sorted; the compaction that replays them
+    writes the real buckets."""
+    t = table(tmp_path, bucket="-2", **{"postpone.batch-write-fixed-bucket": "false"})
+    t.write(rows(range(20_000), "a"))
+    postponed = [e.file for e in live_files(t.manifests, t.latest_snapshot())]
+    assert len(postponed) >= 6 and {f.level for f in postponed} == {0}
+    assert t.scan().to_arrow().num_rows == 0  # not read until compacted
+    t.compact()
+    assert mp.open_table(t.path).scan().to_arrow().sort_by("id").equals(rows(range(20_000), "a"))

@@ -40,6 +40,7 @@ from typing import Any
 
 import msgspec
 
+from ..format.bucket_names import POSTPONE_BUCKET
 from ..format.manifest_file import ManifestEntry
 from ..lsm.key_range import Key, key_order
 from ..metadata.commit_message import CommitMessage
@@ -87,7 +88,8 @@ def place_messages(messages: Sequence[CommitMessage], live: Sequence[ManifestEnt
     """``messages`` with each new file in the level :func:`place` gives it
     (``above_level0``), else the level :func:`place_sorted_load` gives each bucket's new
     files, given the live entries of their buckets (``replaced``: the live entries the
-    commit removes)."""
+    commit removes). A postponed bucket's files (bucket -2) stay at level 0, as Paimon's
+    postpone writers leave them: they are no sorted run of a bucket, only rows to replay."""
     gone = {(tuple(e.partition), e.bucket, e.file.fileName) for e in replaced}
     levels: dict[tuple, dict[int, list]] = defaultdict(lambda: defaultdict(list))
     for e in live:
@@ -97,7 +99,7 @@ def place_messages(messages: Sequence[CommitMessage], live: Sequence[ManifestEnt
         return _sorted_loads(messages, levels, max_level)
     out = []
     for m in messages:
-        if not m.newFiles:
+        if not m.newFiles or m.bucket == POSTPONE_BUCKET:
             out.append(m)
             continue
         bucket = levels[(tuple(m.partition), m.bucket)]
@@ -115,7 +117,8 @@ def _sorted_loads(messages: Sequence[CommitMessage], levels: dict[tuple, dict[in
     new: dict[tuple, list] = defaultdict(list)
     for m in messages:
         new[(tuple(m.partition), m.bucket)] += [(f.minKey, f.maxKey) for f in m.newFiles]
-    chosen = {key: place_sorted_load(ranges, levels[key], max_level) for key, ranges in new.items() if ranges}
+    chosen = {key: place_sorted_load(ranges, levels[key], max_level) for key, ranges in new.items()
+              if ranges and key[1] != POSTPONE_BUCKET}
     out = []
     for m in messages:
         level = chosen.get((tuple(m.partition), m.bucket), 0)
