@@ -25,6 +25,7 @@ from minipaimon_core.lsm.key_range import key_order, overlaps
 from minipaimon_core.lsm.merge_engines import MergeConfig, merge
 from minipaimon_core.maintenance import bucket_merge, compaction
 from minipaimon_core.maintenance.bucket_merge import BucketRuns, semi_join_rows
+from minipaimon_core.read import merge_read
 from minipaimon_core.read.read import read_file_as
 from minipaimon_core.write import rolling
 from tests import test_pk_model as model
@@ -46,18 +47,18 @@ class Oracle:
         after, changes = bucket_merge.compact_runs(runs, config, files, inputs, output_level, max_level)
         ctx = runs.ctx
 
-        def rows(f: DataFileMeta, names: list[str] | None = None) -> pa.Table:
+        def rows(f: DataFileMeta, names: list[str] | None = None, marks: bool = True) -> pa.Table:
             names = names or [*ctx.schema.field_names, SEQUENCE, VALUE_KIND]
             t = read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, runs.path, runs.bucket, f, names)
             marked = runs._deleted.get(f.fileName)
-            if marked is not None and len(marked):
+            if marks and marked is not None and len(marked):
                 keep = np.ones(t.num_rows, bool)
                 keep[marked] = False
                 t = t.filter(pa.array(keep))
             return t
 
-        def read_all(fs: list[DataFileMeta], like: pa.Table) -> pa.Table:
-            return pa.concat_tables([like.slice(0, 0), *(rows(f) for f in fs)])
+        def read_all(fs: list[DataFileMeta], like: pa.Table, marks: bool = True) -> pa.Table:
+            return pa.concat_tables([like.slice(0, 0), *(rows(f, marks=marks) for f in fs)])
 
         bottom = output_level == max_level
         everything = pa.concat_tables([rows(f) for f in inputs])
@@ -83,8 +84,9 @@ class Oracle:
         producer = ctx.options["changelog-producer"]
         want = None
         if producer == "full-compaction" and bottom:
-            previous = [f for f in files if f.level == max_level]
-            want = changelog.diff(merge(read_all(previous, merged), config, keep_deletes=False), merged, keys)
+            previous = [f for f in files if f.level == max_level]  # as written: marks set since are changes
+            want = changelog.diff(merge(read_all(previous, merged, marks=False), config, keep_deletes=False),
+                                  merged, keys)
         elif producer == "lookup" and any(f.level == 0 for f in inputs):
             new_files = [f for f in inputs if f.level == 0]
             new_rows = pa.concat_tables([rows(f) for f in new_files])
@@ -130,6 +132,9 @@ CONFIGS = {
     "partial-update-full": model.Config("partial-update", {
         "bucket": "1", "partial-update.remove-record-on-delete": "true",
         "changelog-producer": "full-compaction", "target-file-size": "400 b"}, ("-D",)),
+    "dv-dedup-full": model.Config("deduplicate", {
+        "bucket": "1", "deletion-vectors.enabled": "true", "changelog-producer": "full-compaction",
+        "target-file-size": "400 b"}, ("-D", "-U"), replay_changelog=True),
 }
 
 
@@ -140,6 +145,109 @@ def test_every_compaction_streams_the_merge_at_once(tmp_path: Any, oracle: Oracl
     assert oracle.checked >= 5 and oracle.multi_step >= 3, (oracle.checked, oracle.multi_step)
     if config.options.get("changelog-producer") in ("lookup", "full-compaction"):
         assert oracle.changelogs >= 1
+
+
+# The engines' options added since compaction first streamed (issues 38 and 39), in random
+# histories checked compaction by compaction against the merge at once (no dict model: the
+# oracle is the engine's merge of all inputs, tests/test_scenarios_merge.py checks that)
+SCENARIOS: dict[str, tuple[pa.Schema, dict[str, str], tuple[str, ...]]] = {
+    "aggregation-remove-on-delete-listagg-distinct": (
+        pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int32()), ("s", pa.string())]),
+        {"merge-engine": "aggregation", "aggregation.remove-record-on-delete": "true",
+         "fields.v.aggregate-function": "sum", "fields.s.aggregate-function": "listagg",
+         "fields.s.distinct": "true", "changelog-producer": "full-compaction"},
+        ("+I", "+U", "-D")),
+    "partial-update-groups-first-last-remove": (
+        pa.schema([pa.field("id", pa.int64(), nullable=False), ("x", pa.int64()), ("g1", pa.int64()),
+                   ("b", pa.int64()), ("g2", pa.int64()), ("c", pa.int64()), ("d", pa.int64())]),
+        {"merge-engine": "partial-update", "fields.g1.sequence-group": "b", "fields.g2.sequence-group": "c,d",
+         "partial-update.remove-record-on-sequence-group": "g2", "fields.c.aggregate-function": "first_value",
+         "fields.d.aggregate-function": "last_value", "fields.c.ignore-retract": "true",
+         "changelog-producer": "lookup"},
+        ("+I", "+U", "-U", "-D")),
+    "first-row-updates": (
+        pa.schema([pa.field("id", pa.int64(), nullable=False), ("x", pa.int64())]),
+        {"merge-engine": "first-row", "ignore-delete": "true", "changelog-producer": "lookup"},
+        ("+I", "+U", "-D")),
+}
+
+
+def _value(rng: random.Random, field: pa.Field) -> Any:
+    if rng.random() < 0.25:
+        return None
+    if pa.types.is_string(field.type):
+        return rng.choice(["", "q", "q,r", "r,st", "st,q"])
+    return rng.randrange(-5, 6)
+
+
+def _history(path: str, name: str, seed: int, ops: int) -> mp.Table:
+    """``ops`` random writes (1-30 rows each, every row kind of the scenario) and explicit
+    compactions of a table of scenario ``name``; automatic compactions follow the writes."""
+    schema, options, kinds = SCENARIOS[name]
+    rng = random.Random(seed)
+    t = mp.create_table(path, schema, primary_key=["id"],
+                        options={"bucket": "2", "target-file-size": "600 b", **options})
+    for _ in range(ops):
+        if rng.random() < 0.15:
+            t.compact(full=rng.random() < 0.5)
+            continue
+        n = rng.randint(1, 30)
+        data = {f.name: [rng.randrange(25) if f.name == "id" else _value(rng, f) for _ in range(n)]
+                for f in schema}
+        batch = pa.table(data, schema=schema).append_column(
+            "_row_kind", pa.array([rng.choice(kinds) if rng.random() < 0.3 else "+I" for _ in range(n)]))
+        t.write(batch)
+    return t
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_scenario_options_compact_streamed_as_merged_at_once(tmp_path: Any, oracle: Oracle,
+                                                             monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    t = _history(str(tmp_path / "t"), name, 3 + len(name), 50)
+    assert oracle.checked >= 5 and oracle.multi_step >= 3 and oracle.changelogs >= 1, \
+        (oracle.checked, oracle.multi_step, oracle.changelogs)
+    # and every split read streamed, 3 rows a table, equals the split merged whole
+    for split in t.scan().plan():
+        monkeypatch.setattr(merge_read, "STREAM_SPLIT_BYTES", -1)
+        monkeypatch.setattr(merge_read, "BATCH_ROWS", 3)
+        streamed = pa.Table.from_batches(list(t.read_split(split)), schema=t.schema()).to_pylist()
+        monkeypatch.setattr(merge_read, "STREAM_SPLIT_BYTES", 1 << 60)
+        whole = pa.Table.from_batches(list(t.read_split(split)), schema=t.schema()).to_pylist()
+        assert sorted(map(repr, streamed)) == sorted(map(repr, whole))
+
+
+def test_an_overflow_part_way_through_a_streamed_compaction_leaves_no_file(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An INT sum that overflows in a late step of a compaction (issue 38 item 8) raises
+    InvalidArgumentError after earlier steps were written: those files are deleted and the
+    table is as before; a streamed merged read raises the same error."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int32())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"], options={
+        "bucket": "1", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
+        "write-only": "true", "target-file-size": "1 kb"})
+    ids = list(range(2_000))
+    t.write(pa.table({"id": ids, "v": [1] * 1_999 + [2**31 - 1]}, schema=schema))
+    t.write(pa.table({"id": ids, "v": [1] * 2_000}, schema=schema))  # the last key overflows
+    before = sorted(os.listdir(tmp_path / "t" / "bucket-0"))
+    monkeypatch.setattr(bucket_merge, "BATCH_ROWS", 100)
+    monkeypatch.setattr(rolling, "ROW_GROUP_BYTES", 256)
+    written: list[str] = []
+    real = rolling.RollingWriter.write
+
+    def write(self: rolling.RollingWriter, table: pa.Table) -> None:
+        real(self, table)
+        written.extend(n for n in os.listdir(tmp_path / "t" / "bucket-0") if n not in before)
+
+    monkeypatch.setattr(rolling.RollingWriter, "write", write)
+    with pytest.raises(mp.InvalidArgumentError, match="INT sum overflows at 2147483647 \\+ 1"):
+        t.compact(full=True)
+    assert written, "no file was written before the overflow"
+    assert sorted(os.listdir(tmp_path / "t" / "bucket-0")) == before and len(t.snapshots()) == 2
+    monkeypatch.setattr(merge_read, "STREAM_SPLIT_BYTES", -1)
+    monkeypatch.setattr(merge_read, "BATCH_ROWS", 100)
+    batches = t.scan().to_batches()
+    with pytest.raises(mp.InvalidArgumentError, match="INT sum overflows"):
+        list(batches)
 
 
 def test_rows_a_deletion_vector_marks_are_left_out_of_a_compaction(tmp_path: Any, oracle: Oracle) -> None:

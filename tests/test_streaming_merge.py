@@ -27,7 +27,15 @@ from minipaimon_core.lsm.merge_engines import (
     prepare_input,
 )
 from minipaimon_core.lsm.streaming_merge import key_chunks, merged_chunks
-from tests.test_merge_engines import ENGINES, random_config, random_rows, to_table
+from tests.test_merge_engines import (
+    COLUMNS,
+    ENGINES,
+    FUNCTIONS,
+    RETRACTABLE,
+    random_config,
+    random_rows,
+    to_table,
+)
 
 I, UB, UA, D = INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE  # noqa: E741 (Paimon's +I)
 
@@ -79,6 +87,105 @@ def test_streamed_merge_equals_the_merge_at_once(engine: str, seed: int) -> None
         want = at_once(runs, cfg, keep)
         got = streamed(rng, runs, cfg, keep)
         assert got.to_pylist() == want.to_pylist(), f"config {cfg}, keep_deletes={keep}"
+
+
+GROUPED = ["k", "x", "b", "s1", "c", "d", "s2"]  # partial-update with sequence groups s1: b; s2: c, d
+
+
+def _grouped_rows(rng: random.Random, kinds: list[int]) -> pa.Table:
+    n = rng.randrange(4, 90)
+    rows = [{"k": rng.randrange(8), **{c: None if rng.random() < 0.25 else rng.randrange(5) for c in GROUPED[1:]},
+             SEQUENCE: i, VALUE_KIND: rng.choice(kinds)} for i in range(n)]
+    return pa.Table.from_pylist(rows, schema=pa.schema([*[(c, pa.int64()) for c in GROUPED],
+                                                        (SEQUENCE, pa.int64()), (VALUE_KIND, pa.int8())]))
+
+
+def _scenario(rng: random.Random, name: str) -> tuple[MergeConfig, pa.Table]:
+    """Random rows and a config of one of the engines' options added since the merge first
+    streamed (issues 38 and 39): each must merge step by step as it merges at once."""
+    if name == "aggregation-remove-on-delete":  # a -D resets its key
+        kinds = rng.choice([[I, D], [I, UA, D, D], [I, UB, UA, D]])
+        keys = rng.choice([("id",), ("p", "id")])
+        functions = {c: rng.choice([f for f in FUNCTIONS[c] if UB not in kinds or f in RETRACTABLE] or ["last_value"])
+                     for c in COLUMNS if c not in keys}
+        cfg = MergeConfig(key_columns=keys, engine="aggregation", aggregate_functions=functions,
+                          aggregation_remove_on_delete=True, listagg_delimiter={"b": ","},
+                          collect_distinct=frozenset({"b"}) if rng.random() < 0.5 else frozenset())
+        return cfg, prepare_input(to_table(random_rows(rng, rng.randrange(1, 90), kinds, sf_monotone=True)), cfg)
+    if name == "listagg-distinct":  # values holding the delimiter split into distinct elements
+        rows = random_rows(rng, rng.randrange(1, 90), [I, UA], sf_monotone=True)
+        for r in rows:
+            r["b"] = rng.choice([None, "", "q", "q,r", "r,st", "st,q,q", ","])
+        cfg = MergeConfig(key_columns=("id",), engine="aggregation", aggregate_functions={"b": "listagg"},
+                          listagg_delimiter={"b": ","}, collect_distinct=frozenset({"b"}))
+        return cfg, prepare_input(to_table(rows), cfg)
+    if name == "remove-record-on-sequence-group":  # a -D winning group s2 removes the key
+        cfg = MergeConfig.from_options(("k",), {
+            "merge-engine": "partial-update", "fields.s1.sequence-group": "b", "fields.s2.sequence-group": "c,d",
+            "partial-update.remove-record-on-sequence-group": "s2"})
+        return cfg, _grouped_rows(rng, [I, I, UA, UB, D, D])
+    if name == "first-last-value-in-groups":
+        functions = {"b": rng.choice(["first_value", "last_value"]), "c": "first_value", "d": "last_value"}
+        ignore = {"c"} | ({"b"} if functions["b"] == "first_value" else set()) | ({"d"} if rng.random() < 0.5 else set())
+        cfg = MergeConfig.from_options(("k",), {
+            "merge-engine": "partial-update", "fields.s1.sequence-group": "b", "fields.s2.sequence-group": "c,d",
+            **{f"fields.{c}.aggregate-function": fn for c, fn in functions.items()},
+            **{f"fields.{c}.ignore-retract": "true" for c in ignore}})
+        return cfg, _grouped_rows(rng, rng.choice([[I], [I, I, UA, UB, D]]))
+    assert name == "row-kinds"  # deduplicate / first-row keep a winner's own kind: +U stays +U
+    engine = rng.choice(["deduplicate", "first-row"])
+    kinds = [I, UA] if engine == "first-row" else [I, UA, UA, UB, D]
+    cfg = MergeConfig(key_columns=rng.choice([("id",), ("p", "id")]), engine=engine,
+                      sequence_field=rng.choice([None, "ts"]))
+    return cfg, prepare_input(to_table(random_rows(rng, rng.randrange(1, 90), kinds, sf_monotone=False)), cfg)
+
+
+SCENARIOS = ["aggregation-remove-on-delete", "listagg-distinct", "remove-record-on-sequence-group",
+             "first-last-value-in-groups", "row-kinds"]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("seed", range(25))
+def test_the_options_of_every_engine_merge_streamed_as_at_once(name: str, seed: int) -> None:
+    rng = random.Random(seed * 7727 + SCENARIOS.index(name))
+    cfg, table = _scenario(rng, name)
+    runs = runs_of(rng, table, cfg, rng.randrange(1, 6))
+    for keep in (False, True):
+        want = at_once(runs, cfg, keep)
+        got = streamed(rng, runs, cfg, keep)
+        assert got.to_pylist() == want.to_pylist(), f"config {cfg}, keep_deletes={keep}"
+        if name == "row-kinds":  # each row as written, its kind too (its sequence: the key's largest)
+            stored = {repr({k: v for k, v in r.items() if k != SEQUENCE}) for r in table.to_pylist()}
+            assert all(repr({k: v for k, v in r.items() if k != SEQUENCE}) in stored for r in got.to_pylist())
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_an_integer_overflow_raises_streamed_as_at_once(seed: int) -> None:
+    """Integer sum / product overflow raises InvalidArgumentError (issue 38 item 8) whether
+    the merge runs at once or step by step; where none overflows both give the same rows."""
+    rng = random.Random(seed)
+    n = rng.randrange(2, 40)
+    big = [(1 << 29), -(1 << 29), (1 << 30) + 7, (1 << 31) - 1, -(1 << 31)]
+    small = [None, 1, -1, 2, 3]
+    table = pa.table({"id": pa.array([rng.randrange(6) for _ in range(n)], pa.int64()),
+                      "s": pa.array([rng.choice(big if rng.random() < 0.15 else small) for _ in range(n)], pa.int32()),
+                      "m": pa.array([rng.choice([None, 1, -1, 2, 3, 5, 7, 11]) for _ in range(n)], pa.int8()),
+                      SEQUENCE: pa.array(rng.sample(range(10 * n), n), pa.int64()),
+                      VALUE_KIND: pa.array([rng.choice([I, I, UA, UB]) for _ in range(n)], pa.int8())})
+    cfg = MergeConfig(("id",), engine="aggregation", aggregate_functions={"s": "sum", "m": "product"})
+    try:
+        runs = runs_of(rng, table, cfg, rng.randrange(1, 4))
+    except InvalidArgumentError:
+        return  # a run overflowed as it was written
+    for keep in (False, True):
+        try:
+            want = at_once(runs, cfg, keep)
+        except InvalidArgumentError as e:
+            assert "overflows" in str(e)
+            with pytest.raises(InvalidArgumentError, match="overflows"):
+                streamed(rng, runs, cfg, keep)
+            continue
+        assert streamed(rng, runs, cfg, keep).to_pylist() == want.to_pylist()
 
 
 @pytest.mark.parametrize("engine", ["partial-update", "first-row"])
