@@ -22,6 +22,7 @@ import minipaimon_core as mp
 from minipaimon_core.io import pools
 from minipaimon_core.lsm.merge_engines import SEQUENCE, VALUE_KIND, MergeConfig, merge
 from minipaimon_core.lsm.newest_wins import newest_wins
+from minipaimon_core.read import file_read
 from minipaimon_core.read import read as read_module
 
 KEY_TYPES = {
@@ -281,13 +282,13 @@ def test_filter_columns_in_the_pool_equals_table_filter():
 def _columns_read(monkeypatch) -> list[tuple[str, list[str]]]:
     """(file name, columns) of every data-file read of the split reader from now on."""
     seen: list[tuple[str, list[str]]] = []
-    real = read_module.read_data_file
+    real = file_read.read_data_file
 
     def spy(io, layout, partition_path, bucket, file, columns=None, *args, **kwargs):
         seen.append((file.fileName, list(columns or [])))
         return real(io, layout, partition_path, bucket, file, columns, *args, **kwargs)
 
-    monkeypatch.setattr(read_module, "read_data_file", spy)
+    monkeypatch.setattr(file_read, "read_data_file", spy)
     return seen
 
 

@@ -1,12 +1,12 @@
-"""Where a new file of a table whose readers skip level 0 goes (lsm/placement.py): a table
-of cases over key ranges. ``max_level`` 5 (``num-levels`` 6): levels 1..4 are the writers',
-5 the compactions'."""
+"""Where a new file of a table whose readers skip level 0 goes, and where a sorted load goes
+(commit/placement.py): tables of cases over key ranges. ``max_level`` 5 (``num-levels``
+6): levels 1..4 are the writers', 5 the compactions' (and sorted loads')."""
 
 from __future__ import annotations
 
 import pytest
 
-from minipaimon_core.commit.placement import place
+from minipaimon_core.commit.placement import place, place_sorted_load
 
 MAX = 5
 
@@ -55,3 +55,23 @@ def test_a_level_never_holds_overlapping_files() -> None:
         for ranges in levels.values():
             ordered = sorted((lo[0], hi[0]) for lo, hi in ranges)
             assert all(a[1] < b[0] for a, b in zip(ordered, ordered[1:]))
+
+
+SORTED_LOADS = [
+    # (new files of one bucket, the bucket's ranges by level, expected level of them all)
+    ("empty bucket: the bottom", [r(1, 5), r(6, 9), r(10, 20)], {}, MAX),
+    ("one file stays at level 0", [r(1, 5)], {}, 0),
+    ("files in any order", [r(10, 20), r(1, 5)], {}, MAX),
+    ("new files that overlap each other: level 0", [r(1, 5), r(5, 9)], {}, 0),
+    ("a key range nothing holds: the bottom", [r(10, 15), r(16, 20)], {0: [r(1, 5)], MAX: [r(30, 40)]}, MAX),
+    ("meets a level-0 file: level 0", [r(10, 15), r(16, 20)], {0: [r(15, 16)]}, 0),
+    ("meets the bottom level: level 0", [r(10, 15), r(16, 20)], {MAX: [r(20, 30)]}, 0),
+    ("meets a middle level: level 0", [r(10, 15), r(16, 20)], {2: [r(0, 10)]}, 0),
+    ("a bucket deeper than num-levels: its deepest level", [r(1, 2), r(3, 4)], {MAX + 2: [r(5, 9)]}, MAX + 2),
+    ("empty levels do not count", [r(1, 2), r(3, 4)], {MAX + 2: []}, MAX),
+]
+
+
+@pytest.mark.parametrize(("new", "levels", "want"), [c[1:] for c in SORTED_LOADS], ids=[c[0] for c in SORTED_LOADS])
+def test_sorted_load_placement(new, levels, want) -> None:
+    assert place_sorted_load(new, levels, MAX) == want

@@ -139,3 +139,50 @@ def test_stats_of_a_file_written_in_parts_equal_stats_of_the_whole() -> None:
         parts = [whole.slice(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:])]
         merged = merge_stats([(table_stats(p, columns), p.num_rows) for p in parts])
         assert merged == table_stats(whole, columns), cuts
+
+
+def test_input_in_key_order_is_written_at_once_not_spilled(tmp_path: Path, spill_root: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches whose keys follow each other (a bulk load): each full buffer is written as
+    level-0 files at once, nothing is spilled, and the files are one sorted run (placed at
+    the bottom); a batch that goes back in key order is spilled and merged as before."""
+    from minipaimon_core.lsm.key_range import find_overlap
+    from minipaimon_core.write import spill
+
+    spilled: list[int] = []
+    real = spill.SpillDirectory.spill
+
+    def counting(self: Any, run: pa.Table, key_columns: Any) -> Any:
+        spilled.append(run.num_rows)
+        return real(self, run, key_columns)
+
+    monkeypatch.setattr(spill.SpillDirectory, "spill", counting)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+
+    def load(path: str, starts: list[int]) -> mp.Table:
+        t = mp.create_table(path, schema, primary_key=["id"], options={
+            "bucket": "1", "write-buffer-size": "256 kb", "write-only": "true"})
+        w = t.new_write("w")
+        for s in starts:
+            w.write(pa.table({"id": list(range(s, s + 5000)), "v": [f"v{s}-{i}" for i in range(5000)]},
+                             schema=schema))
+        t.new_commit("w").commit(w.prepare_commit(), 1)
+        return t
+
+    t = load(str(tmp_path / "ordered"), [0, 5000, 10_000, 15_000, 20_000])
+    assert spilled == []
+    files = [f for s in t.scan().plan() for f in s.files]
+    assert len(files) > 1 and find_overlap(files) is None
+    got = t.scan().to_arrow().sort_by("id")
+    assert got.column("id").to_pylist() == list(range(25_000))
+    t = load(str(tmp_path / "back"), [0, 5000, 10_000, 2_500, 20_000])  # goes back: spilled
+    assert spilled
+    files = [f for s in t.scan().plan() for f in s.files]
+    assert find_overlap(files) is None  # merged again into one sorted run
+    assert sorted(p.name for p in (tmp_path / "back" / "bucket-0").iterdir()) == sorted(f.fileName for f in files)
+    got = t.scan().to_arrow().sort_by("id")
+    want = {**{i: f"v0-{i}" for i in range(5000)}, **{i: f"v5000-{i - 5000}" for i in range(5000, 10_000)},
+            **{i: f"v10000-{i - 10_000}" for i in range(10_000, 15_000)},
+            **{i: f"v2500-{i - 2500}" for i in range(2500, 7500)},
+            **{i: f"v20000-{i - 20_000}" for i in range(20_000, 25_000)}}
+    assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist())) == want

@@ -51,7 +51,7 @@ from ..format.snapshot import APPEND, COMPACT, OVERWRITE, Digests, Snapshot
 from ..format.snapshot import VERSION as SNAPSHOT_VERSION
 from ..io.fileio import FileIO
 from ..lsm.compaction_picker import PickerOptions
-from ..lsm.merge_config import places_above_level0
+from ..lsm.merge_config import places_above_level0, places_sorted_loads
 from ..metadata import resequence
 from ..metadata.commit_message import (
     CommitEntries,
@@ -285,7 +285,7 @@ class FileStoreCommit:
         next_seq = next_sequence(self._manifests, latest)
         if kind != COMPACT and self._schema.primaryKeys and latest is not None:
             messages = self._moved_above(messages, latest, next_seq, moved)
-        if kind != COMPACT and places_above_level0(self._schema):
+        if kind != COMPACT and (places_above_level0(self._schema) or places_sorted_loads(self._schema)):
             messages = self._placed(messages, latest, overwritten)
             if self._first_rows is not None:
                 messages = first_rows_only(self._first_rows, self._io, self._layout, self._schemas,
@@ -314,11 +314,11 @@ class FileStoreCommit:
 
     def _placed(self, messages: Sequence[CommitMessage], latest: Snapshot | None,
                 overwritten: Sequence[ManifestEntry]) -> list[CommitMessage]:
-        """``messages`` with their new files placed above level 0 (lsm/placement.py)."""
+        """``messages`` with their new files placed (above level 0, or a sorted load at the bottom)."""
         touched = {(tuple(m.partition), m.bucket) for m in messages if m.newFiles}
         live = live_in_buckets(self._manifests, latest, touched)
         max_level = PickerOptions.from_options(self._schema.options).max_level
-        return place_messages(messages, live, overwritten, max_level)
+        return place_messages(messages, live, overwritten, max_level, places_above_level0(self._schema))
 
     def _moved_above(self, messages: Sequence[CommitMessage], latest: Snapshot, next_seq: int,
                      moved: list[tuple[CommitMessage, CommitMessage]]) -> list[CommitMessage]:

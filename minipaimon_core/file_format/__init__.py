@@ -14,7 +14,8 @@ current option. One module per format; each turns Arrow tables of a data file's 
 * :meth:`FileFormat.copy` copies a file under a new name (a restore's copies): byte for
   byte but for the name minipaimon's writer embeds.
 
-Also owned here: data files (:mod:`.data_file`: writing and reading one, its stats) and
+Also owned here: data files (:mod:`.data_file`: writing one, whole or part by part, its
+stats; :mod:`.data_file_read`: reading one, whole or table by table) and
 their file indexes (:mod:`.file_index`). May import: ``errors``, ``format/``, ``io/``,
 ``expressions/`` (layer order: docs/format.md, "Code layout").
 """

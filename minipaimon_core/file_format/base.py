@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, BinaryIO
 
 import pyarrow as pa
@@ -69,6 +69,20 @@ class FileFormat(ABC):
         of the declared type; a format may return those it stores dictionary-encoded so
         (cheaper than decoding every value), the rest as declared."""
 
+    def read_batches(self, source: BinaryIO, columns: Sequence[str] | None, declared: pa.Schema | None,
+                     batch_rows: int) -> tuple[Batches, bytes | None, int]:
+        """:meth:`read` as consecutive tables of at most ``batch_rows`` rows, with the
+        embedded file name and the number of rows the file says it holds. The tables are
+        decoded as they are taken (``source`` must stay open until then); damage may raise
+        when the call is made or when a table is taken. This default decodes the whole file
+        first; a format that can decode part of a file at a time overrides it."""
+        t, named = self.read(source, columns, declared)
+        return (t.slice(start, batch_rows) for start in range(0, t.num_rows, batch_rows)), named, t.num_rows
+
+
+#: the tables of one file, decoded as they are taken (:meth:`FileFormat.read_batches`)
+Batches = Iterator[pa.Table]
+
 
 def conform(table: pa.Table, declared: pa.Schema | None, casts: Any = None) -> pa.Table:
     """``table`` with each column as ``declared`` has it (if it names it: type, nullability,
@@ -94,4 +108,4 @@ def conform(table: pa.Table, declared: pa.Schema | None, casts: Any = None) -> p
     return table
 
 
-__all__ = ["FILE_NAME_KEY", "FileFormat", "FormatWriter", "conform", "copy_bytes"]
+__all__ = ["FILE_NAME_KEY", "Batches", "FileFormat", "FormatWriter", "conform", "copy_bytes"]

@@ -13,22 +13,24 @@ a file is read in the format its extension names (a table whose format changed h
 several), see :mod:`minipaimon_core.file_format`.
 
 Writing returns a :class:`DataFileMeta` with row count, per-column stats (the columns of
-the file's schema, in order), key range and sequence range. Reading returns an Arrow Table
-of the requested columns.
+the file's schema, in order), key range and sequence range. Reading (:mod:`.data_file_read`,
+its names re-exported here) returns an Arrow Table of the requested columns, or its rows
+table by table.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO, NoReturn
 
 import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import file_format
-from ..errors import CorruptDataFileError, InvalidArgumentError, StorageError, redact_userinfo
+from ..errors import InvalidArgumentError, StorageError, redact_userinfo
 from ..expressions.stats import merge_stats, table_stats, to_stat
 from ..format import data_types
 from ..format.bucket_names import POSTPONE_BUCKET, postponed_file_name
@@ -38,6 +40,7 @@ from ..format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta, SimpleStats
 from ..format.table_schema import TableSchema
 from ..io import pools
 from ..io.fileio import FileIO
+from .data_file_read import BATCH_ROWS, iter_data_file, missing_data_file, read_data_file
 from .file_index import IndexBuilder
 
 KEY_PREFIX = "_KEY_"
@@ -45,6 +48,10 @@ KEY_PREFIX = "_KEY_"
 # table copied or swapped over another is refused (Paimon's readers ignore it; files of
 # other writers lack it).
 FILE_NAME_KEY = file_format.FILE_NAME_KEY
+
+__all__ = ["BATCH_ROWS", "FILE_NAME_KEY", "KEY_PREFIX", "DataFileWriter", "file_paths", "file_schema",
+           "iter_data_file", "missing_data_file", "read_data_file", "roll", "roll_table", "storage_failure",
+           "to_file_layout", "write_changelog_file", "write_data_file", "write_data_file_parts"]
 
 
 def file_schema(schema: TableSchema, key_value: bool) -> pa.Schema:
@@ -136,107 +143,160 @@ def write_data_file_parts(
     one part in memory at a time, and describe it (see :func:`write_data_file`). Raises
     InvalidArgumentError / UnsupportedFeatureError for what the format cannot hold (the file
     is deleted: nothing of it stays)."""
-    fmt = file_format.table_format(schema)
-    name = postponed_file_name(fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
-        else TableLayout.new_data_file_name(prefix, fmt.extension)
-    path = layout.data_file_path(partition_path, bucket, name)
-    index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(name))
+    writer = DataFileWriter(io, layout, partition_path, bucket, schema=schema, level=level,
+                            file_source=file_source, compression=compression, prefix=prefix)
     try:
-        return _write_parts(io, path, name, parts, fmt, schema=schema, level=level,
-                            file_source=file_source, compression=compression,
-                            index_path=index_path if prefix == "data" else None)
-    except BaseException as e:  # a failed write leaves no partial file behind
-        for leftover in (path, index_path):  # the write's own error is the one to raise
-            with contextlib.suppress(Exception):
-                io.delete(leftover)
-        failure = storage_failure(path, e)
-        if failure is e:
-            raise
-        raise failure from e
+        for part in parts:
+            writer.write(part)
+        return writer.finish()
+    except BaseException:
+        writer.abort()
+        raise
 
 
-def _write_parts(io: FileIO, path: str, name: str, parts: Iterable[pa.Table],
-                 fmt: file_format.FileFormat, *, schema: TableSchema, level: int,
-                 file_source: int, compression: str, index_path: str | None) -> DataFileMeta:
-    rows = deletes = 0
-    index: IndexBuilder | None = None
-    first: pa.Table | None = None
-    last: pa.Table | None = None
-    stats: list[tuple[SimpleStats, int]] = []
-    seq: list[tuple[int, int]] = []
-    writer: file_format.FormatWriter | None = None
-    key_value = False
-    target: pa.Schema | None = None
-    with io.open_output(path) as f:
+class DataFileWriter:
+    """One new data (or changelog) file, written part by part: :meth:`write` each part (same
+    columns), then :meth:`finish` for its :class:`DataFileMeta`, or :meth:`abort`. A failure
+    in either deletes the file (nothing of it stays) and raises as
+    :func:`write_data_file_parts` does. Holds one part and the format's encoder state."""
+
+    def __init__(self, io: FileIO, layout: TableLayout, partition_path: str, bucket: int, *,
+                 schema: TableSchema, level: int = 0, file_source: int = FILE_SOURCE_APPEND,
+                 compression: str = "zstd", prefix: str = "data") -> None:
+        self._io = io
+        self._schema = schema
+        self._level = level
+        self._file_source = file_source
+        self._compression = compression
+        self._fmt = file_format.table_format(schema)
+        self.name = postponed_file_name(self._fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
+            else TableLayout.new_data_file_name(prefix, self._fmt.extension)
+        self._path = layout.data_file_path(partition_path, bucket, self.name)
+        self._index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(self.name))
+        self._with_index = prefix == "data"
+        self._stack = contextlib.ExitStack()
+        self._out: BinaryIO | None = None
+        self._writer: file_format.FormatWriter | None = None
+        self._index: IndexBuilder | None = None
+        self._target: pa.Schema | None = None
+        self._key_value = False
+        self._first: pa.Table | None = None
+        self._last: pa.Table | None = None
+        self._stats: list[tuple[SimpleStats, int]] = []
+        self._seq: list[tuple[int, int]] = []
+        self.rows = 0
+        self._deletes = 0
+        self.bytes = 0  # in-memory bytes of the parts written so far
+
+    def write(self, part: pa.Table) -> None:
         try:
-            for part in parts:
-                if target is None:
-                    key_value = SEQUENCE in part.column_names
-                    target = file_schema(schema, key_value)
-                    # file indexes: append data files only, as Paimon 0.9 writes them
-                    if not key_value and index_path is not None:
-                        index = IndexBuilder.of(schema.options, schema.arrow_schema())
-                laid = to_file_layout(part, target)
-                if writer is None:
-                    writer = fmt.open_writer(f, target, laid, compression=compression, file_name=name)
-                # the stats kernels run beside the encoder (both release the GIL)
-                part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
-                writer.write(laid)
-                if index is not None:
-                    index.add(part)
-                if part.num_rows:
-                    first = first if first is not None else part.slice(0, 1)
-                    last = part.slice(part.num_rows - 1, 1)
-                rows += part.num_rows
-                stats.append((part_stats.result(), part.num_rows))
-                if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
-                    retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
-                                       pa.scalar(1, pa.int8()))
-                    deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
-                if SEQUENCE in part.column_names and part.num_rows:
-                    mm = pc.min_max(part.column(SEQUENCE))
-                    seq.append((mm["min"].as_py(), mm["max"].as_py()))
-            if writer is None:
-                raise InvalidArgumentError(f"no rows to write to {path}")
+            self._write(part)
+        except BaseException as e:
+            self._fail(e)
+
+    def _write(self, part: pa.Table) -> None:
+        schema = self._schema
+        if self._out is None:
+            self._out = self._stack.enter_context(self._io.open_output(self._path))
+        if self._target is None:
+            self._key_value = SEQUENCE in part.column_names
+            self._target = file_schema(schema, self._key_value)
+            # file indexes: append data files only, as Paimon 0.9 writes them
+            if not self._key_value and self._with_index:
+                self._index = IndexBuilder.of(schema.options, schema.arrow_schema())
+        laid = to_file_layout(part, self._target)
+        if self._writer is None:
+            self._writer = self._fmt.open_writer(self._out, self._target, laid,
+                                                 compression=self._compression, file_name=self.name)
+        # the stats kernels run beside the encoder (both release the GIL)
+        part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
+        self._writer.write(laid)
+        if self._index is not None:
+            self._index.add(part)
+        if part.num_rows:
+            self._first = self._first if self._first is not None else part.slice(0, 1)
+            self._last = part.slice(part.num_rows - 1, 1)
+        self.rows += part.num_rows
+        self.bytes += part.nbytes
+        self._stats.append((part_stats.result(), part.num_rows))
+        if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
+            retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
+                               pa.scalar(1, pa.int8()))
+            self._deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
+        if SEQUENCE in part.column_names and part.num_rows:
+            mm = pc.min_max(part.column(SEQUENCE))
+            self._seq.append((mm["min"].as_py(), mm["max"].as_py()))
+
+    def finish(self) -> DataFileMeta:
+        """Close the file and describe it. Raises InvalidArgumentError if no part had rows."""
+        try:
+            return self._finish()
+        except BaseException as e:
+            self._fail(e)
+
+    def _finish(self) -> DataFileMeta:
+        if self._writer is None:
+            raise InvalidArgumentError(f"no rows to write to {self._path}")
+        writer, self._writer = self._writer, None
+        try:
             writer.close()
-        except BaseException:
-            if writer is not None:  # close it while its file is open (it is deleted after)
-                with contextlib.suppress(Exception):
-                    writer.close()
-            raise
-    embedded: bytes | None = None
-    extra: tuple[str, ...] = ()
-    if index is not None and index_path is not None:
-        data, in_manifest = index.finish()
-        if in_manifest:
-            embedded = data
-        else:
-            with io.open_output(index_path) as f:
-                f.write(data)
-            extra = (TableLayout.index_file_of(name),)
-    min_key: tuple = ()
-    max_key: tuple = ()
-    if key_value and first is not None and last is not None:
-        keys = schema.trimmed_primary_keys
-        min_key = tuple(to_stat(first.column(k)[0], first.schema.field(k).type) for k in keys)
-        max_key = tuple(to_stat(last.column(k)[0], last.schema.field(k).type) for k in keys)
-    return DataFileMeta(
-        fileName=name,
-        fileSize=io.file_size(path),
-        rowCount=rows,
-        minKey=min_key,
-        maxKey=max_key,
-        valueStats=merge_stats(stats),
-        minSequenceNumber=min((lo for lo, _ in seq), default=0),
-        maxSequenceNumber=max((hi for _, hi in seq), default=0),
-        schemaId=schema.id,
-        level=level,
-        creationTime=int(time.time() * 1000),
-        deleteRowCount=deletes,
-        fileSource=file_source,
-        embeddedIndex=embedded,
-        extraFiles=extra,
-    )
+        finally:
+            self._stack.close()
+        io, schema = self._io, self._schema
+        embedded: bytes | None = None
+        extra: tuple[str, ...] = ()
+        if self._index is not None:
+            data, in_manifest = self._index.finish()
+            if in_manifest:
+                embedded = data
+            else:
+                with io.open_output(self._index_path) as f:
+                    f.write(data)
+                extra = (TableLayout.index_file_of(self.name),)
+        min_key: tuple = ()
+        max_key: tuple = ()
+        first, last = self._first, self._last
+        if self._key_value and first is not None and last is not None:
+            keys = schema.trimmed_primary_keys
+            min_key = tuple(to_stat(first.column(k)[0], first.schema.field(k).type) for k in keys)
+            max_key = tuple(to_stat(last.column(k)[0], last.schema.field(k).type) for k in keys)
+        return DataFileMeta(
+            fileName=self.name,
+            fileSize=io.file_size(self._path),
+            rowCount=self.rows,
+            minKey=min_key,
+            maxKey=max_key,
+            valueStats=merge_stats(self._stats),
+            minSequenceNumber=min((lo for lo, _ in self._seq), default=0),
+            maxSequenceNumber=max((hi for _, hi in self._seq), default=0),
+            schemaId=schema.id,
+            level=self._level,
+            creationTime=int(time.time() * 1000),
+            deleteRowCount=self._deletes,
+            fileSource=self._file_source,
+            embeddedIndex=embedded,
+            extraFiles=extra,
+        )
+
+    def abort(self) -> None:
+        """Delete whatever of the file was written (an unfinished or finished one)."""
+        if self._writer is not None:  # close it while its file is open (it is deleted after)
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            self._writer = None
+        with contextlib.suppress(Exception):
+            self._stack.close()
+        for leftover in (self._path, self._index_path):  # the write's own error is the one to raise
+            with contextlib.suppress(Exception):
+                self._io.delete(leftover)
+
+    def _fail(self, e: BaseException) -> NoReturn:
+        """Abort, then raise ``e`` (a store or disk failure as StorageError)."""
+        self.abort()
+        failure = storage_failure(self._path, e)
+        if failure is e:
+            raise e
+        raise failure from e
 
 
 def file_paths(layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta) -> list[str]:
@@ -255,88 +315,6 @@ def storage_failure(path: str, e: BaseException) -> BaseException:
             f"writing data file {path} failed ({type(e).__name__}: {e}); nothing was "
             "committed: retry when the store answers again"))
     return e
-
-
-def read_data_file(
-    io: FileIO, layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta,
-    columns: Sequence[str] | None = None, declared: pa.Schema | None = None,
-    dictionary: Collection[str] = (),
-) -> pa.Table:
-    """Read the named ``columns`` (all if None) of one data file, in the format its name
-    says; ``declared``: the file's Arrow layout (:func:`file_schema` of its schema), the
-    types a format that stores them otherwise (ORC, Avro) converts back to; ``dictionary``:
-    string/binary columns that may come as Arrow dictionaries (``FileFormat.read``).
-
-    A read that fails is told apart by reading the whole file again: if the store cannot
-    give it, the store failed (a 5xx, a dropped connection, EIO): StorageError, retryable;
-    if it gives the file and it reads, the first failure was transient; if it gives the
-    file and it does not read, the file is damaged.
-
-    Raises:
-        CorruptDataFileError: the file is missing (a caller whose snapshot expired
-            meanwhile says so, see read.SplitReader), is not the one its metadata describes
-            (size, rows, embedded name), is not readable in its format, fails a checksum or
-            lacks a column it should hold.
-        StorageError: the store failed while reading it.
-        UnsupportedFeatureError: it holds values minipaimon's decoder of its format cannot
-            read (ORC timestamps beyond 2262).
-    """
-    path = layout.data_file_path(partition_path, bucket, file.fileName)
-    fmt = file_format.of_file(file.fileName, path)
-    names = list(columns) if columns is not None else None
-    try:
-        with io.open_input(path) as f:
-            size = f.seek(0, 2)
-            if size != file.fileSize:
-                raise _replaced(path, size, file)
-            f.seek(0)
-            t, named = fmt.read(f, names, declared, dictionary)
-    except FileNotFoundError:
-        raise missing_data_file(path) from None
-    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError, TypeError) as e:
-        t, named = _read_whole(io, path, file, fmt, names, declared, e, dictionary)
-    if t.num_rows != file.rowCount or (named is not None and named != file.fileName.encode()):
-        raise CorruptDataFileError(
-            f"data file {path} holds {t.num_rows} rows (file {named!r}), its manifest says "
-            f"{file.rowCount}: the file was replaced; restore it or roll the table back to a "
-            "snapshot without it")
-    return t
-
-
-def missing_data_file(path: str) -> CorruptDataFileError:
-    return CorruptDataFileError(
-        f"data file {path} is missing: it was deleted outside minipaimon (or the snapshot read "
-        "was expired or rolled back meanwhile: then re-plan the read); restore it or roll the "
-        "table back to a snapshot without it")
-
-
-def _replaced(path: str, size: int, file: DataFileMeta) -> CorruptDataFileError:
-    return CorruptDataFileError(
-        f"data file {path} has {size} bytes, its manifest says {file.fileSize}: the file "
-        "was truncated or replaced; restore it or roll the table back to a snapshot without it")
-
-
-def _read_whole(io: FileIO, path: str, file: DataFileMeta, fmt: file_format.FileFormat,
-                names: list[str] | None, declared: pa.Schema | None,
-                first: BaseException, dictionary: Collection[str]) -> tuple[pa.Table, bytes | None]:
-    """The second read of a file whose streamed read failed with ``first`` (see
-    :func:`read_data_file`): the whole file, then its format's decoder."""
-    try:
-        data = io.read_bytes(path)
-    except FileNotFoundError:
-        raise missing_data_file(path) from None
-    except OSError as e:  # StorageError included: the store cannot give the file
-        raise e if isinstance(e, StorageError) else StorageError(redact_userinfo(
-            f"reading data file {path} failed ({type(e).__name__}: {e}); retry when the store "
-            "answers again")) from e
-    if len(data) != file.fileSize:
-        raise _replaced(path, len(data), file) from first
-    try:
-        return fmt.read(pa.BufferReader(data), names, declared, dictionary)
-    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError, EOFError, TypeError) as e:
-        raise CorruptDataFileError(
-            f"data file {path} is damaged ({type(e).__name__}: {e}); restore it or roll the "
-            "table back to a snapshot without it") from e
 
 
 # -- rolling: where one data file ends and the next begins ------------------------------

@@ -40,6 +40,10 @@ class DataField(msgspec.Struct, frozen=True, omit_defaults=True):
         return self.type if isinstance(self.type, str) else str(self.type.get("type", ""))
 
 
+#: arrow schemas by id of the TableSchema object they were built from (see arrow_schema)
+_ARROW_SCHEMAS: dict[int, tuple[Any, pa.Schema]] = {}
+
+
 class TableSchema(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
     """One version of a table's schema."""
 
@@ -60,8 +64,16 @@ class TableSchema(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True)
 
     def arrow_schema(self) -> pa.Schema:
         """The schema users read and write (no system columns); fields carry their Paimon
-        field ids (``PARQUET:field_id`` metadata), so data files record them."""
-        return pa.schema(data_types.arrow_field(msgspec.to_builtins(f)) for f in self.fields)
+        field ids (``PARQUET:field_id`` metadata), so data files record them. Built once per
+        schema object (a read of many files asks for it per file)."""
+        hit = _ARROW_SCHEMAS.get(id(self))
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        arrow = pa.schema(data_types.arrow_field(msgspec.to_builtins(f)) for f in self.fields)
+        if len(_ARROW_SCHEMAS) >= 256:
+            _ARROW_SCHEMAS.clear()
+        _ARROW_SCHEMAS[id(self)] = (self, arrow)  # the entry keeps the schema (and its id) alive
+        return arrow
 
     @property
     def field_names(self) -> list[str]:

@@ -3,8 +3,8 @@
 A data file's ``minKey`` / ``maxKey`` are lists of primary-key values. Keys compare as
 tuples with ``None`` before every value (it never occurs in a primary key, but stats of
 older files may hold it), so ordering never raises. Used by planning (a split whose files
-are disjoint reads without merging), the conflict rules (a level >= 1 stays disjoint) and
-lookup changelog (which files may hold a key).
+are disjoint reads without merging), the conflict rules (a level >= 1 stays disjoint),
+lookup changelog (which files may hold a key) and the chains of a streamed merge.
 """
 
 from __future__ import annotations
@@ -37,4 +37,23 @@ def overlaps(f: DataFileMeta, low: Key, high: Key) -> bool:
     return not (key_order(f.maxKey) < low or key_order(f.minKey) > high)
 
 
-__all__ = ["Key", "find_overlap", "key_order", "overlaps"]
+def disjoint_chains(runs: Sequence[Sequence[DataFileMeta]]) -> list[list[DataFileMeta]]:
+    """``runs`` (sorted runs, in merge order) with consecutive runs joined while their
+    files' key ranges stay pairwise disjoint: each chain, its files in key order, is still
+    one key-sorted sequence of rows, and a streamed merge holds one table per chain, not per
+    run (the level-0 files of one large write are one chain). Merge order is kept: the
+    runs of a chain come before those of the next."""
+    chains: list[list[DataFileMeta]] = []
+    ranges: list[tuple[Key, Key]] = []
+    for run in runs:
+        mine = [(key_order(f.minKey), key_order(f.maxKey)) for f in run]
+        if chains and all(hi < a or lo > b for lo, hi in mine for a, b in ranges):
+            chains[-1].extend(run)
+            ranges.extend(mine)
+        else:
+            chains.append(list(run))
+            ranges = mine
+    return [sorted(c, key=lambda f: key_order(f.minKey)) for c in chains]
+
+
+__all__ = ["Key", "disjoint_chains", "find_overlap", "key_order", "overlaps"]

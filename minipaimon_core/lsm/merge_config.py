@@ -346,6 +346,15 @@ def places_above_level0(schema: TableSchema) -> bool:
     return skips_level0(schema) and producer in ("none", "input")
 
 
+def places_sorted_loads(schema: TableSchema) -> bool:
+    """Whether a write into key ranges no file of its bucket holds is committed at the
+    bottom level (commit/placement.py): primary-key tables whose writes stay at level 0 and
+    whose changelog producer does not need a compaction of them (``none``, ``input``)."""
+    producer = option_values.Options(schema.options)["changelog-producer"]
+    return bool(schema.primaryKeys) and not schema.legacyFormat and not skips_level0(schema) \
+        and producer in ("none", "input")
+
+
 def skips_level0(schema: TableSchema) -> bool:
     """Whether batch reads of the table skip level-0 files, as Paimon's do
     (``batch_scan_skip_level0``): primary-key tables with deletion vectors or the

@@ -71,7 +71,7 @@ from .merge_config import (
     partial_update_refuses_retractions,
     prepare_input,
 )
-from .merge_groups import Groups, finish, replace_column, sort_order
+from .merge_groups import Groups, finish, replace_column, sort_order, unique_in_key_order
 from .partial_update import partial_update
 
 __all__ = [
@@ -121,6 +121,12 @@ def merge(table: pa.Table, config: MergeConfig, *, keep_deletes: bool) -> pa.Tab
             kinds = kinds[keep]
             retract = retract[keep]
     if table.num_rows == 0:
+        return table
+    if unique_in_key_order(table, config):  # a sorted write of distinct keys: nothing to merge
+        if engine in ("deduplicate", "first-row"):
+            return finish(table, None, retract, keep_deletes, own_kinds=True)
+        if not keep_deletes and retract.any():  # lone rows pass through; a lone retraction goes
+            return table.filter(pa.array(~retract))
         return table
     g = Groups(table, config)
     seq = table.column(SEQUENCE).to_numpy()

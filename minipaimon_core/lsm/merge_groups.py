@@ -96,6 +96,19 @@ class Groups:
         return pc.take(col, idx)
 
 
+def unique_in_key_order(table: pa.Table, config: MergeConfig) -> bool:
+    """Whether ``table`` holds one row per key, in key order (a sorted write of distinct
+    keys), told cheaply: one integer or temporal key column without nulls, strictly
+    ascending, and no ``sequence.field``. False says nothing."""
+    if config.sequence_field is not None or len(config.key_columns) != 1 or table.num_rows < 2:
+        return table.num_rows == 1 and config.sequence_field is None
+    col = table.column(config.key_columns[0])
+    if col.null_count or not (pa.types.is_integer(col.type) or pa.types.is_temporal(col.type)):
+        return False
+    v = int_values(col)
+    return bool((v[1:] > v[:-1]).all())
+
+
 def _runs_order(table: pa.Table, config: MergeConfig) -> tuple[np.ndarray, np.ndarray] | None:
     """The sort order by (key, ``_SEQUENCE_NUMBER``) and its group starts, found by a stable
     sort on the key alone, which is the whole order when, within every key, input order
@@ -161,13 +174,14 @@ def differs(col: pa.Array | pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
     return out
 
 
-def finish(out: pa.Table, max_seq: np.ndarray, deleted: np.ndarray,
+def finish(out: pa.Table, max_seq: np.ndarray | None, deleted: np.ndarray,
            keep_deletes: bool, own_kinds: bool = False) -> pa.Table:
-    """Set ``_SEQUENCE_NUMBER`` and drop deleted keys unless kept. ``_VALUE_KIND``: the
-    rows' own if ``own_kinds`` (each is a stored row, as Paimon's deduplicate and
-    first-row return it: a ``+U`` stays ``+U``, a ``-U`` ``-U``), else ``+I`` (a row built
-    by a merge), ``-D`` where ``deleted``."""
-    out = replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64()))
+    """Set ``_SEQUENCE_NUMBER`` (``max_seq``; None: as it is) and drop deleted keys unless
+    kept. ``_VALUE_KIND``: the rows' own if ``own_kinds`` (each is a stored row, as Paimon's
+    deduplicate and first-row return it: a ``+U`` stays ``+U``, a ``-U`` ``-U``), else
+    ``+I`` (a row built by a merge), ``-D`` where ``deleted``."""
+    if max_seq is not None:
+        out = replace_column(out, SEQUENCE, pa.array(max_seq, pa.int64()))
     if not own_kinds:
         kinds = np.where(deleted, DELETE, INSERT).astype(np.int8)
         out = replace_column(out, VALUE_KIND, pa.array(kinds))

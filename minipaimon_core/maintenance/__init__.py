@@ -1,6 +1,7 @@
 """Table maintenance: compaction, the post-commit path, snapshot expiration, orphan file
 cleanup, rollback, manifest rewrites.
 
+Compaction executes each bucket as a streaming k-way merge (:mod:`.bucket_merge`).
 Each operation works on a :class:`~.files.TableFiles` (file IO, layout, snapshot and
 manifest readers, schema) and documents the order of its deletions, which is what keeps a
 crash or a concurrent reader or writer safe.

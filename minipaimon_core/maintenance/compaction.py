@@ -11,18 +11,22 @@ in both kinds of table. In a primary-key table the vector can be the only record
 delete: Paimon's compaction drops a ``-D`` row once it has marked the rows it deletes, so
 a merge of the files alone would bring those rows back. The positions left out are in the
 message (:attr:`CommitMessage.vectorsApplied`), and the commit refuses the compaction if
-one of them is no longer marked (a restore or rollback unmarked it meanwhile).
+one of them is no longer marked (a restore or rollback unmarked it meanwhile). The
+``full-compaction`` changelog alone reads the bottom level with its marks: it is the
+previous full compaction's output as written, and the marks set since are changes. A
+primary-key bucket's merge streams (:mod:`.bucket_merge`).
 """
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
 import numpy as np
-import pyarrow as pa
 
 from ..commit.append_vectors import fingerprint
 from ..commit.commit import FileStoreCommit
@@ -32,11 +36,8 @@ from ..errors import (
     ConflictReason,
     InvalidArgumentError,
 )
-from ..file_format.data_file import write_changelog_file, write_data_file
-from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.manifest_file import FILE_SOURCE_COMPACT, DataFileMeta, ManifestEntry
 from ..format.snapshot import Snapshot
-from ..lsm import changelog
 from ..lsm.compaction_picker import (
     STRATEGIES,
     AppendFile,
@@ -45,19 +46,19 @@ from ..lsm.compaction_picker import (
     pick_append,
     pick_for,
 )
-from ..lsm.key_range import key_order, overlaps
-from ..lsm.merge_engines import MergeConfig, merge
+from ..lsm.merge_engines import MergeConfig
 from ..metadata.commit_message import CommitMessage
 from ..metadata.context import HasContext, TableContext
-from ..metadata.deletion_vectors import Vectors, live_mask
+from ..metadata.deletion_vectors import Vectors
 from ..metadata.manifest_io import live_files
-from ..read.read import read_file_as, sorted_runs_newest_first
+from ..read.file_read import iter_file_as
+from ..read.read import sorted_runs_newest_first
 from ..schema.features import check_writable
-from ..write.kv_writer import write_sorted_run
+from ..write.rolling import RollingWriter
 from . import postpone
+from .bucket_merge import BucketRuns, compact_runs
 
 BucketKey = tuple[tuple[Any, ...], int]
-_ROW_INDEX = "__row_index"
 
 
 def sorted_runs(files: list[DataFileMeta]) -> list[SortedRun]:
@@ -111,16 +112,22 @@ def maybe_compact(table: HasContext, messages: Sequence[CommitMessage] | None = 
     level-0 files with the ``lookup`` changelog producer, a full compaction with
     ``full-compaction``); with ``write-only`` only buckets at
     :attr:`PickerOptions.stop_trigger` sorted runs are compacted, so runs never pile up
-    unbounded. Append tables are compacted on demand only (None).
+    unbounded. Append tables with fixed buckets merge a bucket's small files once there are
+    ``compaction.min.file-num`` of them (at most ``compaction.max.file-num`` at once), as
+    Paimon's bucketed append writers do, unless ``write-only``; append tables without
+    buckets (``bucket`` -1) are compacted on demand only, as Paimon's batch writers leave
+    them (None).
     """
     if only is None and messages is not None:
         only = {(tuple(m.partition), m.bucket) for m in messages}
     ctx = table.context()
-    if not ctx.schema.primaryKeys:
-        return None
     if only is not None and not only:
         return None
     options = ctx.options
+    if not ctx.schema.primaryKeys:
+        if options["write-only"] or options["bucket"] <= 0:
+            return None
+        return compact_table(ctx, "auto", only=only)
     if options["write-only"]:
         stop = PickerOptions.from_options(ctx.schema.options).stop_trigger
         return compact_table(ctx, "auto", only=only, min_runs=stop)
@@ -233,139 +240,17 @@ def compact_bucket(table: HasContext, entries: list[ManifestEntry], strategy: st
     inputs = [f for f in files if f.fileName in names]
     marked = vectors()
     config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
-    rows = pa.concat_tables([read_rows(ctx, path, bucket, f, marked) for f in inputs])
-    bottom = unit.output_level == opts.max_level
-    merged = merge(rows, config, keep_deletes=not bottom or config.keeps_tombstones)
-    if config.engine == "first-row":
-        merged = _without_older_keys(ctx, path, bucket, inputs, [f for f in files if f.fileName not in names],
-                                     merged, marked)
-    after = write_sorted_run(ctx.io, ctx.layout, schema, path, bucket, merged,
-                             level=unit.output_level, target=options["target-file-size"],
-                             compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
-    try:
-        changelog_files = _changelog_files(ctx, path, bucket, files, inputs, merged, unit.output_level, marked)
-    except BaseException:
-        discard(ctx, [CommitMessage(partition, path, bucket, first.totalBuckets, compactAfter=after)])
-        raise
+    after, changelog_files = compact_runs(BucketRuns(ctx, path, bucket, marked), config, files, inputs,
+                                          unit.output_level, opts.max_level)
     applied = {f.fileName: applied_bytes(marked[f.fileName]) for f in inputs
                if len(marked.get(f.fileName, ()))}
     return CommitMessage(partition, path, bucket, first.totalBuckets, compactBefore=inputs,
                          compactAfter=after, changelogFiles=changelog_files, vectorsApplied=applied)
 
 
-def _changelog_files(ctx: TableContext, path: str, bucket: int, files: list[DataFileMeta],
-                     inputs: list[DataFileMeta], merged: pa.Table, level: int,
-                     vectors: Vectors) -> list[DataFileMeta]:
-    """The changelog file of a compaction into ``level`` by the table's producer, if any."""
-    schema = ctx.schema
-    options = ctx.options
-    opts = PickerOptions.from_options(schema.options).for_levels(max(f.level for f in files))
-    producer = options["changelog-producer"]
-    config = MergeConfig.from_options(tuple(schema.primaryKeys), schema.options)
-    bottom = level == opts.max_level
-    changes = None
-    if producer == "full-compaction" and bottom:
-        previous = [f for f in files if f.level == opts.max_level]
-        changes = _full_compaction_changelog(ctx, path, bucket, previous, merged, config)
-    elif producer == "lookup":
-        changes = _lookup_changelog(ctx, path, bucket, files, inputs, config, vectors)
-    changelog_files = []
-    if changes is not None and changes.num_rows:
-        changelog_files = [write_changelog_file(
-            ctx.io, ctx.layout, path, bucket, changes, schema=schema,
-            compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)]
-    return changelog_files
-
-
-def read_rows(table: HasContext, path: str, bucket: int, f: DataFileMeta, vectors: Vectors) -> pa.Table:
-    """All columns of a primary-key data file in the current schema, effective sequences,
-    without the rows its deletion vector in ``vectors`` marks."""
-    ctx = table.context()
-    names = [*ctx.schema.field_names, SEQUENCE, VALUE_KIND]
-    return _live(ctx, path, bucket, f, vectors,
-                 read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, names))
-
-
-def _live(ctx: TableContext, path: str, bucket: int, f: DataFileMeta, vectors: Vectors, rows: pa.Table) -> pa.Table:
-    """``rows`` (all rows of ``f``, as stored) without those its vector marks. Raises
-    CorruptMetadataError for a vector past the file's end."""
-    mask = live_mask(rows.num_rows, vectors.get(f.fileName), ctx.layout.data_file_path(path, bucket, f.fileName))
-    return rows if mask is None else rows.filter(pa.array(mask))
-
-
 def applied_bytes(positions: np.ndarray) -> bytes:
     """:attr:`CommitMessage.vectorsApplied` of one file: its positions as little-endian uint32."""
     return np.asarray(positions, dtype="<u4").tobytes()
-
-
-def _full_compaction_changelog(ctx: TableContext, path: str, bucket: int, previous: list[DataFileMeta],
-                               merged: pa.Table, config: MergeConfig) -> pa.Table:
-    """Changes from the previous full compaction's result (the bottom level as it wrote it:
-    the marks its files have since are changes) to ``merged``."""
-    empty = merged.slice(0, 0)
-    before = pa.concat_tables([empty, *(read_rows(ctx, path, bucket, f, {}) for f in previous)])
-    return changelog.diff(merge(before, config, keep_deletes=False), merged, config.key_columns)
-
-
-def _lookup_changelog(ctx: TableContext, path: str, bucket: int, files: list[DataFileMeta],
-                      inputs: list[DataFileMeta], config: MergeConfig, vectors: Vectors) -> pa.Table | None:
-    """Changes made by the level-0 files of a compaction, old values looked up by key.
-
-    Old rows come only from level >= 1 files whose key range covers a new key, and from
-    those only the rows of the new keys (a hash semi-join), never a merge of the bucket.
-    """
-    new_files = [f for f in inputs if f.level == 0]
-    if not new_files:
-        return None
-    keys = list(config.key_columns)
-    new_rows = pa.concat_tables([read_rows(ctx, path, bucket, f, vectors) for f in new_files])
-    lo = min(key_order(f.minKey) for f in new_files)
-    hi = max(key_order(f.maxKey) for f in new_files)
-    new_keys = new_rows.select(keys).group_by(keys).aggregate([])
-    old_parts = [new_rows.slice(0, 0)]
-    for f in files:
-        if f.level == 0 or not overlaps(f, lo, hi):
-            continue
-        rows = read_rows(ctx, path, bucket, f, vectors)
-        old_parts.append(rows.take(_semi_join_rows(rows, new_keys, keys)))
-    old = pa.concat_tables(old_parts)
-    before = merge(old, config, keep_deletes=False)
-    after = merge(pa.concat_tables([old, new_rows]), config, keep_deletes=False)
-    return changelog.diff(before, after, keys)
-
-
-def _without_older_keys(ctx: TableContext, path: str, bucket: int, inputs: list[DataFileMeta],
-                        others: list[DataFileMeta], merged: pa.Table, vectors: Vectors) -> pa.Table:
-    """``merged`` without the keys the bucket's other files at levels >= 1 hold: a first-row
-    table keeps those older rows, and Paimon's readers take its levels >= 1 unmerged, so a
-    key may be in one of their files only (minipaimon_core.commit.first_row; Paimon's lookup
-    compaction drops them the same way)."""
-    others = [f for f in others if f.level > 0]
-    if not others or merged.num_rows == 0:
-        return merged
-    keys = list(ctx.schema.primaryKeys)
-    lo = min(key_order(f.minKey) for f in inputs)
-    hi = max(key_order(f.maxKey) for f in inputs)
-    found = [_live(ctx, path, bucket, f, vectors,
-                   read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, path, bucket, f, keys))
-             for f in others if overlaps(f, lo, hi)]
-    if not found:
-        return merged
-    old = pa.concat_tables(found).group_by(keys).aggregate([])
-    hit = np.zeros(merged.num_rows, dtype=bool)
-    hit[_semi_join_rows(merged, old, keys).to_numpy()] = True
-    return merged.filter(pa.array(~hit))
-
-
-def _semi_join_rows(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa.Array:
-    """Indices (ascending) of the rows of ``rows`` whose key is in ``keys_table``. Only the
-    key columns and a row index go through Arrow's hash join, which refuses nested
-    (list, map, struct) non-key columns."""
-    index = pa.array(np.arange(rows.num_rows, dtype=np.int64))
-    probe = rows.select(keys).append_column(_ROW_INDEX, index)
-    hits = probe.join(keys_table, keys=keys, join_type="left semi", use_threads=False)
-    found = hits.column(_ROW_INDEX)
-    return pa.compute.take(found, pa.compute.sort_indices(found))
 
 
 def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: int, total_buckets: int,
@@ -386,14 +271,21 @@ def _compact_append(ctx: TableContext, partition: list[Any], path: str, bucket: 
     # with deletion vectors the rows they mark are left out, and the commit drops the
     # vectors if they are still the ones read (minipaimon_core.commit.append_vectors)
     vectors = vectors_of()
-    merged = pa.concat_tables([_live(ctx, path, bucket, f, vectors,
-                                     read_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names))
-                               for f in small])
-    after = [write_data_file(ctx.io, ctx.layout, path, bucket, merged, schema=schema,
-                             file_source=FILE_SOURCE_COMPACT,
-                             compression=options["file.compression"],
-                             min_seq=min(f.minSequenceNumber for f in small),
-                             max_seq=max(f.maxSequenceNumber for f in small))] if merged.num_rows else []
+    # streamed file after file, table by table, into one file: memory is one table and
+    # the writer's buffer, whatever the files hold
+    out = RollingWriter(ctx.io, ctx.layout, path, bucket, schema=schema, target=sys.maxsize,
+                        compression=options["file.compression"], file_source=FILE_SOURCE_COMPACT)
+    try:
+        for f in small:
+            for t in iter_file_as(ctx.io, ctx.layout, ctx.schemas, schema, path, bucket, f, names,
+                                  deleted=vectors.get(f.fileName)):
+                out.write(t)
+        after = [msgspec.structs.replace(meta, minSequenceNumber=min(f.minSequenceNumber for f in small),
+                                         maxSequenceNumber=max(f.maxSequenceNumber for f in small))
+                 for meta in out.finish()]
+    except BaseException:
+        out.abort()
+        raise
     read = {f.fileName: fingerprint(vectors.get(f.fileName)) for f in small} \
         if options["deletion-vectors.enabled"] else {}
     return CommitMessage(partition, path, bucket, total_buckets, compactBefore=small, compactAfter=after,

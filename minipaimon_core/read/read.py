@@ -1,8 +1,7 @@
 """Reading splits: Arrow in, Arrow out, vectorised merge-on-read for primary-key tables.
 
 Every file is read with the schema it was written with and projected to the reader's
-schema by field id (renamed columns follow their id, added columns read as null, widened
-types are cast). Primary-key splits whose files overlap in key range are merged with the
+schema by field id (:mod:`~minipaimon_core.read.file_read`). Primary-key splits whose files overlap in key range are merged with the
 table's merge engine over whole Arrow tables; others are read raw. A split's files are read
 concurrently (:func:`file_pool`); deduplicate with one key and no ``sequence.field`` merges
 by probing keys (:mod:`~minipaimon_core.read.read_newest`), every other merge gets the runs
@@ -22,13 +21,12 @@ import pyarrow.compute as pc
 
 from ..errors import CorruptDataFileError, CorruptMetadataError, SnapshotExpiredError
 from ..expressions import predicate
-from ..file_format.data_file import file_schema as file_schema_of
-from ..file_format.data_file import read_data_file
 from ..format.kinds import SEQUENCE, VALUE_KIND, RowKind
 from ..format.layout import TableLayout
 from ..format.manifest_file import DataFileMeta
 from ..io import pools
 from ..io.fileio import FileIO
+from ..lsm.key_range import disjoint_chains, key_order
 from ..lsm.merge_config import ROW_SELECTING_ENGINES
 from ..lsm.merge_engines import MergeConfig, merge
 from ..lsm.newest_wins import winners
@@ -36,37 +34,12 @@ from ..metadata.deletion_vectors import DeletionVectorIO, live_mask
 from ..metadata.manifest_io import ManifestIO
 from ..metadata.snapshot_manager import SnapshotManager
 from ..schema.schema import SchemaCache, TableSchema
-from .dict_columns import decoded, plain, same_values
+from . import merge_read
+from .dict_columns import decoded
+from .file_read import iter_file_as, read_file_as
+from .merge_read import merged_steps
 from .read_newest import read_newest
 from .scan import Split, retraction_counts_trusted
-
-
-def evolve(table: pa.Table, file_schema: TableSchema, read_schema: TableSchema, names: list[str]) -> pa.Table:
-    """Project a file's ``table`` (file schema) to the reader's columns ``names``."""
-    if file_schema.id == read_schema.id:
-        return table.select(names)
-    by_id = {f.id: f.name for f in file_schema.fields}
-    target = read_schema.arrow_schema()
-    arrays = []
-    fields = []  # keep nullability as a same-schema read does, so results concatenate
-    for name in names:
-        if name in (SEQUENCE, VALUE_KIND):
-            arrays.append(table.column(name))
-            fields.append(table.schema.field(name))
-            continue
-        field = read_schema.field_by_name(name)
-        old = by_id.get(field.id)
-        t = target.field(name).type
-        if old is None or old not in table.column_names:
-            arrays.append(pa.nulls(table.num_rows, t))
-            fields.append(target.field(name))
-            continue
-        col = table.column(old)
-        if not same_values(col.type, t):  # a widening; an integer to a float rounds (Java's cast)
-            col = pc.cast(plain(col), t, safe=not (pa.types.is_integer(col.type) and pa.types.is_floating(t)))
-        arrays.append(col)
-        fields.append(target.field(name).with_type(col.type))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMeta]]:
@@ -77,7 +50,6 @@ def sorted_runs_newest_first(files: list[DataFileMeta]) -> list[list[DataFileMet
     return [[f] for f in level0] + [[f for f in files if f.level == lv] for lv in levels]
 
 
-_SYSTEM_TYPES = {SEQUENCE: pa.int64(), VALUE_KIND: pa.int8()}
 # Columns of a tagged merge input (SplitReader.dropped_rows): each row's file and position.
 _FILE, _ROW = "__minipaimon_file", "__minipaimon_row"
 
@@ -89,66 +61,6 @@ def dictionary_candidates(schema: TableSchema) -> frozenset[str]:
     arrow = schema.arrow_schema()
     return frozenset(f.name for f in arrow if f.name not in schema.primaryKeys
                      and (pa.types.is_string(f.type) or pa.types.is_binary(f.type)))
-
-
-def _as_declared(t: pa.Table, file_schema: TableSchema, path: str) -> pa.Table:
-    """``t`` (columns read from a file of ``file_schema``) with each column of the type its
-    schema declares: another writer's Parquet may use another Arrow type of the same values
-    (cast); a system column of another type, or a column that cannot be cast, means the file
-    is damaged (its footer is not checksummed). Raises CorruptDataFileError."""
-    declared = file_schema.arrow_schema()
-    for i, field in enumerate(t.schema):
-        want = _SYSTEM_TYPES.get(field.name)
-        if want is None:
-            if field.name not in declared.names:
-                continue
-            want = declared.field(field.name).type
-        if same_values(field.type, want):
-            continue
-        if field.name in _SYSTEM_TYPES:
-            raise CorruptDataFileError(f"data file {path}: column {field.name} is {field.type}, not {want}")
-        try:
-            t = t.set_column(i, field.with_type(want), plain(t.column(i)).cast(want))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise CorruptDataFileError(
-                f"data file {path}: column {field.name} is {field.type}, its schema says {want} ({e})") from e
-    return t
-
-
-def read_file_as(io: FileIO, layout: TableLayout, schemas: SchemaCache, schema: TableSchema,
-                 partition_path: str, bucket: int, f: DataFileMeta, names: list[str],
-                 dictionary: Collection[str] = ()) -> pa.Table:
-    """Columns ``names`` of data or changelog file ``f`` in the reader's ``schema``: the one
-    file reader of scans and compaction.
-
-    Columns are found by field id in the schema ``f`` was written with (renamed columns
-    follow their id, added ones read as null, widened types are cast); ``_SEQUENCE_NUMBER``
-    (if asked for) is the effective number, the file's ``sequenceOffset`` added.
-    ``dictionary``: string/binary columns (reader names) that may come back as Arrow
-    dictionaries of their type, where the file stores them dictionary-encoded (see
-    :func:`decoded`). Raises CorruptDataFileError for a damaged file.
-    """
-    file_schema = schemas.get(f.schemaId)
-    by_id = {fld.id: fld.name for fld in file_schema.fields}
-    physical = []
-    as_dictionary = []
-    for n in names:
-        if n in (SEQUENCE, VALUE_KIND):
-            physical.append(n)
-        else:
-            old = by_id.get(schema.field_by_name(n).id)
-            if old is not None:
-                physical.append(old)
-                if n in dictionary:
-                    as_dictionary.append(old)
-    declared = file_schema_of(file_schema, bool(file_schema.primaryKeys))
-    t = read_data_file(io, layout, partition_path, bucket, f, physical, declared, as_dictionary)
-    t = _as_declared(t, file_schema, layout.data_file_path(partition_path, bucket, f.fileName))
-    t = evolve(t, file_schema, schema, names)
-    if SEQUENCE in names and f.sequenceOffset:
-        i = t.column_names.index(SEQUENCE)
-        t = t.set_column(i, SEQUENCE, pc.add(t.column(SEQUENCE), pa.scalar(f.sequenceOffset, pa.int64())))
-    return t
 
 
 def file_pool() -> ThreadPoolExecutor:
@@ -227,7 +139,29 @@ class SplitReader:
                     t = t.append_column(VALUE_KIND, pa.array(np.zeros(t.num_rows, np.int8)))
                 yield from self._finish(t, expr, out_schema)
             return
-        yield from self._finish(self._merged(split, needed), expr, out_schema)
+        if not merge_read.streams(split.files):
+            yield from self._finish(self._merged(split, needed), expr, out_schema)
+            return
+        cols = self._merge_input(list(dict.fromkeys([*self._schema.primaryKeys, *needed])))
+        for t in merged_steps(self._runs(split, cols), self._merge, self._newest_wins):
+            yield from self._finish(t, expr, out_schema)
+
+    def _runs(self, split: Split, names: list[str], tagged: bool = False) -> list[Iterator[pa.Table]]:
+        """The sorted runs of ``split``, oldest first, each read table by table in key order
+        (columns ``names``; ``tagged``: also each row's file, an index into ``split.files``,
+        and position in it), the rows its deletion vectors mark left out."""
+        vectors = self._vectors.vectors(split.deletion_index) if split.deletion_index is not None else {}
+        index = {f.fileName: i for i, f in enumerate(split.files)}
+
+        def run(files: list[DataFileMeta]) -> Iterator[pa.Table]:
+            for f in sorted(files, key=lambda f: key_order(f.minKey)):
+                for t in iter_file_as(self._io, self._layout, self._schemas, self._schema, split.partition_path,
+                                      split.bucket, f, names, deleted=vectors.get(f.fileName),
+                                      batch_rows=merge_read.BATCH_ROWS, positions=_ROW if tagged else None):
+                    yield t.append_column(_FILE, pa.array(np.full(t.num_rows, index[f.fileName], np.int32))) \
+                        if tagged else t
+
+        return [run(r) for r in disjoint_chains(list(reversed(sorted_runs_newest_first(split.files))))]
 
     def _append_rows(self, split: Split, f: DataFileMeta, names: list[str],
                      dictionary: Collection[str] = ()) -> pa.Table:
@@ -320,7 +254,14 @@ class SplitReader:
         if self._merge.engine not in ROW_SELECTING_ENGINES:
             return None
         try:
-            if self._newest_wins:  # the winners' masks, file by file
+            if merge_read.streams(split.files):
+                live_of = {f.fileName: np.zeros(f.rowCount, bool) for f in split.files}
+                names = self._merge_input(list(self._schema.primaryKeys))
+                for kept in merged_steps(self._runs(split, names, tagged=True), self._merge, self._newest_wins):
+                    which, rows = kept.column(_FILE).to_numpy(), kept.column(_ROW).to_numpy()
+                    for i in np.unique(which):
+                        live_of[split.files[i].fileName][rows[which == i]] = True
+            elif self._newest_wins:  # the winners' masks, file by file
                 runs = sorted_runs_newest_first(split.files)
                 files = [f for run in runs for f in run]
                 tables = iter(self.read_files(split, files, [self._merge.key_columns[0], VALUE_KIND]))

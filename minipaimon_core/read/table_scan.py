@@ -27,6 +27,7 @@ from ..format.snapshot import Snapshot
 from ..metadata.context import TableContext
 from ..schema.schema import TableSchema
 from .fallback import plan_fallback, read_context
+from .file_read import read_file_as
 from .read import SplitReader
 from .scan import Planner, PlanStats, Split, SplitSizing
 
@@ -98,7 +99,7 @@ def read_file_rows(ctx: TableContext, split: Split, file: DataFileMeta, with_kin
     with ``_VALUE_KIND`` if ``with_kind`` and ``_SEQUENCE_NUMBER`` if ``with_sequence``."""
     names = (ctx.schema.arrow_schema().names + ([VALUE_KIND] if with_kind else [])
              + ([SEQUENCE] if with_sequence else []))
-    return SplitReader(ctx.io, ctx.layout, ctx.schemas, ctx.schema).read_file(split, file, names)
+    return read_file_as(ctx.io, ctx.layout, ctx.schemas, ctx.schema, split.partition_path, split.bucket, file, names)
 
 
 class TableScan:

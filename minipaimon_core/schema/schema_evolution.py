@@ -4,7 +4,7 @@ A change never rewrites data. It is a pure function from the current schema to t
 one (``apply_*``, tested without IO), committed as ``schema-<id+1>`` with create-if-absent:
 if another process committed that id first, the change is re-applied to the new latest
 schema and retried. Data files keep the schema id they were written with and are read by
-field id (:func:`minipaimon_core.read.read.evolve`):
+field id (:func:`minipaimon_core.read.file_read.evolve`):
 
 * an added column gets ``highestFieldId + 1`` (ids are never reused) and is always
   nullable, so older files read it as null;

@@ -6,7 +6,9 @@ Rows are numbered in input order from the writer's :class:`SequenceStart` (their
 :mod:`minipaimon_core.dynamic.routing`), and buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
 buffer is merged with the merge engine (keeping deletes, so they still shadow older files)
 and, with ``write-buffer-spillable`` (default), spilled to a local temp file as a sorted
-run (see :mod:`minipaimon_core.write.spill`); without it, written as level-0 files at once.
+run (see :mod:`minipaimon_core.write.spill`), or written as level-0 files at once where its
+keys follow all keys the bucket's earlier flushes wrote so (input in key order, a bulk
+load: the files already form one sorted run); without it, written as level-0 files at once.
 ``prepare_commit`` merges each bucket's spilled runs and buffer into ONE sorted run of
 level-0 Parquet files rolled at ``target-file-size`` (streamed: one merged chunk in memory
 at a time), so a large write leaves one run per bucket, not one per buffer-full.
@@ -26,6 +28,7 @@ import pyarrow.compute as pc
 from ..dynamic.routing import Router, fixed_router
 from ..errors import InvalidArgumentError
 from ..file_format.data_file import (
+    file_paths,
     roll,
     roll_table,
     write_changelog_file,
@@ -37,13 +40,15 @@ from ..format.layout import TableLayout
 from ..format.manifest_file import FILE_SOURCE_APPEND, DataFileMeta
 from ..format.options import Options
 from ..io.fileio import FileIO
+from ..lsm.key_range import Key, key_order
 from ..lsm.merge_config import check_retractions
 from ..lsm.merge_engines import MergeConfig, merge, prepare_input
 from ..metadata.commit_message import CommitMessage, placed_bytes
 from ..metadata.sequence import SequenceStart
+from ..read.file_read import iter_file_as
 from ..schema.bucket import num_buckets
 from ..schema.partition import PartitionSpec
-from ..schema.schema import TableSchema
+from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .conform import conform, to_batches
 from .spill import SpillDirectory, SpilledRun, merge_runs
 from .write_buffer import BucketKey, WriteBuffer
@@ -89,6 +94,10 @@ class KeyValueWriter:
         self._spillable = bool(self._options["write-buffer-spillable"])
         self._spill_dir: SpillDirectory | None = None
         self._spilled: dict[BucketKey, list[SpilledRun]] = {}
+        # files each bucket's flushes wrote at once (input in key order), and their largest
+        # key; merged again with the spilled runs if a later flush goes back in key order
+        self._direct: dict[BucketKey, list[DataFileMeta]] = {}
+        self._last_key: dict[BucketKey, Key] = {}
         self._router = router or fixed_router(schema)
         # dynamic buckets: the key hashes each (partition, bucket) got (CommitMessage.keyHashes)
         self._placed: dict[BucketKey, list[np.ndarray]] = {}
@@ -115,7 +124,7 @@ class KeyValueWriter:
                     if self._spillable:
                         self._spill(key, pieces)
                     else:
-                        self._record(key, self._write_level0(key, pieces, []))
+                        self._record(key, self._write_level0(key, pieces, [], []))
                     pa.default_memory_pool().release_unused()
 
     def _note_placed(self, key: BucketKey, placed: np.ndarray, retracted: np.ndarray | None) -> None:
@@ -128,13 +137,31 @@ class KeyValueWriter:
             self._placed.setdefault(key, []).append(placed)
 
     def _spill(self, key: BucketKey, pieces: list[pa.Table]) -> None:
-        """Merge a full bucket buffer into a sorted run in a local temp file."""
+        """Merge a full bucket buffer into a sorted run: written as level-0 files at once
+        where its keys all follow the keys the bucket's earlier flushes wrote so (input in
+        key order: the files are one sorted run, nothing to merge again), else spilled to
+        a local temp file and merged at :meth:`prepare_commit`."""
         merged, changelog = self._merge_buffer(key, pieces)
         self._record(key, ([], changelog))
-        if merged.num_rows:
-            if self._spill_dir is None:
-                self._spill_dir = SpillDirectory()
-            self._spilled.setdefault(key, []).append(self._spill_dir.spill(merged, self._key_columns))
+        if not merged.num_rows:
+            return
+        if key not in self._spilled and self._follows(key, merged):
+            values, bucket = key
+            self._direct.setdefault(key, []).extend(write_sorted_run(
+                self._io, self._layout, self._schema, self._spec.path(list(values)), bucket, merged,
+                level=0, target=self._target, compression=self._options["file.compression"]))
+            self._last_key[key] = self._key_of(merged, -1)
+            return
+        if self._spill_dir is None:
+            self._spill_dir = SpillDirectory()
+        self._spilled.setdefault(key, []).append(self._spill_dir.spill(merged, self._key_columns))
+
+    def _key_of(self, rows: pa.Table, i: int) -> Key:
+        return key_order([rows.column(k)[i].as_py() for k in self._key_columns])
+
+    def _follows(self, key: BucketKey, merged: pa.Table) -> bool:
+        """Whether ``merged``'s keys all come after those the bucket's flushes wrote at once."""
+        return key not in self._last_key or self._key_of(merged, 0) > self._last_key[key]
 
     def _record(self, key: BucketKey,
                 written: tuple[list[DataFileMeta], list[DataFileMeta]]) -> None:
@@ -161,49 +188,67 @@ class KeyValueWriter:
             ))
         return merge(prepare_input(rows, self._merge), self._merge, keep_deletes=True), changelog
 
-    def _write_level0(self, key: BucketKey, pieces: list[pa.Table],
-                      spilled: list[SpilledRun]) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
-        """Merge a bucket's buffered rows and spilled runs into one sorted run of level-0
-        files (and input changelog files). Touches no writer state, so buckets can be
-        written in parallel."""
+    def _write_level0(self, key: BucketKey, pieces: list[pa.Table], spilled: list[SpilledRun],
+                      direct: list[DataFileMeta]) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+        """Merge a bucket's buffered rows, spilled runs and files written at once
+        (``direct``) into one sorted run of level-0 files (and input changelog files): the
+        buffer alone after ``direct`` where it follows them in key order, else everything
+        merged again (``direct``'s files then deleted). Touches no writer state, so buckets
+        can be written in parallel."""
         merged, changelog = self._merge_buffer(key, pieces)
         values, bucket = key
         path = self._spec.path(list(values))
-
-        if not spilled:
+        compression = self._options["file.compression"]
+        if not spilled and (not direct or not merged.num_rows or self._follows(key, merged)):
             files = write_sorted_run(self._io, self._layout, self._schema, path, bucket, merged,
-                                     level=0, target=self._target,
-                                     compression=self._options["file.compression"]) \
+                                     level=0, target=self._target, compression=compression) \
                 if merged.num_rows else []
-            return files, changelog
-        runs: list[Iterator[pa.Table]] = [
-            (pa.Table.from_batches([b]) for b in run.batches()) for run in spilled]
+            return [*direct, *files], changelog
+        runs: list[Iterator[pa.Table]] = [self._read_back(path, bucket, direct)] if direct else []
+        runs += [(pa.Table.from_batches([b]) for b in run.batches()) for run in spilled]
         if merged.num_rows:
             runs.append(iter([merged]))
         chunks = merge_runs(runs, self._key_columns,
                             lambda t: merge(t, self._merge, keep_deletes=True))
         files = [write_data_file_parts(
             self._io, self._layout, path, bucket, part, schema=self._schema,
-            level=0, compression=self._options["file.compression"])
+            level=0, compression=compression)
             for part in roll(chunks, self._target)]
         for run in spilled:
             assert self._spill_dir is not None
             self._spill_dir.remove(run)
+        self._delete(path, bucket, direct)
         return files, changelog
+
+    def _read_back(self, path: str, bucket: int, files: list[DataFileMeta]) -> Iterator[pa.Table]:
+        """The rows of files this writer wrote at once (one sorted run), table by table."""
+        schemas = SchemaCache(SchemaManager(self._io, self._layout)).holding(self._schema)
+        names = [*self._schema.field_names, SEQUENCE, VALUE_KIND]
+        rows = pa.schema([*self._arrow_schema, pa.field(SEQUENCE, pa.int64()), pa.field(VALUE_KIND, pa.int8())])
+        for f in files:  # as the buffer holds rows (nullability aside, the same columns)
+            yield from (t.cast(rows) for t in iter_file_as(
+                self._io, self._layout, schemas, self._schema, path, bucket, f, names))
+
+    def _delete(self, path: str, bucket: int, files: list[DataFileMeta]) -> None:
+        for f in files:
+            for p in file_paths(self._layout, path, bucket, f):
+                self._io.delete(p)
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush all buffers (buckets in parallel threads: Arrow and Parquet release the
         GIL); one message per (partition, bucket) with its new files."""
         buffered = dict(self._buffer.drain())
         spilled, self._spilled = self._spilled, {}
-        work = [(key, buffered.get(key, []), spilled.get(key, []))
-                for key in {**buffered, **spilled}]
+        direct, self._direct = self._direct, {}
+        self._last_key = {}
+        work = [(key, buffered.get(key, []), spilled.get(key, []), direct.get(key, []))
+                for key in {**buffered, **spilled, **direct}]
         if len(work) > 1:
             with ThreadPoolExecutor(max_workers=min(len(work), os.cpu_count() or 1)) as pool:
                 results = list(pool.map(lambda w: self._write_level0(*w), work))
         else:
             results = [self._write_level0(*w) for w in work]
-        for (key, _, _), written in zip(work, results):
+        for (key, *_), written in zip(work, results):
             self._record(key, written)
         if self._spill_dir is not None:
             self._spill_dir.cleanup()
@@ -227,10 +272,15 @@ class KeyValueWriter:
         return messages
 
     def close(self) -> None:
-        """Drop buffered rows and spilled runs (their temp files go)."""
+        """Drop buffered rows and spilled runs (their temp files go), and the files flushes
+        wrote at once (not committed)."""
         self._buffer.drain()
         self._placed = {}
         self._spilled = {}
+        self._last_key = {}
+        direct, self._direct = self._direct, {}
+        for (values, bucket), files in direct.items():  # written, never to be committed
+            self._delete(self._spec.path(list(values)), bucket, files)
         if self._spill_dir is not None:
             self._spill_dir.cleanup()
             self._spill_dir = None

@@ -86,6 +86,35 @@ def pk_one_bucket(cat: mp.Catalog, name: str) -> None:
 
 
 @table
+def pk_sorted_loads(cat: mp.Catalog, name: str) -> None:
+    """Primary key id, one bucket, small files: a load of several files into the empty
+    bucket and one into a key range nothing holds go straight to the bottom level
+    (commit/placement.py); an upsert meeting both stays at level 0; a tag; a full
+    compaction, then a minor one after more upserts."""
+    t = cat.create_table(name, KV, primary_key=["id"], options={"bucket": "1", "target-file-size": "4 kb"})
+    t.write(kv(list(range(0, 600)), "load"))
+    t.write(kv(list(range(1000, 1600)), "next"))
+    assert {f["level"] for f in t.system_table("files").to_pylist()} == {5}
+    t.create_tag("loads")
+    t.write(kv([1, 599, 1000, 1599, 700], "up"))
+    t.write(kv([2, 1001], "d", ["-D", "-D"]))
+    assert t.compact() is not None
+    t.write(kv([3, 1002, 2000], "later"))
+    t.write(kv([4, 1003], "later2"))
+    assert t.compact(strategy="minor") is not None
+
+
+@table
+def append_fixed_auto_compacted(cat: mp.Catalog, name: str) -> None:
+    """Append, 2 buckets by bucket-key id: small commits compacted after the commits that
+    bring a bucket to compaction.min.file-num small files (as Paimon's bucketed writers)."""
+    t = cat.create_table(name, KV, options={"bucket": "2", "bucket-key": "id", "compaction.min.file-num": "3"})
+    for i in range(7):
+        t.write(kv(list(range(i * 4, i * 4 + 4)), f"s{i}"))
+    assert any(s.commit_kind == "COMPACT" for s in t.snapshots())
+
+
+@table
 def pk_partitioned(cat: mp.Catalog, name: str) -> None:
     """Primary key (id, dt), partitioned, 4 buckets; seeded upserts and deletes checked
     against a model; minor then full compaction; a tag; expiration keeps 4 snapshots."""

@@ -1,0 +1,536 @@
+"""Scale (issue 40): peak memory and CPU of compaction and large writes as buckets grow.
+
+Cases (each figure measured in a fresh child process: peak RSS is the child's ``VmHWM``
+minus its RSS just before the operation, CPU is the child's process time, threads included):
+
+``compact``   one bucket holding 4 overlapping sorted runs of N rows in all (4 writes of
+              N/4 random keys out of 0..2N with ``write-only``), then ``compact(full=True)``.
+              Target: the rise at 16M rows within 1.5x the rise at 1M, under 300 MB.
+``write``     a write of N rows (``bench_common``'s table, 1M-row batches, one ``t.write``
+              of a RecordBatchReader, one bucket) into an empty table, with the automatic
+              compaction (default options) and with ``write-only``: peak RSS rise, CPU,
+              the files and levels it leaves, and whether a compaction rewrote the load.
+              Targets: auto within 1.3x of write-only in peak RSS; a sorted load written
+              once (no COMPACT snapshot, files that do not overlap).
+``small-files``  an append table (``bucket`` -1, 5 partitions) after ``--commits`` commits
+              of 100 rows (5 files each), and deltalake's table of the same commits (change
+              data feed on, peers' venv): a full read (CPU ms a file; target <= 1 ms and
+              deltalake's), a stream from the first snapshot (CPU ms a snapshot) and the
+              expiration of all but the last snapshot, against deltalake's ``load_cdf``
+              from version 0 (CPU ms a version).
+``write-cpu`` the CPU of one primary-key write of N rows (``bench_common``'s table, in memory,
+              one ``t.write``; rows ``--cpu-rows``, default 4M and 16M) into 1 bucket, 8
+              buckets and dynamic buckets (``bucket`` -1, default target), against pypaimon
+              2.1 with its Rust write path (``bench_pypaimon.py pk --native``; target: at or
+              below) and deltalake's append of the same table (``bench_deltalake.py pk``;
+              target: within 2.5x); and an append write of 1M rows into 1,000 partitions
+              against deltalake's (target: within 1.5x).
+
+Each case runs at ``--rows`` (default 1M, 4M, 16M), one run each, for every ``--code
+LABEL=DIR`` (default: this checkout as ``new``; add e.g. ``old=/tmp/base`` for a checkout
+of the code before, so both are measured in the same run on the same input tables). The
+machine's load is recorded beside every figure. Results: ``results/scale.json``.
+
+    nice -n 10 .venv/bin/python bench/bench_scale.py compact write --code old=/tmp/base
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+CASES = ("compact", "write", "small-files", "write-cpu")
+COMPACT_RISE_MB = 300
+COMPACT_GROWTH = 1.5
+AUTO_VS_WRITE_ONLY = 1.3
+
+
+# ---------------------------------------------------------------------------- children
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _measure(fn: Any) -> dict[str, Any]:
+    """Run ``fn`` and return its peak RSS rise (``VmHWM`` over the RSS before), the peak
+    rise of anonymous memory (``RssAnon`` sampled every 10 ms: without the pages of shared
+    libraries that a first use of their code maps in), CPU and wall time."""
+    import threading
+
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    base, anon0 = _status_kb("VmRSS"), _status_kb("RssAnon")
+    anon = [anon0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.01):
+            anon.append(_status_kb("RssAnon"))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    out = fn()
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    done.set()
+    sampler.join()
+    peak = _status_kb("VmHWM")
+    return {"rise_mb": (peak - base) / 1024, "anon_rise_mb": (max(anon) - anon0) / 1024,
+            "peak_mb": peak / 1024, "base_mb": base / 1024, "cpu_s": cpu, "wall_s": wall, "result": out}
+
+
+def _runs_table(path: str, rows: int) -> None:
+    """A one-bucket table holding 4 overlapping sorted runs of ``rows`` rows in all."""
+    import numpy as np
+
+    import minipaimon_core as mp
+
+    data = common.reference_data()
+    t = mp.create_table(path, data.SCHEMA, primary_key=["id"],
+                        options={"bucket": "1", "write-only": "true", "num-sorted-run.stop-trigger": "1000"})
+    rng = np.random.default_rng(40)
+    for run in range(4):
+        ids = np.sort(rng.choice(2 * rows, rows // 4, replace=False)).astype(np.int64)
+        t.write(data._mk(ids, "k", ids * 0.5, run + 1))
+
+
+def _files(t: Any) -> list[dict[str, Any]]:
+    return [{"level": f["level"], "rows": f["record_count"], "min": f["min_key"], "max": f["max_key"]}
+            for f in t.system_table("files").to_pylist()]
+
+
+def _warm_up(path: str) -> None:
+    """Compact a small table first, so that lazily loaded modules, thread pools and codec
+    state are in place before the measured operation (they are not its working memory)."""
+    _runs_table(path, 40_000)
+    import minipaimon_core as mp
+
+    mp.open_table(path).compact(full=True)
+
+
+def child_compact(path: str) -> dict[str, Any]:
+    import minipaimon_core as mp
+
+    _warm_up(path + "-warm-up")
+    t = mp.open_table(path)
+    before = len(t.system_table("files").to_pylist())
+    m = _measure(lambda: t.compact(full=True))
+    t = mp.open_table(path)
+    snap = t.latest_snapshot()
+    got = t.scan(columns=["id", "v"]).to_arrow()
+    import pyarrow.compute as pc
+
+    m.update({"files_before": before, "files_after": len(_files(t)), "rows": snap.totalRecordCount,
+              "check": {"rows": got.num_rows, "sum_id": pc.sum(got.column("id")).as_py(),
+                        "sum_v": pc.sum(got.column("v")).as_py()}})
+    m.pop("result")
+    return m
+
+
+SMALL_SCHEMA_DOC = "id bigint, k string, v double, p int (5 partitions); 100 rows a commit"
+
+
+def _small_batch(c: int) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    ids = np.arange(c * 100, c * 100 + 100)
+    return pa.table({"id": ids, "k": pa.array([f"k{i}" for i in ids]), "v": ids * 0.5,
+                     "p": (ids % 5).astype(np.int32)})
+
+
+def child_small_files(path: str, commits: int) -> dict[str, Any]:
+    import minipaimon_core as mp
+    from minipaimon_core.stream.stream import StreamOffset, StreamScanner
+
+    first = _small_batch(0)
+    t = mp.create_table(path, first.schema, partition_by=["p"],
+                        options={"snapshot.num-retained.min": str(commits + 1),
+                                 "snapshot.num-retained.max": str(commits + 1)})
+    for c in range(commits):
+        t.write(_small_batch(c))
+    files = len(t.system_table("files").to_pylist())
+
+    def read() -> int:
+        return mp.open_table(path).scan().to_arrow().num_rows
+
+    def stream() -> int:
+        sc = StreamScanner(mp.open_table(path), {"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
+        start, n = StreamOffset(0), 0
+        while (end := sc.latest_offset(start)) != start:
+            for split in sc.plan(start, end):
+                n += sum(b.num_rows for b in sc.read(split))
+            start = end
+        return n
+
+    def expire() -> int:
+        return len(mp.open_table(path).expire_snapshots(retain_max=1, retain_min=1).snapshots)
+
+    out: dict[str, Any] = {"commits": commits, "files": files}
+    for name, fn in (("read", read), ("stream", stream), ("expire", expire)):
+        m = _measure(fn)
+        out[name] = {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "result": m["result"]}
+    return out
+
+
+_DELTA_CHILD = r"""
+import json, os, shutil, sys, time
+import numpy as np, pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+path, commits = sys.argv[1], int(sys.argv[2])
+shutil.rmtree(path, ignore_errors=True)
+for c in range(commits):
+    ids = np.arange(c * 100, c * 100 + 100)
+    t = pa.table({"id": ids, "k": pa.array([f"k{i}" for i in ids]), "v": ids * 0.5, "p": (ids % 5).astype(np.int32)})
+    write_deltalake(path, t, mode="append", partition_by=["p"],
+                    configuration={"delta.enableChangeDataFeed": "true"} if c == 0 else None)
+def timed(fn):
+    c0, w0 = time.process_time(), time.perf_counter()
+    r = fn()
+    return {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0, "result": r}
+def read():
+    return DeltaTable(path).to_pyarrow_table().num_rows
+def cdf():
+    reader = DeltaTable(path).load_cdf(starting_version=0)
+    return sum(b.num_rows for b in pa.RecordBatchReader.from_stream(reader))
+files = len(DeltaTable(path).file_uris())
+print(json.dumps({"commits": commits, "files": files, "read": timed(read), "cdf": timed(cdf)}))
+"""
+
+
+def child_write_cpu(path: str, rows: int, buckets: str) -> dict[str, Any]:
+    import minipaimon_core as mp
+
+    data = common.reference_data()
+    base = data.base_table(rows)
+    t = mp.create_table(path, data.SCHEMA, primary_key=["id"], options={"bucket": buckets})
+    m = _measure(lambda: t.write(base))
+    snap = mp.open_table(path).latest_snapshot()
+    return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "rows": snap.totalRecordCount if snap else 0}
+
+
+def _partitioned(rows: int) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    data = common.reference_data()
+    t = data.base_table(rows)
+    return t.append_column("p", pa.array((np.arange(rows) % 1000).astype(np.int32)))
+
+
+def child_partitions(path: str, rows: int) -> dict[str, Any]:
+    import minipaimon_core as mp
+
+    t = _partitioned(rows)
+    table = mp.create_table(path, t.schema, partition_by=["p"])
+    m = _measure(lambda: table.write(t))
+    return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "files": len(table.system_table("files").to_pylist())}
+
+
+_DELTA_PARTITIONS = r"""
+import json, shutil, sys, time
+import numpy as np, pyarrow as pa
+sys.path.insert(0, sys.argv[3])
+import bench_common as data
+from deltalake import write_deltalake
+path, rows = sys.argv[1], int(sys.argv[2])
+t = data.base_table(rows)
+t = t.append_column("p", pa.array((np.arange(rows) % 1000).astype(np.int32)))
+shutil.rmtree(path, ignore_errors=True)
+c0, w0 = time.process_time(), time.perf_counter()
+write_deltalake(path, t, partition_by=["p"])
+print(json.dumps({"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - w0}))
+"""
+
+
+def child_write(path: str, rows: int, write_only: bool) -> dict[str, Any]:
+    import pyarrow as pa
+
+    import minipaimon_core as mp
+
+    data = common.reference_data()
+    options = {"bucket": "1", **({"write-only": "true"} if write_only else {})}
+    _warm_up(path + "-warm-up")
+    t = mp.create_table(path, data.SCHEMA, primary_key=["id"], options=options)
+    step = 1_000_000
+    batches = (b for s in range(0, rows, step) for b in data.base_table(min(step, rows - s), start=s).to_batches())
+    reader = pa.RecordBatchReader.from_batches(data.SCHEMA, batches)
+    m = _measure(lambda: t.write(reader))
+    t = mp.open_table(path)
+    files = _files(t)
+    m.update({"snapshots": [s.commit_kind for s in t.snapshots()], "files": len(files),
+              "levels": sorted({f["level"] for f in files}), "rows": t.latest_snapshot().totalRecordCount})
+    m.pop("result")
+    return m
+
+
+# ---------------------------------------------------------------------------- parent
+
+
+def run_child(code: str, args: list[str]) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": code}
+    load = common.load()
+    proc = subprocess.run(["nice", "-n", "10", sys.executable, os.path.abspath(__file__), "--child", *args],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {args} ({code}) failed: {proc.stderr.strip()[-2000:]}")
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["load_before"] = load
+    out["load_after"] = common.load()
+    return out
+
+
+def bench_compact(codes: dict[str, str], rows_list: list[int], builder: str) -> list[dict[str, Any]]:
+    out = []
+    for rows in rows_list:
+        source = os.path.join(common.scratch(f"scale-compact-{rows}"), "source")
+        print(f"compact: building 4 runs of {rows:,} rows ...", file=sys.stderr)
+        run_child(builder, ["build", source, str(rows)])
+        for label, code in codes.items():
+            path = os.path.join(os.path.dirname(source), label)
+            shutil.copytree(source, path)
+            print(f"compact: {label}, {rows:,} rows ...", file=sys.stderr)
+            r = run_child(code, ["compact", path])
+            r.update({"case": "compact", "code": label, "rows_in": rows})
+            out.append(r)
+            print(f"  rise {r['rise_mb']:.0f} MB (anon {r['anon_rise_mb']:.0f}), cpu {r['cpu_s']:.1f} s, wall {r['wall_s']:.1f} s, "
+                  f"files {r['files_before']} -> {r['files_after']}, load {r['load_before'][0]}", file=sys.stderr)
+            shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(source), ignore_errors=True)
+    return out
+
+
+def bench_write(codes: dict[str, str], rows_list: list[int]) -> list[dict[str, Any]]:
+    out = []
+    for rows in rows_list:
+        for label, code in codes.items():
+            for write_only in (False, True):
+                path = os.path.join(common.scratch(f"scale-write-{rows}-{label}-{write_only}"), "t")
+                mode = "write-only" if write_only else "auto"
+                print(f"write: {label}, {rows:,} rows, {mode} ...", file=sys.stderr)
+                r = run_child(code, ["write", path, str(rows), "1" if write_only else "0"])
+                r.update({"case": "write", "code": label, "rows_in": rows, "mode": mode})
+                out.append(r)
+                print(f"  rise {r['rise_mb']:.0f} MB (anon {r['anon_rise_mb']:.0f}), cpu {r['cpu_s']:.1f} s, wall {r['wall_s']:.1f} s, "
+                      f"{r['snapshots']}, {r['files']} files at levels {r['levels']}, load {r['load_before'][0]}",
+                      file=sys.stderr)
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    return out
+
+
+def bench_small_files(codes: dict[str, str], commits: int) -> list[dict[str, Any]]:
+    out = []
+    for label, code in codes.items():
+        path = os.path.join(common.scratch(f"scale-small-{label}"), "t")
+        print(f"small files: {label}, {commits} commits ...", file=sys.stderr)
+        r = run_child(code, ["small-files", path, str(commits)])
+        r.update({"case": "small-files", "code": label})
+        out.append(r)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    if os.path.exists(common.PEER_PY):
+        path = os.path.join(common.scratch("scale-small-delta"), "t")
+        print(f"small files: deltalake, {commits} commits ...", file=sys.stderr)
+        load = common.load()
+        proc = subprocess.run(["nice", "-n", "10", common.PEER_PY, "-c", _DELTA_CHILD, path, str(commits)],
+                              capture_output=True, text=True)
+        if proc.returncode == 0:
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            r.update({"case": "small-files", "code": "deltalake", "load_before": load, "load_after": common.load()})
+            out.append(r)
+        else:
+            print(f"  [fail] deltalake: {proc.stderr.strip()[-500:]}", file=sys.stderr)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    for r in out:
+        per = {k: round(r[k]["cpu_s"] / (r["files"] if k == "read" else r["commits"]) * 1000, 3)
+               for k in ("read", "stream", "expire", "cdf") if k in r}
+        r["ms_cpu"] = per
+        print(f"  {r['code']}: {r['files']} files, ms CPU a file (read) / a snapshot: {per}, load {r['load_before'][0]}",
+              file=sys.stderr)
+    return out
+
+
+SHAPES = {"1 bucket": "1", "8 buckets": "8", "dynamic": "-1"}
+
+
+def _peer(script: str, args: list[str]) -> dict[str, Any] | None:
+    cwd = common.scratch("scale-peers")
+    r = common.run_reference(script, args, cwd, timeout=3600)
+    shutil.rmtree(cwd, ignore_errors=True)
+    return r
+
+
+def bench_write_cpu(codes: dict[str, str], rows_list: list[int]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+
+    def note(r: dict[str, Any]) -> None:
+        out.append(r)
+        print(f"  {r['who']} {r['shape']} {r['rows']:,}: cpu {r['cpu_s']:.2f} s, load {r['load']}", file=sys.stderr)
+
+    for rows in rows_list:
+        for shape, buckets in SHAPES.items():
+            for label, code in codes.items():
+                path = os.path.join(common.scratch(f"scale-cpu-{label}"), "t")
+                r = run_child(code, ["write-cpu", path, str(rows), buckets])
+                note({"who": label, "shape": shape, "rows": rows, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
+                      "load": r["load_before"][0]})
+                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+            load = common.load()
+            p = _peer("bench_pypaimon.py", ["pk", "--native", "--buckets", buckets, "--n", str(rows), "--u", "1000"])
+            if p is not None:
+                note({"who": "pypaimon+rust", "shape": shape, "rows": rows, "cpu_s": p["write_cpu_s"],
+                      "wall_s": p["write_s"], "load": load[0]})
+        load = common.load()
+        d = _peer("bench_deltalake.py", ["pk", "--n", str(rows), "--u", "1000"])
+        if d is not None:
+            note({"who": "deltalake", "shape": "append", "rows": rows, "cpu_s": d["write_cpu_s"],
+                  "wall_s": d["write_s"], "load": load[0]})
+    rows = 1_000_000
+    for label, code in codes.items():
+        path = os.path.join(common.scratch(f"scale-parts-{label}"), "t")
+        r = run_child(code, ["partitions", path, str(rows)])
+        note({"who": label, "shape": "1,000 partitions", "rows": rows, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
+              "load": r["load_before"][0]})
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    if os.path.exists(common.PEER_PY):
+        path = os.path.join(common.scratch("scale-parts-delta"), "t")
+        load = common.load()
+        proc = subprocess.run(["nice", "-n", "10", common.PEER_PY, "-c", _DELTA_PARTITIONS, path, str(rows),
+                               common.REF_DIR], capture_output=True, text=True)
+        if proc.returncode == 0:
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            note({"who": "deltalake", "shape": "1,000 partitions", "rows": rows, **r, "load": load[0]})
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    return out
+
+
+def cpu_verdicts(cpu: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by = {(r["who"], r["shape"], r["rows"]): r["cpu_s"] for r in cpu}
+    out = []
+    for (who, shape, rows), ours in by.items():
+        if who in ("pypaimon+rust", "deltalake"):
+            continue
+        if shape == "1,000 partitions":
+            ref = by.get(("deltalake", shape, rows))
+            out.append({"code": who, "target": f"write {rows:,} rows into 1,000 partitions within 1.5x deltalake",
+                        "ratio": ours / ref if ref else None,
+                        "verdict": common.verdict(ours / ref if ref else None, 1.5)})
+            continue
+        pyp, delta = by.get(("pypaimon+rust", shape, rows)), by.get(("deltalake", "append", rows))
+        out.append({"code": who, "target": f"write CPU {shape} {rows:,} rows <= pypaimon+rust",
+                    "ratio": ours / pyp if pyp else None, "verdict": common.verdict(ours / pyp if pyp else None, 1.0)})
+        out.append({"code": who, "target": f"write CPU {shape} {rows:,} rows within 2.5x deltalake's append",
+                    "ratio": ours / delta if delta else None,
+                    "verdict": common.verdict(ours / delta if delta else None, 2.5)})
+    return out
+
+
+def small_verdicts(small: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    delta = next((r for r in small if r["code"] == "deltalake"), None)
+    out = []
+    for r in small:
+        if r["code"] == "deltalake":
+            continue
+        per = r["ms_cpu"]
+        out.append({"code": r["code"], "target": "read <= 1 ms CPU a file", "value_ms": per["read"],
+                    "verdict": "met" if per["read"] <= 1.0 else "NOT met",
+                    "deltalake_ms": delta["ms_cpu"]["read"] if delta else None})
+        if delta:
+            for k in ("stream", "expire"):
+                ratio = per[k] / delta["ms_cpu"]["cdf"]
+                out.append({"code": r["code"], "target": f"{k} a snapshot vs deltalake's change feed a version",
+                            "value_ms": per[k], "deltalake_ms": delta["ms_cpu"]["cdf"], "ratio": ratio})
+    return out
+
+
+def summarize(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Verdicts against the issue's targets, per code."""
+    verdicts = []
+    by = {(r["case"], r["code"], r["rows_in"], r.get("mode")): r for r in results}
+    for code in sorted({r["code"] for r in results}):
+        rises = {n: r["rise_mb"] for (c, k, n, _), r in by.items() if c == "compact" and k == code}
+        if rises:
+            lo, hi = min(rises), max(rises)
+            growth = rises[hi] / rises[lo] if rises[lo] > 0 else None
+            verdicts.append({"code": code, "target": f"compaction rise at {hi:,} within {COMPACT_GROWTH}x of {lo:,}",
+                             "ratio": growth, "verdict": common.verdict(growth, COMPACT_GROWTH)})
+            top = max(rises.values())
+            verdicts.append({"code": code, "target": f"compaction rise under {COMPACT_RISE_MB} MB",
+                             "value_mb": top, "verdict": "met" if top < COMPACT_RISE_MB else "NOT met"})
+        for n in sorted({k[2] for k in by if k[0] == "write" and k[1] == code}):
+            auto, only = by.get(("write", code, n, "auto")), by.get(("write", code, n, "write-only"))
+            if auto and only:
+                ratio = auto["peak_mb"] / only["peak_mb"]
+                verdicts.append({"code": code, "rows": n, "target": "auto write peak within 1.3x of write-only",
+                                 "ratio": ratio, "verdict": common.verdict(ratio, AUTO_VS_WRITE_ONLY)})
+                once = "COMPACT" not in auto["snapshots"]
+                verdicts.append({"code": code, "rows": n, "target": "a sorted load written once",
+                                 "cpu_ratio_vs_write_only": auto["cpu_s"] / only["cpu_s"],
+                                 "verdict": "met" if once else "NOT met"})
+    return verdicts
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        kind, *rest = sys.argv[2:]
+        if kind == "build":
+            _runs_table(rest[0], int(rest[1]))
+            print(json.dumps({}))
+        elif kind == "compact":
+            print(json.dumps(child_compact(rest[0]), default=str))
+        elif kind == "write":
+            print(json.dumps(child_write(rest[0], int(rest[1]), rest[2] == "1"), default=str))
+        elif kind == "write-cpu":
+            print(json.dumps(child_write_cpu(rest[0], int(rest[1]), rest[2])))
+        elif kind == "partitions":
+            print(json.dumps(child_partitions(rest[0], int(rest[1]))))
+        elif kind == "small-files":
+            print(json.dumps(child_small_files(rest[0], int(rest[1])), default=str))
+        return
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cases", nargs="*", default=list(CASES), help=f"any of {', '.join(CASES)} (default: all)")
+    ap.add_argument("--rows", default="1000000,4000000,16000000")
+    ap.add_argument("--commits", type=int, default=1000, help="commits of the small-files case")
+    ap.add_argument("--cpu-rows", default="4000000,16000000", help="rows of the write-cpu case")
+    ap.add_argument("--code", action="append", default=[], help="LABEL=DIR (repeatable); default new=<this checkout>")
+    a = ap.parse_args()
+    codes = dict(c.split("=", 1) for c in a.code) or {"new": common.ROOT}
+    codes = {k: os.path.abspath(v) for k, v in codes.items()}
+    rows_list = [int(x) for x in a.rows.split(",")]
+    env = common.environment()
+    results: list[dict[str, Any]] = []
+    builder = codes.get("new", next(iter(codes.values())))
+    if "compact" in a.cases:
+        results += bench_compact(codes, rows_list, builder)
+    if "write" in a.cases:
+        results += bench_write(codes, rows_list)
+    small = bench_small_files(codes, a.commits) if "small-files" in a.cases else []
+    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")]) if "write-cpu" in a.cases else []
+    verdicts = summarize(results) + small_verdicts(small) + cpu_verdicts(cpu)
+    rows = [[r["case"], r.get("mode", ""), r["code"], f"{r['rows_in']:,}", r["rise_mb"], r["anon_rise_mb"],
+             r["peak_mb"], r["cpu_s"], r["wall_s"], r["load_before"][0]] for r in results]
+    common.print_table(["case", "mode", "code", "rows", "rise MB", "anon rise MB", "peak MB", "cpu s", "wall s",
+                        "load1"], rows)
+    for v in verdicts:
+        print(v)
+    path = common.write_results("scale", {"env": env, "codes": codes, "results": results, "small_files": small, "write_cpu": cpu,
+                                          "verdicts": verdicts})
+    print(f"results: {path}")
+
+
+if __name__ == "__main__":
+    main()
