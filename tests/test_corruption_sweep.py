@@ -26,6 +26,7 @@ import pyarrow as pa
 import pytest
 
 import minipaimon_core as mp
+from minipaimon_core.file_format.parquet import ParquetFormat
 from minipaimon_core.system_tables import SYSTEM_TABLES
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.float64())])
@@ -161,3 +162,37 @@ def test_corruption_sweep(intact: tuple[str, dict[str, Any]]) -> None:
         signal.signal(signal.SIGALRM, old)
     assert typed > CASES // 2  # the damage was real and noticed
     assert not failures, f"{len(failures)} bad reads:\n" + "\n".join(failures[:40])
+
+
+
+@pytest.mark.parametrize("column", ["_SEQUENCE_NUMBER", "_VALUE_KIND", "v"])
+def test_a_data_file_read_without_a_column_is_corrupt_for_every_reader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, column: str) -> None:
+    """A bit flipped in a Parquet file can make pyarrow leave a requested column out of what
+    it reads, with no error (the sweep found one: the stream raised KeyError). Every reader
+    (scan, stream, compaction) must then raise CorruptDataFileError. The flip is modelled
+    by dropping the column from what the Parquet reader returns."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    t = mp.create_table(str(tmp_path / "t"), schema, primary_key=["id"],
+                        options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
+    t.write(pa.table({"id": [2, 3], "v": ["c", "d"]}, schema=schema))
+
+    def drop(table: pa.Table) -> pa.Table:
+        return table.drop_columns([column]) if column in table.column_names else table
+
+    read, read_batches = ParquetFormat.read, ParquetFormat.read_batches
+    monkeypatch.setattr(ParquetFormat, "read", lambda *a, **k: (drop(read(*a, **k)[0]), read(*a, **k)[1]))
+    monkeypatch.setattr(ParquetFormat, "read_batches", lambda *a, **k: (
+        (lambda tables, named, rows: ((drop(x) for x in tables), named, rows))(*read_batches(*a, **k))))
+    reads: list[Callable[[], Any]] = [
+        lambda: [b.data for b in t.stream(options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})],
+        lambda: t.compact(full=True)]
+    if column == "v":
+        reads.append(t.to_arrow)
+    else:  # a deletion-vector table's scan reads no system column: its rows are right
+        assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+            {"id": 1, "v": "a"}, {"id": 2, "v": "c"}, {"id": 3, "v": "d"}]
+    for reader in reads:
+        with pytest.raises(mp.CorruptDataFileError, match=f"lacks the column.*{column}"):
+            reader()

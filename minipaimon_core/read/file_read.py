@@ -158,7 +158,15 @@ class _FilePlan:
         self._offset = f.sequenceOffset if SEQUENCE in names else 0
 
     def as_read(self, t: pa.Table, path: str) -> pa.Table:
-        """Rows read from the file (its physical columns) as the reader's columns."""
+        """Rows read from the file (its physical columns) as the reader's columns. A system
+        column, or in the reader's own schema any column, that the file lacks means its
+        footer is damaged (Parquet readers leave out a column they cannot find): raises
+        CorruptDataFileError."""
+        same = self.file_schema.id == self._schema.id
+        missing = [n for n in self.physical if n not in t.column_names and (same or n in _SYSTEM_TYPES)]
+        if missing:
+            raise CorruptDataFileError(f"data file {path} lacks the column(s) {missing} its schema "
+                                       "declares: restore it or roll the table back to a snapshot without it")
         t = _as_declared(t, self.file_schema, path)
         t = evolve(t, self.file_schema, self._schema, self._names)
         if self._offset:
