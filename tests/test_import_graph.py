@@ -261,14 +261,10 @@ SPARK_TOP = {f"{SPARK}.source", f"{SPARK}.demo"}
 CHEAP = {SPARK, f"{SPARK}.source", f"{SPARK}.common", f"{SPARK}.common.datasource",
          f"{SPARK}.common.worker_guard"}
 
-# Known exceptions, each waiting on a change in a file another branch is rewriting (issue 41
-# item 4 moved these files and changed nothing else in them). The tests below fail once an
-# exception is gone: then delete it here.
+# The one known exception; the test below fails once it is gone (then delete it here).
 # A type-only edge that closes a circle: MiniPaimonMergeBuilder is typed by the
 # MiniPaimonTable that makes it (a narrow protocol would break it).
 KNOWN_TYPE_CIRCLE_EDGES = {(f"{SPARK}.dml.delta_merge", f"{SPARK}.dml.delta_table")}
-# Private names imported from another module: none (unit_tasks made the last ones public).
-KNOWN_PRIVATE_IMPORTS: set[tuple[str, str]] = set()
 
 
 def _private_imports(name: str, path: Path) -> set[str]:
@@ -328,9 +324,7 @@ def test_the_connector_has_no_import_circle() -> None:
 def test_the_connector_imports_no_private_name_of_another_module() -> None:
     found = {(name, private) for name, path in _spark_modules().items()
              for private in _private_imports(name, path)}
-    assert found - KNOWN_PRIVATE_IMPORTS == set(), "import a public name (make it one), not a _name"
-    assert found >= KNOWN_PRIVATE_IMPORTS, \
-        f"{sorted(KNOWN_PRIVATE_IMPORTS - found)} no longer imported: delete from KNOWN_PRIVATE_IMPORTS"
+    assert found == set(), "import a public name (make it one), not a _name"
 
 
 def test_what_spark_imports_in_every_session_stays_cheap() -> None:
