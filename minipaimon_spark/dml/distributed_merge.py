@@ -178,9 +178,10 @@ class SparkMerge(MergeClauses):
 def _key_reader(plan: MergePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Executors: the key index rows of each incoming unit."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ctx = open_context(plan)  # once a task, not once a unit
         for batch in batches:
             for index in batch.column(UNIT).to_pylist():
-                keys = unit_keys(plan, open_context(plan), index)
+                keys = unit_keys(plan, ctx, index)
                 if keys is None:  # the schema changed: the unit's task reports it, typed
                     continue
                 keys = keys.rename_columns([_KEY + n if n in plan.on else n for n in keys.column_names])
