@@ -18,7 +18,7 @@ from typing import Any
 from minipaimon_core.catalog import table_location
 from minipaimon_core.diff import Endpoint
 from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_core.format.branch_names import BRANCH_OPTION
+from minipaimon_core.format.branch_names import BRANCH_OPTION, MAIN_BRANCH, check_branch_name
 from minipaimon_core.format.options import INCREMENTAL_SCAN_MODES, field_option, unknown_option
 from minipaimon_core.format.options import KNOWN as TABLE_OPTIONS
 from minipaimon_core.io.fileio_resolve import is_connection_option, normalize_path, scheme_of
@@ -53,6 +53,7 @@ READ_OPTIONS = frozenset({COLUMNS, SNAPSHOT_ID, TIMESTAMP_MILLIS, TAG_NAME, INCR
                           INCREMENTAL_BETWEEN_TIMESTAMP, INCREMENTAL_MODE, PYTHON_SPLITS_ONLY, "scan.mode",
                           "consumer-id", PARALLELISM})
 WAREHOUSE = "warehouse"
+_BRANCH_SUFFIX = "branch_"  # Paimon's ``<table>$branch_<name>``
 # Options Spark itself adds to a write (streaming sinks), and the catalog root: no table option.
 SPARK_OPTIONS = frozenset({"checkpointlocation", "queryname", WAREHOUSE})
 
@@ -85,8 +86,24 @@ _CATALOG_TABLE_KEYS = ("owner", "provider")
 
 
 def normalized(options: Mapping[str, Any]) -> dict[str, str]:
-    """Options with lower-case keys and string values."""
-    return {str(k).lower(): str(v) for k, v in options.items()}
+    """Options with lower-case keys and string values, a branch named in the path (see
+    :func:`split_branch_path`) moved to the ``branch`` option.
+
+    Raises:
+        InvalidArgumentError: the path names another branch than the ``branch`` option, or
+            a branch by a name no branch can have.
+    """
+    out = {str(k).lower(): str(v) for k, v in options.items()}
+    path, branch = split_branch_path(out.get(PATH, ""))
+    if branch is not None:
+        given = out.get(BRANCH, branch)
+        if given != branch:
+            raise InvalidArgumentError(
+                f"the path names branch {branch!r} and the option 'branch' {given!r}: give one")
+        out[PATH] = path
+        if branch != MAIN_BRANCH:
+            out[BRANCH] = branch
+    return out
 
 
 def check_known(options: Mapping[str, str]) -> None:
@@ -158,6 +175,23 @@ def split_system_path(path: str) -> tuple[str, str | None]:
     if sep and base and name in SYSTEM_TABLES:
         return base, name
     return path, None
+
+
+def split_branch_path(path: str) -> tuple[str, str | None]:
+    """Paimon's identifier of a branch: ``/t$branch_audit`` -> (``/t``, ``audit``), also
+    before a system table's suffix (``shop.orders$branch_audit$snapshots`` ->
+    (``shop.orders$snapshots``, ``audit``)); any other path -> (path, None).
+
+    Raises InvalidArgumentError for a ``$branch_`` suffix whose name no branch can have
+    (``main`` names the main branch)."""
+    base, system = split_system_path(path)
+    table, sep, suffix = base.rpartition("$")
+    if not (sep and table and suffix.startswith(_BRANCH_SUFFIX)):
+        return path, None
+    name = suffix[len(_BRANCH_SUFFIX):]
+    if name != MAIN_BRANCH:
+        check_branch_name(name)
+    return (table if system is None else f"{table}${system}"), name
 
 
 def connection_options(options: Mapping[str, str]) -> dict[str, str]:

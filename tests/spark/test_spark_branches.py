@@ -131,3 +131,34 @@ def test_connector_objects_take_the_branch_option_through_pickling(tmp_path: Pat
     assert sorted(read_all(path, branch="b").column("id").to_pylist()) == [1, 2, 3, 4]
     assert sorted(read_all(path).column("id").to_pylist()) == [1, 2]
     assert sorted(read_all(path, branch="b", **{"scan.tag-name": "t1"}).column("id").to_pylist()) == [1, 2]
+
+
+def test_a_branch_named_in_the_path_as_paimon_identifies_it(spark: Any, tmp_path: Path) -> None:
+    """``<table>$branch_<name>`` (Paimon's identifier of a branch) reads and writes the
+    branch, also with a catalog name and before a system table's suffix; it must agree
+    with a ``branch`` option; ``$branch_main`` is the table itself."""
+    warehouse = str(tmp_path / "wh")
+    t = mp.Catalog(warehouse).create_table("shop.orders", SCHEMA, primary_key=["id", "dt"], options={"bucket": "1"})
+    t.write(pa.table({"id": [1], "v": ["main"], "dt": ["d"]}, schema=SCHEMA))
+    t.create_branch("audit")
+    path = t.path
+    batch = spark.createDataFrame([(2, "b", "d")], "id bigint, v string, dt string")
+    batch.write.format("minipaimon").mode("append").save(f"{path}$branch_audit")
+    assert sorted(mp.open_table(path, options={"branch": "audit"}).to_arrow().column("id").to_pylist()) == [2]
+    assert _ids(spark.read.format("minipaimon").load(path)) == [1]
+    assert _ids(spark.read.format("minipaimon").load(f"{path}$branch_audit")) == [2]
+    assert _ids(spark.read.format("minipaimon").load(f"{path}$branch_main")) == [1]
+    by_name = spark.read.format("minipaimon").option("warehouse", warehouse)
+    assert _ids(by_name.load("shop.orders$branch_audit")) == [2]
+    snapshots = by_name.load("shop.orders$branch_audit$snapshots").collect()
+    assert [(r.snapshot_id, r.commit_kind) for r in snapshots] == [(1, "APPEND")]
+    assert _ids(minipaimon_spark.table(spark, f"{path}$branch_audit")) == [2]
+    assert _ids(spark.read.format("minipaimon").option("branch", "audit").load(f"{path}$branch_audit")) == [2]
+    with pytest.raises(Exception, match="names branch 'audit' and the option 'branch' 'other'"):
+        spark.read.format("minipaimon").option("branch", "other").load(f"{path}$branch_audit").collect()
+    with pytest.raises(Exception, match="invalid branch name '..'"):
+        batch.write.format("minipaimon").mode("append").save(f"{path}$branch_..")
+    with pytest.raises(Exception, match="BranchNotFoundError|no branch 'nope'"):
+        spark.read.format("minipaimon").load(f"{path}$branch_nope").collect()
+    assert mp.open_table(path).branches() == ["audit"]
+    assert sorted(mp.open_table(path).to_arrow().column("id").to_pylist()) == [1]
