@@ -150,3 +150,37 @@ def test_s3_without_credentials_says_so_not_the_metadata_services_403(
     # with keys, the same store answers (the message is about credentials, not the store)
     keyed = ObjectStoreFileIO(S3Settings.resolve({**moto_server.options()}, {}))
     assert mp.create_table(f"s3://{bucket}/t", SCHEMA, io=keyed).to_arrow().num_rows == 0
+
+
+def test_azure_without_credentials_says_so_not_the_identity_endpoints_answer(
+        azurite_server, tmp_path, monkeypatch) -> None:
+    """As for S3: an account but no key, no SAS token and none in the environment. The
+    Azure identity chain's last step (the managed identity endpoint) is pointed at a
+    403-answering server on 127.0.0.1 (obstore's AZURE_MSI_ENDPOINT), so nothing leaves
+    127.0.0.1; then the same store with its key answers."""
+    import os
+
+    from minipaimon_core.io.fileio_azure import AzureSettings
+
+    container = azurite_server.create_container()
+    imds = _MetadataService()
+    for name in [n for n in os.environ if n.startswith(("AZURE_", "MSI_", "IDENTITY_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AZURE_MSI_ENDPOINT", f"{imds.endpoint}/metadata/identity/oauth2/token")
+    unkeyed = {"azure.account-name": azurite_server.account, "azure.endpoint": azurite_server.endpoint}
+    try:
+        io = ObjectStoreFileIO(AzureSettings.resolve(unkeyed))
+        for attempt in (lambda: mp.open_table(f"az://{container}/t", io=io),
+                        lambda: mp.create_table(f"az://{container}/t", SCHEMA, io=io)):
+            with pytest.raises(mp.StorageError) as err:
+                attempt()
+            message = str(err.value)
+            assert "no Azure credentials: give the option 'azure.account-key' or 'azure.sas-token' " \
+                   "(or set AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN)" in message, message
+        assert imds.asked and all("/metadata/identity/" in path for _, path in imds.asked)
+    finally:
+        imds.stop()
+    assert list(azurite_server.store(container).list().collect()) == []  # nothing written
+    # with the key, the same store answers (the message is about credentials, not the store)
+    keyed = ObjectStoreFileIO(AzureSettings.resolve(azurite_server.options()))
+    assert mp.create_table(f"az://{container}/t", SCHEMA, io=keyed).to_arrow().num_rows == 0

@@ -56,6 +56,7 @@ DEFAULT_SUFFIX = "core.windows.net"
 _ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
 _HOST = re.compile(r"^([a-z0-9]{3,24})\.(?:dfs|blob)\.([a-z0-9][a-z0-9.\-]*[a-z0-9])$")
 ABFS_FORM = "abfss://<container>@<account>.dfs.core.windows.net/path"
+_MANAGED_IDENTITY = "/metadata/identity/"  # the path of the identity chain's last step
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,16 @@ class AzureSettings:
         return ("azure", self.endpoint)
 
     def missing_credentials(self, detail: str) -> str | None:
-        return None  # Azure names its credential failures itself (and an account is required)
+        # Given no key or SAS token, obstore walks the Azure identity chain, whose last step
+        # asks the managed identity endpoint (IMDS, ``/metadata/identity/oauth2/token``). Off
+        # Azure that fails (refused, a 400): the user gave no credentials.
+        if self.account_key or self.sas_token or _MANAGED_IDENTITY not in detail:
+            return None
+        return ("no Azure credentials: give the option 'azure.account-key' or 'azure.sas-token' "
+                "(or set AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN), or run where the "
+                "Azure identity chain finds some (a service principal in AZURE_CLIENT_ID / "
+                "AZURE_CLIENT_SECRET / AZURE_TENANT_ID, workload or managed identity); the chain's "
+                "last step, asking the managed identity endpoint, failed")
 
 
 def _account(option: str | None, location: AzureLocation | None, resolved: str | None) -> str:
