@@ -14,7 +14,9 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
               files ADDed again later in the range), changelogs and manifests of E..end-1
  2. marks     mark snapshot-E .. snapshot-(end-1) (a marker created if absent, naming the
               snapshot; the id stays taken, so a commit still based on E-1.. cannot land
-              in it; a consumer's pin of a marked id is refused)
+              in it; a consumer's pin of a marked id is refused). The markers are created
+              concurrently and every one is durable before step 3 (SnapshotManager.
+              mark_expiring): a crash anywhere after leaves each deleted id marked
  3. consumers read the consumers again: one that pinned an id below ``end`` after they were
               read for the plan moves ``end`` down to it (planned again; the ids it spares
               stay marked). Its pin wrote the consumer file, then checked for the mark: either
@@ -29,8 +31,13 @@ Expiring ``[E, end)`` runs in this order (docs/format.md, "Expiration order"):
  7. files     delete data files, changelog files, then manifests and manifest lists, then
               index manifests and deletion-vector index files, keeping every file of
               snapshot ``end``, of every tag and of every other line of the table (its
-              branches; main, expiring a branch: maintenance.lines)
+              branches; main, expiring a branch: maintenance.lines). The deletes of one
+              group are in flight at once (io.pools.run_all), the groups in this order
 ```
+
+Steps 2 and 7 are batches of independent calls, so their waits overlap (each marker's
+fsync, or each object-store request); step 5 deletes one snapshot after the other, so the
+snapshot files present stay one contiguous range of ids whatever a crash interrupts.
 
 A table whose changelog outlives its snapshots (``changelog.*`` retention above the
 ``snapshot.*`` one, :class:`~minipaimon_core.metadata.changelog_manager.Retention`) keeps, as Paimon
@@ -63,6 +70,7 @@ from ..errors import (
 from ..format.manifest_file import ADD, FILE_SOURCE_APPEND
 from ..format.options import Options
 from ..format.snapshot import Snapshot
+from ..io import pools
 from ..metadata.changelog_manager import ChangelogManager, Retention
 from ..metadata.consumer import ConsumerManager
 from ..metadata.context import HasContext
@@ -183,8 +191,7 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         would = [sorted(group - pinned) for group in groups]
         return ExpireResult([s.id for s in plan[0]], would[0], would[1], would[2],
                             index_files=would[3], dry_run=True)
-    for snap in plan[0]:  # 2. marks
-        files.snapshots.mark_expiring(snap)
+    files.snapshots.mark_expiring(plan[0])  # 2. marks, all durable before step 5
     pinned_from = ConsumerManager(files.io, files.layout).min_next_snapshot()  # 3. consumers
     if pinned_from is not None and pinned_from < end:
         end = pinned_from  # a consumer pinned since the plan: spare it (its ids stay marked)
@@ -215,9 +222,8 @@ def expire_range(files: TableFiles, begin: int, end: int, now_ms: int | None = N
         return ExpireResult([s.id for s in expiring])
     removed: list[list[str]] = []
     for group in (data, changelog, files.manifest_paths(manifests), indexes):
-        doomed = sorted(group - pinned)
-        for path in doomed:
-            io.delete(path)
+        doomed = sorted(group - pinned)  # a group's deletes in flight at once, group by group
+        pools.run_all(lambda chunk: [io.delete(p) for p in chunk], pools.chunks(doomed))
         removed.append(doomed)
     return ExpireResult([s.id for s in expiring], removed[0], removed[1], removed[2],
                         index_files=removed[3])

@@ -6,7 +6,11 @@ snapshot directory is listed. The snapshot files present are one contiguous rang
 
 Expiration marks each id it expires with a hidden marker (``snapshot/.snapshot-<id>.expired``,
 which Paimon's readers, listing ``snapshot-*``, never see) *before* it deletes the snapshot
-file, and deletes the marker ``TOMBSTONE_RETAINED_MS`` later. The marker is created if
+file, and deletes the marker ``TOMBSTONE_RETAINED_MS`` later. The markers of one expiration
+are created concurrently, and all of them are durable before its first snapshot file is
+deleted (:meth:`SnapshotManager.mark_expiring`): whatever a crash interrupts, every id
+whose file is gone is marked. One marker an id, at a name computed from the id, so a
+committer finds its id's with one read (never a listing). The marker is created if
 absent and names the snapshot expired under the id (its delta manifest list, unique to one
 commit attempt), so the first snapshot of an id stays the one it names. A committer whose
 snapshot file is (or was) under a marked id asks :meth:`SnapshotManager.attempt_outcome`:
@@ -26,6 +30,7 @@ from ..format import legacy
 from ..format import snapshot as snapshot_codec
 from ..format.layout import TableLayout
 from ..format.snapshot import Snapshot
+from ..io import pools
 from ..io.fileio import FileIO
 
 # How long an expired id stays marked. A commit attempt older than this at its create could
@@ -201,11 +206,20 @@ class SnapshotManager:
         with contextlib.suppress(OSError):
             self._io.replace(self._layout.latest_hint, str(snapshot_id).encode())
 
-    def mark_expiring(self, snap: Snapshot) -> None:
-        """Mark ``snap``'s id as expired, before its file is deleted (an existing marker
-        stays: it names the snapshot that was committed under the id). A reader's pin of a
-        marked id is refused (:meth:`keeps_pin`)."""
-        self._io.write_if_absent(self._layout.expired_marker_path(snap.id), expiry_mark(snap))
+    def mark_expiring(self, snaps: Sequence[Snapshot]) -> None:
+        """Mark the ids of ``snaps`` as expired, before any of their files is deleted (an
+        existing marker stays: it names the snapshot that was committed under the id). A
+        reader's pin of a marked id is refused (:meth:`keeps_pin`).
+
+        The markers are created concurrently (:func:`~..io.pools.run_all`), each durable
+        when its create returns (local disk: file and directory fsynced, the concurrent
+        fsyncs committed together by the journal; object store: the PUT answered), and this
+        returns only once all have: the caller deletes nothing before. A failure raises once
+        every create ended, leaving some ids marked and every snapshot file in place."""
+        def mark(snap: Snapshot) -> None:
+            self._io.write_if_absent(self._layout.expired_marker_path(snap.id), expiry_mark(snap))
+
+        pools.run_all(mark, snaps)
 
     def delete_expired(self, snap: Snapshot) -> None:
         """Delete the file of ``snap``, whose id :meth:`mark_expiring` marked."""
