@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import threading
-import time
 
 import pytest
 
@@ -48,28 +47,46 @@ def _is_snapshot(path: str) -> bool:
 
 
 class Recording:
-    """Wraps a FileIO and records, in order, each marker create as it starts and ends and
-    each snapshot file delete; a marker create takes at least ``slow`` seconds (a store
-    far away, a loaded disk), so creates made one after the other never overlap."""
+    """Wraps a FileIO and records, in order, each marker create as it starts and ends, each
+    commit record create and replace, and each snapshot file delete. The first ``meet``
+    marker creates wait for each other before they go on (for at most ``MEETING_S``): the
+    creates of one expiration must be in flight together, else the first one's wait breaks
+    (threading.BrokenBarrierError) and so does the expiration."""
 
-    def __init__(self, inner: FileIO, slow: float = 0.02) -> None:
-        self.inner, self.slow = inner, slow
+    MEETING_S = 30.0
+
+    def __init__(self, inner: FileIO, meet: int = 2) -> None:
+        self.inner = inner
         self.events: list[tuple[str, str]] = []
         self.in_flight = self.most_in_flight = 0
         self._lock = threading.Lock()
+        self._meeting = threading.Barrier(meet, timeout=self.MEETING_S)
+        self._arrived = 0
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
+    def replace(self, path, data):
+        if "/.committed/" in path:
+            with self._lock:
+                self.events.append(("record replaced", path))
+        return self.inner.replace(path, data)
+
     def write_if_absent(self, path, data):
+        if "/.committed/" in path:
+            with self._lock:
+                self.events.append(("record", path))
         if not _is_marker(path):
             return self.inner.write_if_absent(path, data)
         with self._lock:
             self.events.append(("mark", path))
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            meets = self._arrived < self._meeting.parties
+            self._arrived += 1
         try:
-            time.sleep(self.slow)
+            if meets:
+                self._meeting.wait()
             return self.inner.write_if_absent(path, data)
         finally:
             with self._lock:
@@ -89,16 +106,24 @@ def test_the_markers_of_an_expiration_are_created_at_once_and_all_before_a_snaps
     still every marker create has ended before the first snapshot file is deleted."""
     path = storage.path("t")
     t, _ = _table(path)
+    writer = t.new_write("job")  # a replayable commit user: expiration records its last commit
+    writer.write(rows(999, 1))
+    t.new_commit("job").commit(writer.prepare_commit(), 7)
+    t.write(rows(1000, 1))
     originals = t.snapshots()[:-1]
     recording = Recording(t.io)
     expired = mp.open_table(path, io=recording).expire_snapshots(retain_max=1).snapshots
-    assert expired == list(range(1, SNAPSHOTS))
+    assert expired == [s.id for s in originals]
     assert recording.most_in_flight > 1  # one after the other before
     kinds = [kind for kind, _ in recording.events]
-    assert kinds.count("marked") == kinds.count("delete") == SNAPSHOTS - 1
+    assert kinds.count("marked") == kinds.count("delete") == len(originals)
     last_marked = max(i for i, kind in enumerate(kinds) if kind == "marked")
     first_delete = kinds.index("delete")
     assert last_marked < first_delete, recording.events
+    # the commit record is a durable create (not a replace), made before a snapshot goes
+    assert kinds.count("record") == 1 and "record replaced" not in kinds, recording.events
+    assert kinds.index("record") < first_delete
+    assert mp.open_table(path).new_commit("job").is_committed(7)
     _check_every_id_landed(mp.open_table(path), originals, "after")
 
 

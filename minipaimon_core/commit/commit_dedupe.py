@@ -8,7 +8,8 @@ streaming sink, a consumer hand-off, the two-phase API; not the fresh random use
 ``Table.write``) marks its snapshots ``minipaimonReplayable``, and expiration records the
 last identifier of each such user among the snapshots it expires *before* it deletes them
 (:meth:`CommitRecords.record`): a hidden file ``snapshot/.committed/<sha1(user)>-<id>-<kind>``,
-the records of lower identifiers of the user deleted after. So a replay finds its commit
+created durably (fsynced on a local disk) before the first snapshot file goes, the records
+of lower identifiers of the user deleted after. So a replay finds its commit
 however much history expired, and the cost is one small file per replayable user, written
 only by expiration (a commit pays nothing).
 """
@@ -50,7 +51,9 @@ class CommitRecords:
             return
         for user, (ident, kinds) in last.items():
             for kind in sorted(kinds):
-                self._io.replace(self._layout.committed_record_path(user, ident, kind), user.encode())
+                # a durable create (the snapshots it stands for are deleted next); its name is
+                # the record, so one already there (a concurrent expirer's) is the same record
+                self._io.write_if_absent(self._layout.committed_record_path(user, ident, kind), user.encode())
         highest = {user_key(u): i for u, (i, _) in last.items()}
         for name in self._io.list_names(self._layout.committed_dir):  # superseded records
             parsed = TableLayout.committed_record_of(name)
