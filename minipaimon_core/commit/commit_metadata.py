@@ -6,11 +6,14 @@ the attempt lost deletes the names it was handed (``written``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..file_format.data_file import file_paths
+from ..format.layout import TableLayout
 from ..format.options import Options
 from ..format.snapshot import Snapshot
-from ..metadata.commit_message import CommitEntries
+from ..metadata.commit_message import CommitEntries, CommitMessage
 from ..metadata.manifest_io import ManifestIO
 from ..metadata.manifest_merge import next_base
 from ..schema.schema import TableSchema
@@ -49,4 +52,14 @@ def write_manifests(manifests: ManifestIO, schema: TableSchema, options: Options
     return ListsWritten(base, delta, changelog)
 
 
-__all__ = ["ListsWritten", "write_manifests"]
+def attempt_files(layout: TableLayout, messages: Sequence[CommitMessage], written: Sequence[str]) -> list[str]:
+    """The paths of the files a commit attempt's snapshot references that are new with it:
+    the messages' new, compacted and changelog files (with their file indexes) and the
+    metadata files the attempt wrote (``written``: manifests, manifest lists, index
+    manifest and index files, by name). What FileIO.sync makes durable before the create."""
+    data = [path for m in messages for f in (*m.newFiles, *m.compactAfter, *m.changelogFiles)
+            for path in file_paths(layout, m.partitionPath, m.bucket, f)]
+    return [*data, *(layout.metadata_path(name) for name in written)]
+
+
+__all__ = ["ListsWritten", "attempt_files", "write_manifests"]

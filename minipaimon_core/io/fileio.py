@@ -17,13 +17,14 @@ import contextlib
 import functools
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO, NamedTuple, Protocol, TypeVar
 
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError, StorageError
 from ..format.layout import is_temp_name, temp_name
+from .pools import chunks, run_all
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -85,6 +86,14 @@ class FileIO(Protocol):
         """Delete a file; returns False if it did not exist."""
         ...
 
+    def sync(self, paths: Sequence[str]) -> None:
+        """Make the files at ``paths`` (written by ``write_bytes`` / ``open_output``, whose
+        writes need not be durable) durable, with their directory entries: a committer calls
+        it for the files a snapshot references before it creates the snapshot, so a power
+        failure cannot leave a committed snapshot naming a lost or empty file. Returns when
+        all are durable; a no-op where a write is durable when it returns (object stores)."""
+        ...
+
     def delete_tree(self, directory: str) -> int:
         """Delete ``directory`` and everything under it (a dropped table); returns the
         number of files deleted, 0 if it did not exist."""
@@ -101,6 +110,12 @@ def _fsync_dir(directory: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _fsync_all(paths: Sequence[str]) -> None:
+    """fsync each file or directory of ``paths``, one after the other."""
+    for path in paths:
+        _fsync_dir(path)  # an fsync through a read-only descriptor: a file's or a directory's
 
 
 def _typed(what: str) -> Callable[[F], F]:
@@ -131,6 +146,8 @@ class LocalFileIO:
     ``write_if_absent`` writes a temp file, fsyncs it, then ``os.link``s it to the target
     name: link fails with EEXIST if the target exists, so it is an atomic create-if-absent
     (never a rename over an existing file). The directory is fsynced after the link.
+    ``write_bytes`` and ``open_output`` do not fsync: :meth:`sync` makes a commit's files
+    durable together, before its snapshot is created.
     """
 
     def __init__(self, fsync: bool = True) -> None:
@@ -236,6 +253,20 @@ class LocalFileIO:
             return True
         except FileNotFoundError:
             return False
+
+    def sync(self, paths: Sequence[str]) -> None:
+        # The files' contents, then each directory once; concurrently (the io pool), so the
+        # journal commits the waits together instead of one after the other.
+        if not self._fsync or not paths:
+            return
+        for group in (list(paths), sorted({os.path.dirname(p) for p in paths})):
+            try:
+                run_all(_fsync_all, chunks(group))
+            except FileNotFoundError:
+                raise
+            except OSError as e:
+                raise StorageError(f"syncing {len(group)} files of {os.path.dirname(group[0])} "
+                                   f"failed on the local disk: {e.strerror or e} (errno {e.errno})") from e
 
     @_typed("reading the size of")
     def file_size(self, path: str) -> int:

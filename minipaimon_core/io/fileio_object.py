@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO, Protocol, TypeVar
 
 import obstore
@@ -309,6 +309,9 @@ class ObjectStoreFileIO:
                        int(o["last_modified"].timestamp() * 1000))
             for o in self._list(directory)["objects"]
         ]
+
+    def sync(self, paths: Sequence[str]) -> None:
+        pass  # an object is durable once its PUT (or multipart completion) answered
 
     def delete(self, path: str) -> bool:
         bucket, key = self.split(path)

@@ -80,6 +80,7 @@ def rewrite_manifests(table: HasContext) -> RewriteResult:
             changelogManifestList=None, changelogManifestListSize=None, changelogRecordCount=None,
             nextSequenceNumber=next_sequence(mio, latest), minipaimonReplayable=None,
             minipaimonDigests=Digests(base_digest, delta_digest, None, digests.index))
+        ctx.io.sync([layout.metadata_path(name) for name in written])  # durable before the create
         # from a create on, nothing it references is deleted unless it is known lost (a
         # snapshot created below the latest in an expired id is deleted by settle)
         if ctx.io.write_if_absent(layout.snapshot_path(snap.id), snapshot_codec.encode(snap)) \

@@ -181,6 +181,7 @@ def _try_restore(ctx: TableContext, snap: Snapshot, copies: dict[Key, ManifestEn
     except BaseException:
         _delete_metadata(ctx, written)
         raise
+    ctx.io.sync([*(_path(ctx, c) for c in used.values()), *(ctx.layout.metadata_path(n) for n in written)])
     # an attempt that took too long could create its id unnoticed under an expiry marker
     # (commit.py, MAX_ATTEMPT_SECONDS): start again, reusing the copies
     if time.monotonic() - read_at > MAX_ATTEMPT_SECONDS or not point.create(new, deadline):

@@ -1,0 +1,90 @@
+"""Durability of a commit on a local disk: every file a new snapshot references that is new
+with it (data, changelog and index files, manifests, manifest lists) is fsynced, with its
+directory, before the snapshot file is created (FileIO.sync), so a power failure cannot
+leave a committed snapshot naming a file the OS had not written yet. Object stores need no
+sync (an object is durable once its PUT answered)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import minipaimon_core as mp
+from minipaimon_core.io.fileio import LocalFileIO
+from minipaimon_core.maintenance import TableFiles
+from tests.helpers import SCHEMA, rows
+
+
+class SyncRecordingIO(LocalFileIO):
+    """A local FileIO that records the paths synced so far at each snapshot create."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.synced: set[str] = set()
+        self.synced_at_create: dict[str, set[str]] = {}
+
+    def sync(self, paths):
+        super().sync(paths)
+        self.synced |= set(paths)
+
+    def write_if_absent(self, path, data):
+        if os.path.basename(path).startswith("snapshot-"):
+            self.synced_at_create[path] = set(self.synced)
+        return super().write_if_absent(path, data)
+
+
+@pytest.mark.parametrize("options", [
+    {"bucket": "2", "changelog-producer": "lookup", "deletion-vectors.enabled": "true"},
+    {"bucket": "-1", "dynamic-bucket.target-row-num": "5"},
+    {"bucket": "1", "file-index.bloom-filter.columns": "k", "file-index.in-manifest-threshold": "1"},
+], ids=["dv-lookup", "dynamic", "file-index"])
+def test_every_new_file_of_a_snapshot_is_synced_before_its_create(tmp_path, options) -> None:
+    io = SyncRecordingIO()
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"], options=options, io=io)
+    t.write(rows(0, 20))
+    t.write(rows(10, 20, dt="d2"))
+    t.write(rows(5, 10))
+    t.compact(full=True)
+    t.delete([("id", "<", 3)])
+    t.rewrite_manifests()
+    t.restore(2)
+    files = TableFiles.of(t)
+    seen: set[str] = set()
+    snapshots = t.snapshots()
+    assert len(snapshots) >= 7  # and the compactions the options run after writes
+    for snap in snapshots:
+        used = files.used_paths(snap)
+        new = used - seen
+        assert new, snap.id
+        synced = io.synced_at_create[t.layout.snapshot_path(snap.id)]
+        assert new <= synced, (snap.id, snap.commit_kind, sorted(new - synced))
+        seen |= used
+
+
+def test_local_sync_fsyncs_each_file_and_directory_once(tmp_path, monkeypatch) -> None:
+    """What LocalFileIO.sync does: an fsync of every file, then of every directory holding
+    one (a new file's entry), each once; a missing file is FileNotFoundError."""
+    fsynced: list[str] = []
+    real = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        fsynced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    paths = []
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        for n in range(3):
+            p = tmp_path / d / f"f{n}"
+            p.write_bytes(b"x" * n)
+            paths.append(str(p))
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    LocalFileIO().sync(paths)
+    assert sorted(fsynced) == sorted([*paths, str(tmp_path / "a"), str(tmp_path / "b")])
+    fsynced.clear()
+    LocalFileIO(fsync=False).sync(paths)
+    assert fsynced == []
+    with pytest.raises(FileNotFoundError):
+        LocalFileIO().sync([str(tmp_path / "a" / "gone"), *paths])
