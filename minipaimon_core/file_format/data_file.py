@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import BinaryIO, NoReturn
 
 import msgspec
@@ -48,6 +48,9 @@ KEY_PREFIX = "_KEY_"
 # table copied or swapped over another is refused (Paimon's readers ignore it; files of
 # other writers lack it).
 FILE_NAME_KEY = file_format.FILE_NAME_KEY
+
+#: a part of fewer rows has its stats computed in the writing thread
+_STATS_THREAD_FROM_ROWS = 65_536
 
 __all__ = ["BATCH_ROWS", "FILE_NAME_KEY", "KEY_PREFIX", "DataFileWriter", "file_paths", "file_schema",
            "iter_data_file", "missing_data_file", "read_data_file", "roll", "roll_table", "storage_failure",
@@ -96,13 +99,15 @@ def write_data_file(
     prefix: str = "data",
     min_seq: int = 0,
     max_seq: int = 0,
+    dictionary: Collection[str] | None = None,
 ) -> DataFileMeta:
     """Write ``table`` as one Parquet file in the bucket directory and describe it: a
     key-value file when it has ``_SEQUENCE_NUMBER`` (sorted by the key; its sequence range
-    is the column's), else an append file with sequence range ``min_seq``..``max_seq``."""
+    is the column's), else an append file with sequence range ``min_seq``..``max_seq``.
+    ``dictionary``: see :class:`DataFileWriter`."""
     meta = write_data_file_parts(
         io, layout, partition_path, bucket, [table], schema=schema, level=level,
-        file_source=file_source, compression=compression, prefix=prefix)
+        file_source=file_source, compression=compression, prefix=prefix, dictionary=dictionary)
     if SEQUENCE in table.column_names:
         return meta
     return msgspec.structs.replace(meta, minSequenceNumber=min_seq, maxSequenceNumber=max_seq)
@@ -138,13 +143,15 @@ def write_data_file_parts(
     file_source: int = FILE_SOURCE_APPEND,
     compression: str = "zstd",
     prefix: str = "data",
+    dictionary: Collection[str] | None = None,
 ) -> DataFileMeta:
     """Write consecutive ``parts`` (same columns) as one file in the table's format, holding
     one part in memory at a time, and describe it (see :func:`write_data_file`). Raises
     InvalidArgumentError / UnsupportedFeatureError for what the format cannot hold (the file
     is deleted: nothing of it stays)."""
     writer = DataFileWriter(io, layout, partition_path, bucket, schema=schema, level=level,
-                            file_source=file_source, compression=compression, prefix=prefix)
+                            file_source=file_source, compression=compression, prefix=prefix,
+                            dictionary=dictionary)
     try:
         for part in parts:
             writer.write(part)
@@ -158,16 +165,21 @@ class DataFileWriter:
     """One new data (or changelog) file, written part by part: :meth:`write` each part (same
     columns), then :meth:`finish` for its :class:`DataFileMeta`, or :meth:`abort`. A failure
     in either deletes the file (nothing of it stays) and raises as
-    :func:`write_data_file_parts` does. Holds one part and the format's encoder state."""
+    :func:`write_data_file_parts` does. Holds one part and the format's encoder state.
+    ``dictionary``: the file's columns to dictionary-encode, decided once by a writer of
+    many files (:func:`file_format.dictionary_columns` of its input); None: decided by the
+    format from the first part."""
 
     def __init__(self, io: FileIO, layout: TableLayout, partition_path: str, bucket: int, *,
                  schema: TableSchema, level: int = 0, file_source: int = FILE_SOURCE_APPEND,
-                 compression: str = "zstd", prefix: str = "data") -> None:
+                 compression: str = "zstd", prefix: str = "data",
+                 dictionary: Collection[str] | None = None) -> None:
         self._io = io
         self._schema = schema
         self._level = level
         self._file_source = file_source
         self._compression = compression
+        self._dictionary = dictionary
         self._fmt = file_format.table_format(schema)
         self.name = postponed_file_name(self._fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
             else TableLayout.new_data_file_name(prefix, self._fmt.extension)
@@ -207,9 +219,12 @@ class DataFileWriter:
         laid = to_file_layout(part, self._target)
         if self._writer is None:
             self._writer = self._fmt.open_writer(self._out, self._target, laid,
-                                                 compression=self._compression, file_name=self.name)
-        # the stats kernels run beside the encoder (both release the GIL)
-        part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
+                                                 compression=self._compression, file_name=self.name,
+                                                 dictionary=self._dictionary)
+        # the stats kernels of a large part run beside the encoder (both release the GIL);
+        # a small part's in line (a thread's hand-off and GIL contention cost more)
+        part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names) \
+            if part.num_rows >= _STATS_THREAD_FROM_ROWS else None
         self._writer.write(laid)
         if self._index is not None:
             self._index.add(part)
@@ -218,7 +233,8 @@ class DataFileWriter:
             self._last = part.slice(part.num_rows - 1, 1)
         self.rows += part.num_rows
         self.bytes += part.nbytes
-        self._stats.append((part_stats.result(), part.num_rows))
+        self._stats.append((part_stats.result() if part_stats is not None
+                            else table_stats(part, schema.field_names), part.num_rows))
         if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
             retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
                                pa.scalar(1, pa.int8()))

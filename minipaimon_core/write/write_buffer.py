@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 BucketKey = tuple[tuple[Any, ...], int]
@@ -35,6 +36,14 @@ class WriteBuffer:
         while self._total > self._budget and self._bytes:
             out.append(self._pop(max(self._bytes, key=self._bytes.__getitem__)))
         return out
+
+    def own_last(self, keys: list[BucketKey]) -> None:
+        """Copy the last piece buffered of each of ``keys`` still buffered, so it no longer
+        holds the table it was sliced from (which may be far larger than the piece)."""
+        for key in keys:
+            pieces = self._rows.get(key)
+            if pieces:
+                pieces[-1] = pieces[-1].take(np.arange(pieces[-1].num_rows))
 
     def drain(self) -> Pending:
         """Everything buffered, emptying the buffer."""
