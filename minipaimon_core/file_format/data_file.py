@@ -100,14 +100,21 @@ def write_data_file(
     min_seq: int = 0,
     max_seq: int = 0,
     dictionary: Collection[str] | None = None,
+    stats: SimpleStats | None = None,
 ) -> DataFileMeta:
     """Write ``table`` as one Parquet file in the bucket directory and describe it: a
     key-value file when it has ``_SEQUENCE_NUMBER`` (sorted by the key; its sequence range
     is the column's), else an append file with sequence range ``min_seq``..``max_seq``.
-    ``dictionary``: see :class:`DataFileWriter`."""
-    meta = write_data_file_parts(
-        io, layout, partition_path, bucket, [table], schema=schema, level=level,
-        file_source=file_source, compression=compression, prefix=prefix, dictionary=dictionary)
+    ``dictionary``, ``stats``: see :class:`DataFileWriter`."""
+    writer = DataFileWriter(io, layout, partition_path, bucket, schema=schema, level=level,
+                            file_source=file_source, compression=compression, prefix=prefix,
+                            dictionary=dictionary)
+    try:
+        writer.write(table, stats)
+        meta = writer.finish()
+    except BaseException:
+        writer.abort()
+        raise
     if SEQUENCE in table.column_names:
         return meta
     return msgspec.structs.replace(meta, minSequenceNumber=min_seq, maxSequenceNumber=max_seq)
@@ -184,7 +191,8 @@ class DataFileWriter:
         self.name = postponed_file_name(self._fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
             else TableLayout.new_data_file_name(prefix, self._fmt.extension)
         self._path = layout.data_file_path(partition_path, bucket, self.name)
-        self._index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(self.name))
+        # its file index goes beside it (the directory checked once, for the data file)
+        self._index_path = f"{self._path[:-len(self.name)]}{TableLayout.index_file_of(self.name)}"
         self._with_index = prefix == "data"
         self._stack = contextlib.ExitStack()
         self._out: BinaryIO | None = None
@@ -200,18 +208,20 @@ class DataFileWriter:
         self._deletes = 0
         self.bytes = 0  # in-memory bytes of the parts written so far
 
-    def write(self, part: pa.Table) -> None:
+    def write(self, part: pa.Table, stats: SimpleStats | None = None) -> None:
+        """Write ``part``; ``stats``: its :func:`table_stats` of the schema's columns when
+        the caller computed them (for many parts at once: ``grouped_stats``)."""
         try:
-            self._write(part)
+            self._write(part, stats)
         except BaseException as e:
             self._fail(e)
 
-    def _write(self, part: pa.Table) -> None:
-        schema = self._schema
+    def _write(self, part: pa.Table, stats: SimpleStats | None) -> None:
+        schema, names = self._schema, part.column_names
         if self._out is None:
             self._out = self._stack.enter_context(self._io.open_output(self._path))
         if self._target is None:
-            self._key_value = SEQUENCE in part.column_names
+            self._key_value = SEQUENCE in names
             self._target = file_schema(schema, self._key_value)
             # file indexes: append data files only, as Paimon 0.9 writes them
             if not self._key_value and self._with_index:
@@ -224,22 +234,23 @@ class DataFileWriter:
         # the stats kernels of a large part run beside the encoder (both release the GIL);
         # a small part's in line (a thread's hand-off and GIL contention cost more)
         part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names) \
-            if part.num_rows >= _STATS_THREAD_FROM_ROWS else None
+            if stats is None and part.num_rows >= _STATS_THREAD_FROM_ROWS else None
         self._writer.write(laid)
         if self._index is not None:
             self._index.add(part)
-        if part.num_rows:
+        if part.num_rows and self._key_value:  # the key range
             self._first = self._first if self._first is not None else part.slice(0, 1)
             self._last = part.slice(part.num_rows - 1, 1)
         self.rows += part.num_rows
         self.bytes += part.nbytes
-        self._stats.append((part_stats.result() if part_stats is not None
-                            else table_stats(part, schema.field_names), part.num_rows))
-        if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
+        if stats is None:
+            stats = part_stats.result() if part_stats is not None else table_stats(part, schema.field_names)
+        self._stats.append((stats, part.num_rows))
+        if VALUE_KIND in names:  # retractions: -U (1) and -D (3), as in Paimon
             retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
                                pa.scalar(1, pa.int8()))
             self._deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
-        if SEQUENCE in part.column_names and part.num_rows:
+        if self._key_value and part.num_rows:
             mm = pc.min_max(part.column(SEQUENCE))
             self._seq.append((mm["min"].as_py(), mm["max"].as_py()))
 
@@ -254,8 +265,12 @@ class DataFileWriter:
         if self._writer is None:
             raise InvalidArgumentError(f"no rows to write to {self._path}")
         writer, self._writer = self._writer, None
+        size: int | None = None
         try:
             writer.close()
+            # the bytes written are the file's size: no stat (a HEAD on an object store)
+            tell = getattr(self._out, "tell", None)
+            size = tell() if tell is not None else None
         finally:
             self._stack.close()
         io, schema = self._io, self._schema
@@ -278,7 +293,7 @@ class DataFileWriter:
             max_key = tuple(to_stat(last.column(k)[0], last.schema.field(k).type) for k in keys)
         return DataFileMeta(
             fileName=self.name,
-            fileSize=io.file_size(self._path),
+            fileSize=size if size is not None else io.file_size(self._path),
             rowCount=self.rows,
             minKey=min_key,
             maxKey=max_key,

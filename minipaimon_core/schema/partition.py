@@ -72,15 +72,24 @@ class PartitionSpec:
         """
         if not self.keys:
             return [([], table)]
+        ordered, groups, bounds = self.runs(table)
+        return [(values, ordered.slice(start, end - start))
+                for values, start, end in zip(groups, bounds[:-1], bounds[1:])]
+
+    def runs(self, table: pa.Table) -> tuple[pa.Table, list[list[Any]], list[int]]:
+        """``table``'s rows in partition order (input order within a partition), the
+        partitions' values in the stats domain, and the bounds of each one's run of rows
+        (partition ``i``: rows ``bounds[i]:bounds[i + 1]``). The table has partition keys.
+        Raises as :meth:`path` for a value that names no directory, before anything is
+        written."""
         if table.num_rows == 0:
-            return []
+            return table, [], [0]
         groups, order, bounds = group_order(table, self.keys)
         ordered = table.take(order) if len(groups) > 1 else table
-        out = [([to_stat(v, t) for v, t in zip(values, self.types)], ordered.slice(start, end - start))
-               for values, start, end in zip(groups, bounds[:-1], bounds[1:])]
-        for values, _ in out:
-            self.path(values)  # refuse a too-long partition value before anything is written
-        return out
+        values = [[to_stat(v, t) for v, t in zip(group, self.types)] for group in groups]
+        for v in values:
+            self.path(v)
+        return ordered, values, bounds
 
 
 def group_order(table: pa.Table, keys: list[str]) -> tuple[list[list[Any]], pa.Array, list[int]]:

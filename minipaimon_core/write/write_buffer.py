@@ -27,9 +27,10 @@ class WriteBuffer:
 
     def add(self, key: BucketKey, rows: pa.Table) -> Pending:
         """Buffer ``rows`` of bucket ``key``; return the buckets to write now."""
+        size = rows.nbytes
         self._rows.setdefault(key, []).append(rows)
-        self._bytes[key] = self._bytes.get(key, 0) + rows.nbytes
-        self._total += rows.nbytes
+        self._bytes[key] = self._bytes.get(key, 0) + size
+        self._total += size
         out: Pending = []
         if self._bucket_limit is not None and self._bytes[key] >= self._bucket_limit:
             out.append(self._pop(key))
