@@ -77,8 +77,10 @@ def file_schema(schema: TableSchema, key_value: bool) -> pa.Schema:
 def to_file_layout(table: pa.Table, target: pa.Schema) -> pa.Table:
     """``table`` (the table's columns, with ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND`` for
     key-value files) in the column order and field ids of ``target`` (:func:`file_schema`)."""
-    arrays = [table.column(f.name[len(KEY_PREFIX):]) if f.name.startswith(KEY_PREFIX)
-              and f.name not in table.column_names else table.column(f.name) for f in target]
+    names = table.column_names
+    arrays = table.columns if names == target.names else [  # (an append file: the same columns)
+        table.column(f.name[len(KEY_PREFIX):]) if f.name.startswith(KEY_PREFIX) and f.name not in names
+        else table.column(f.name) for f in target]
     out = pa.Table.from_arrays(arrays, schema=target.with_metadata(None)) \
         if all(a.type.equals(f.type) for a, f in zip(arrays, target)) \
         else pa.Table.from_arrays([a.cast(f.type) for a, f in zip(arrays, target)], schema=target)
