@@ -49,8 +49,17 @@ def _assert_same_rows(out: pa.Table, data: pa.Table) -> None:
 
 
 def test_grouped_stats_are_table_stats_of_each_run():
-    t = _mixed(3000, 1)
     rng = np.random.default_rng(2)
+    t = _mixed(3000, 1)
+    for name, array in {  # the other units and widths of the stats kinds
+            "tsn": pa.array(rng.integers(0, 10**18, 3000), pa.timestamp("ns")),
+            "tsz": pa.array(rng.integers(0, 10**15, 3000), pa.timestamp("us", "UTC")),
+            "t32": pa.array(rng.integers(0, 86_400_000, 3000).astype(np.int32), pa.time32("ms")),
+            "f32": pa.array(rng.random(3000).astype(np.float32)),
+            "i8": pa.array(rng.integers(-100, 100, 3000).astype(np.int8)),
+            "ls": pa.array(["a" * int(x) for x in rng.integers(0, 70, 3000)], pa.large_string()),
+            "bo": pa.array(rng.random(3000) < 0.5)}.items():
+        t = t.append_column(name, array)
     bounds = [0, *sorted(rng.choice(np.arange(1, 3000), 300, replace=False).tolist()), 3000]
     expected = [table_stats(t.slice(a, b - a), t.column_names) for a, b in zip(bounds[:-1], bounds[1:])]
     assert grouped_stats(t, t.column_names, bounds) == expected
