@@ -374,8 +374,13 @@ def _peer(script: str, args: list[str]) -> dict[str, Any] | None:
     return r
 
 
-def bench_write_cpu(codes: dict[str, str], rows_list: list[int]) -> list[dict[str, Any]]:
+def bench_write_cpu(codes: dict[str, str], rows_list: list[int], only: str = "",
+                    repeat: int = 1) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    if only == "partitions":  # the 1,000-partition figure alone, ``repeat`` times
+        for _ in range(repeat):
+            out += bench_partitions(codes)
+        return out
 
     def note(r: dict[str, Any]) -> None:
         out.append(r)
@@ -399,6 +404,17 @@ def bench_write_cpu(codes: dict[str, str], rows_list: list[int]) -> list[dict[st
         if d is not None:
             note({"who": "deltalake", "shape": "append", "rows": rows, "cpu_s": d["write_cpu_s"],
                   "wall_s": d["write_s"], "load": load[0]})
+    return out + bench_partitions(codes)
+
+
+def bench_partitions(codes: dict[str, str]) -> list[dict[str, Any]]:
+    """The append write of 1M rows into 1,000 partitions by each code, then deltalake's."""
+    out: list[dict[str, Any]] = []
+
+    def note(r: dict[str, Any]) -> None:
+        out.append(r)
+        print(f"  {r['who']} {r['shape']} {r['rows']:,}: cpu {r['cpu_s']:.2f} s, load {r['load']}", file=sys.stderr)
+
     rows = 1_000_000
     for label, code in codes.items():
         path = os.path.join(common.scratch(f"scale-parts-{label}"), "t")
@@ -507,6 +523,9 @@ def main() -> None:
     ap.add_argument("--commits", type=int, default=1000, help="commits of the small-files case")
     ap.add_argument("--cpu-rows", default="4000000,16000000", help="rows of the write-cpu case")
     ap.add_argument("--code", action="append", default=[], help="LABEL=DIR (repeatable); default new=<this checkout>")
+    ap.add_argument("--only", choices=["partitions"], default="",
+                    help="write-cpu: only the 1,000-partition figure (with --repeat)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of the figure chosen by --only")
     a = ap.parse_args()
     codes = dict(c.split("=", 1) for c in a.code) or {"new": common.ROOT}
     codes = {k: os.path.abspath(v) for k, v in codes.items()}
@@ -519,7 +538,8 @@ def main() -> None:
     if "write" in a.cases:
         results += bench_write(codes, rows_list)
     small = bench_small_files(codes, a.commits) if "small-files" in a.cases else []
-    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")]) if "write-cpu" in a.cases else []
+    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")], a.only, a.repeat) \
+        if "write-cpu" in a.cases else []
     verdicts = summarize(results) + small_verdicts(small) + cpu_verdicts(cpu)
     rows = [[r["case"], r.get("mode", ""), r["code"], f"{r['rows_in']:,}", r["rise_mb"], r["anon_rise_mb"],
              r["peak_mb"], r["cpu_s"], r["wall_s"], r["load_before"][0]] for r in results]

@@ -27,7 +27,7 @@ from ..format.table_schema import TableSchema
 from .avro import AvroFormat
 from .base import FILE_NAME_KEY, FileFormat, FormatWriter, conform
 from .orc import OrcFormat
-from .parquet import ParquetFormat
+from .parquet import ParquetFormat, dictionary_columns
 
 NAMES = ("parquet", "orc", "avro")
 FORMATS: dict[str, FileFormat] = {f.name: f for f in (ParquetFormat(), OrcFormat(), AvroFormat())}
@@ -69,5 +69,5 @@ def table_format(schema: TableSchema) -> FileFormat:
     return by_name(schema.options.get("file.format", default))
 
 
-__all__ = ["FILE_NAME_KEY", "FORMATS", "NAMES", "FileFormat", "FormatWriter", "by_name", "conform",
+__all__ = ["FILE_NAME_KEY", "FORMATS", "NAMES", "FileFormat", "FormatWriter", "by_name", "conform", "dictionary_columns",
            "extension_of", "of_file", "table_format"]

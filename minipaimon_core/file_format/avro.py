@@ -282,7 +282,8 @@ class AvroFormat(FileFormat):
     name = "avro"
 
     def open_writer(self, sink: BinaryIO, schema: pa.Schema, first: pa.Table, *,
-                    compression: str, file_name: str) -> FormatWriter:
+                    compression: str, file_name: str,
+                    dictionary: Collection[str] | None = None) -> FormatWriter:
         codec = "zstandard" if compression.lower() == "zstd" else "snappy"
         return _Writer(sink, schema, codec, file_name)
 

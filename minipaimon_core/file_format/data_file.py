@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import BinaryIO, NoReturn
 
 import msgspec
@@ -49,6 +49,9 @@ KEY_PREFIX = "_KEY_"
 # other writers lack it).
 FILE_NAME_KEY = file_format.FILE_NAME_KEY
 
+#: a part of fewer rows has its stats computed in the writing thread
+_STATS_THREAD_FROM_ROWS = 65_536
+
 __all__ = ["BATCH_ROWS", "FILE_NAME_KEY", "KEY_PREFIX", "DataFileWriter", "file_paths", "file_schema",
            "iter_data_file", "missing_data_file", "read_data_file", "roll", "roll_table", "storage_failure",
            "to_file_layout", "write_changelog_file", "write_data_file", "write_data_file_parts"]
@@ -74,8 +77,10 @@ def file_schema(schema: TableSchema, key_value: bool) -> pa.Schema:
 def to_file_layout(table: pa.Table, target: pa.Schema) -> pa.Table:
     """``table`` (the table's columns, with ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND`` for
     key-value files) in the column order and field ids of ``target`` (:func:`file_schema`)."""
-    arrays = [table.column(f.name[len(KEY_PREFIX):]) if f.name.startswith(KEY_PREFIX)
-              and f.name not in table.column_names else table.column(f.name) for f in target]
+    names = table.column_names
+    arrays = table.columns if names == target.names else [  # (an append file: the same columns)
+        table.column(f.name[len(KEY_PREFIX):]) if f.name.startswith(KEY_PREFIX) and f.name not in names
+        else table.column(f.name) for f in target]
     out = pa.Table.from_arrays(arrays, schema=target.with_metadata(None)) \
         if all(a.type.equals(f.type) for a, f in zip(arrays, target)) \
         else pa.Table.from_arrays([a.cast(f.type) for a, f in zip(arrays, target)], schema=target)
@@ -96,13 +101,22 @@ def write_data_file(
     prefix: str = "data",
     min_seq: int = 0,
     max_seq: int = 0,
+    dictionary: Collection[str] | None = None,
+    stats: SimpleStats | None = None,
 ) -> DataFileMeta:
     """Write ``table`` as one Parquet file in the bucket directory and describe it: a
     key-value file when it has ``_SEQUENCE_NUMBER`` (sorted by the key; its sequence range
-    is the column's), else an append file with sequence range ``min_seq``..``max_seq``."""
-    meta = write_data_file_parts(
-        io, layout, partition_path, bucket, [table], schema=schema, level=level,
-        file_source=file_source, compression=compression, prefix=prefix)
+    is the column's), else an append file with sequence range ``min_seq``..``max_seq``.
+    ``dictionary``, ``stats``: see :class:`DataFileWriter`."""
+    writer = DataFileWriter(io, layout, partition_path, bucket, schema=schema, level=level,
+                            file_source=file_source, compression=compression, prefix=prefix,
+                            dictionary=dictionary)
+    try:
+        writer.write(table, stats)
+        meta = writer.finish()
+    except BaseException:
+        writer.abort()
+        raise
     if SEQUENCE in table.column_names:
         return meta
     return msgspec.structs.replace(meta, minSequenceNumber=min_seq, maxSequenceNumber=max_seq)
@@ -138,13 +152,15 @@ def write_data_file_parts(
     file_source: int = FILE_SOURCE_APPEND,
     compression: str = "zstd",
     prefix: str = "data",
+    dictionary: Collection[str] | None = None,
 ) -> DataFileMeta:
     """Write consecutive ``parts`` (same columns) as one file in the table's format, holding
     one part in memory at a time, and describe it (see :func:`write_data_file`). Raises
     InvalidArgumentError / UnsupportedFeatureError for what the format cannot hold (the file
     is deleted: nothing of it stays)."""
     writer = DataFileWriter(io, layout, partition_path, bucket, schema=schema, level=level,
-                            file_source=file_source, compression=compression, prefix=prefix)
+                            file_source=file_source, compression=compression, prefix=prefix,
+                            dictionary=dictionary)
     try:
         for part in parts:
             writer.write(part)
@@ -158,21 +174,27 @@ class DataFileWriter:
     """One new data (or changelog) file, written part by part: :meth:`write` each part (same
     columns), then :meth:`finish` for its :class:`DataFileMeta`, or :meth:`abort`. A failure
     in either deletes the file (nothing of it stays) and raises as
-    :func:`write_data_file_parts` does. Holds one part and the format's encoder state."""
+    :func:`write_data_file_parts` does. Holds one part and the format's encoder state.
+    ``dictionary``: the file's columns to dictionary-encode, decided once by a writer of
+    many files (:func:`file_format.dictionary_columns` of its input); None: decided by the
+    format from the first part."""
 
     def __init__(self, io: FileIO, layout: TableLayout, partition_path: str, bucket: int, *,
                  schema: TableSchema, level: int = 0, file_source: int = FILE_SOURCE_APPEND,
-                 compression: str = "zstd", prefix: str = "data") -> None:
+                 compression: str = "zstd", prefix: str = "data",
+                 dictionary: Collection[str] | None = None) -> None:
         self._io = io
         self._schema = schema
         self._level = level
         self._file_source = file_source
         self._compression = compression
+        self._dictionary = dictionary
         self._fmt = file_format.table_format(schema)
         self.name = postponed_file_name(self._fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
             else TableLayout.new_data_file_name(prefix, self._fmt.extension)
         self._path = layout.data_file_path(partition_path, bucket, self.name)
-        self._index_path = layout.data_file_path(partition_path, bucket, TableLayout.index_file_of(self.name))
+        # its file index goes beside it (the directory checked once, for the data file)
+        self._index_path = f"{self._path[:-len(self.name)]}{TableLayout.index_file_of(self.name)}"
         self._with_index = prefix == "data"
         self._stack = contextlib.ExitStack()
         self._out: BinaryIO | None = None
@@ -188,18 +210,20 @@ class DataFileWriter:
         self._deletes = 0
         self.bytes = 0  # in-memory bytes of the parts written so far
 
-    def write(self, part: pa.Table) -> None:
+    def write(self, part: pa.Table, stats: SimpleStats | None = None) -> None:
+        """Write ``part``; ``stats``: its :func:`table_stats` of the schema's columns when
+        the caller computed them (for many parts at once: ``grouped_stats``)."""
         try:
-            self._write(part)
+            self._write(part, stats)
         except BaseException as e:
             self._fail(e)
 
-    def _write(self, part: pa.Table) -> None:
-        schema = self._schema
+    def _write(self, part: pa.Table, stats: SimpleStats | None) -> None:
+        schema, names = self._schema, part.column_names
         if self._out is None:
             self._out = self._stack.enter_context(self._io.open_output(self._path))
         if self._target is None:
-            self._key_value = SEQUENCE in part.column_names
+            self._key_value = SEQUENCE in names
             self._target = file_schema(schema, self._key_value)
             # file indexes: append data files only, as Paimon 0.9 writes them
             if not self._key_value and self._with_index:
@@ -207,23 +231,28 @@ class DataFileWriter:
         laid = to_file_layout(part, self._target)
         if self._writer is None:
             self._writer = self._fmt.open_writer(self._out, self._target, laid,
-                                                 compression=self._compression, file_name=self.name)
-        # the stats kernels run beside the encoder (both release the GIL)
-        part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names)
+                                                 compression=self._compression, file_name=self.name,
+                                                 dictionary=self._dictionary)
+        # the stats kernels of a large part run beside the encoder (both release the GIL);
+        # a small part's in line (a thread's hand-off and GIL contention cost more)
+        part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names) \
+            if stats is None and part.num_rows >= _STATS_THREAD_FROM_ROWS else None
         self._writer.write(laid)
         if self._index is not None:
             self._index.add(part)
-        if part.num_rows:
+        if part.num_rows and self._key_value:  # the key range
             self._first = self._first if self._first is not None else part.slice(0, 1)
             self._last = part.slice(part.num_rows - 1, 1)
         self.rows += part.num_rows
         self.bytes += part.nbytes
-        self._stats.append((part_stats.result(), part.num_rows))
-        if VALUE_KIND in part.column_names:  # retractions: -U (1) and -D (3), as in Paimon
+        if stats is None:
+            stats = part_stats.result() if part_stats is not None else table_stats(part, schema.field_names)
+        self._stats.append((stats, part.num_rows))
+        if VALUE_KIND in names:  # retractions: -U (1) and -D (3), as in Paimon
             retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
                                pa.scalar(1, pa.int8()))
             self._deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
-        if SEQUENCE in part.column_names and part.num_rows:
+        if self._key_value and part.num_rows:
             mm = pc.min_max(part.column(SEQUENCE))
             self._seq.append((mm["min"].as_py(), mm["max"].as_py()))
 
@@ -238,8 +267,12 @@ class DataFileWriter:
         if self._writer is None:
             raise InvalidArgumentError(f"no rows to write to {self._path}")
         writer, self._writer = self._writer, None
+        size: int | None = None
         try:
             writer.close()
+            # the bytes written are the file's size: no stat (a HEAD on an object store)
+            tell = getattr(self._out, "tell", None)
+            size = tell() if tell is not None else None
         finally:
             self._stack.close()
         io, schema = self._io, self._schema
@@ -262,7 +295,7 @@ class DataFileWriter:
             max_key = tuple(to_stat(last.column(k)[0], last.schema.field(k).type) for k in keys)
         return DataFileMeta(
             fileName=self.name,
-            fileSize=io.file_size(self._path),
+            fileSize=size if size is not None else io.file_size(self._path),
             rowCount=self.rows,
             minKey=min_key,
             maxKey=max_key,

@@ -127,7 +127,8 @@ class OrcFormat(FileFormat):
     name = "orc"
 
     def open_writer(self, sink: BinaryIO, schema: pa.Schema, first: pa.Table, *,
-                    compression: str, file_name: str) -> FormatWriter:
+                    compression: str, file_name: str,
+                    dictionary: Collection[str] | None = None) -> FormatWriter:
         codec = _CODECS.get(compression.lower())
         if codec is None:
             raise UnsupportedFeatureError(

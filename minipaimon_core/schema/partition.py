@@ -63,33 +63,52 @@ class PartitionSpec:
         return path
 
     def split(self, table: pa.Table) -> list[tuple[list[Any], pa.Table]]:
-        """Split ``table`` into (partition values in the stats domain, rows) pairs.
+        """Split ``table`` into (partition values in the stats domain, rows) pairs, rows in
+        input order within a partition.
 
-        Vectorised: Arrow's hash group-by finds the row indices of each partition.
+        Vectorised: Arrow's hash group-by finds the row indices of each partition; one take
+        puts the rows in partition order and each partition is a zero-copy slice of it (a
+        take per partition costs ~0.1 ms each: 1,000 partitions, 0.1 s).
         """
         if not self.keys:
             return [([], table)]
+        ordered, groups, bounds = self.runs(table)
+        return [(values, ordered.slice(start, end - start))
+                for values, start, end in zip(groups, bounds[:-1], bounds[1:])]
+
+    def runs(self, table: pa.Table) -> tuple[pa.Table, list[list[Any]], list[int]]:
+        """``table``'s rows in partition order (input order within a partition), the
+        partitions' values in the stats domain, and the bounds of each one's run of rows
+        (partition ``i``: rows ``bounds[i]:bounds[i + 1]``). The table has partition keys.
+        Raises as :meth:`path` for a value that names no directory, before anything is
+        written."""
         if table.num_rows == 0:
-            return []
-        out = [
-            ([to_stat(v, t) for v, t in zip(values, self.types)], table.take(idx))
-            for values, idx in group_indices(table, self.keys)
-        ]
-        for values, _ in out:
-            self.path(values)  # refuse a too-long partition value before anything is written
-        return out
+            return table, [], [0]
+        groups, order, bounds = group_order(table, self.keys)
+        ordered = table.take(order) if len(groups) > 1 else table
+        values = [[to_stat(v, t) for v, t in zip(group, self.types)] for group in groups]
+        for v in values:
+            self.path(v)
+        return ordered, values, bounds
+
+
+def group_order(table: pa.Table, keys: list[str]) -> tuple[list[list[Any]], pa.Array, list[int]]:
+    """The distinct values of ``keys`` (as Python values, in order of first appearance),
+    the row indices grouped by them (input order within a group), and the bounds of each
+    group in those indices (group ``i`` is ``order[bounds[i]:bounds[i + 1]]``)."""
+    indexed = table.select(keys).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    grouped = indexed.group_by(keys, use_threads=False).aggregate([("__row", "list")])
+    rows = grouped.column("__row_list").combine_chunks()
+    key_values = [grouped.column(k).to_pylist() for k in keys]
+    offsets = rows.offsets.to_numpy()
+    return ([list(v) for v in zip(*key_values)], rows.values.slice(offsets[0], offsets[-1] - offsets[0]),
+            (offsets - offsets[0]).tolist())
 
 
 def group_indices(table: pa.Table, keys: list[str]) -> list[tuple[list[Any], pa.Array]]:
     """Distinct values of ``keys`` (as Python values) with the row indices holding each."""
-    indexed = table.select(keys).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    grouped = indexed.group_by(keys, use_threads=False).aggregate([("__row", "list")])
-    rows = grouped.column("__row_list")
-    key_values = [grouped.column(k).to_pylist() for k in keys]
-    return [
-        ([kv[i] for kv in key_values], rows[i].values)
-        for i in range(grouped.num_rows)
-    ]
+    groups, order, bounds = group_order(table, keys)
+    return [(values, order.slice(start, end - start)) for values, start, end in zip(groups, bounds[:-1], bounds[1:])]
 
 
 def split_by_bucket(table: pa.Table, buckets: np.ndarray) -> list[tuple[int, pa.Table]]:

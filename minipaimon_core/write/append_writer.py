@@ -12,9 +12,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..expressions.stats import grouped_stats
+from ..file_format import dictionary_columns
 from ..file_format.data_file import roll_table, write_data_file
 from ..format.layout import TableLayout
-from ..format.manifest_file import DataFileMeta
+from ..format.manifest_file import DataFileMeta, SimpleStats
 from ..format.options import Options
 from ..io.fileio import FileIO
 from ..metadata.commit_message import CommitMessage
@@ -37,15 +39,43 @@ class AppendWriter:
         self._buffer = WriteBuffer(self._options["write-buffer-size"], bucket_limit=self._target)
         self._files: dict[BucketKey, list[DataFileMeta]] = {}
         self._rows_written = 0
+        self._dictionary: list[str] | None = None
+        # stats of buffered pieces computed with others (by id; the piece is held with them)
+        self._known_stats: dict[int, tuple[pa.Table, SimpleStats]] = {}
+        self._paths: dict[tuple[Any, ...], str] = {}
 
     def write(self, data: Any) -> None:
         """Buffer ``data`` (checked against the schema; see conform.conform)."""
         for batch in to_batches(data):
             table = conform(batch, self._arrow_schema, [], allow_row_kind=False)
-            for values, part in self._spec.split(table):
-                for bucket, rows in self._by_bucket(part):
-                    for key, pieces in self._buffer.add((tuple(values), bucket), rows):
-                        self._flush(key, pieces)
+            parts = self._parts(table)
+            # many files of alike rows: which columns to dictionary-encode is decided once
+            # over the batch, not again for each file (~0.15 ms a file)
+            self._dictionary = dictionary_columns(table) if len(parts) > 1 else None
+            flushed = False
+            for key, rows, stats in parts:
+                if stats is not None:
+                    self._known_stats[id(rows)] = (rows, stats)
+                for full, pieces in self._buffer.add(key, rows):
+                    self._flush(full, pieces)
+                    flushed = True
+            if flushed and len(parts) > 1:
+                # the partitions are slices of one table: those still buffered would keep
+                # the rows just written in memory (write-buffer-size counts the slices)
+                self._buffer.own_last([key for key, _, _ in parts])
+                self._known_stats.clear()
+
+    def _parts(self, table: pa.Table) -> list[tuple[BucketKey, pa.Table, SimpleStats | None]]:
+        """``table``'s rows by (partition, bucket); for many partitions (and no buckets),
+        the stats of each one's rows too, computed at once (a file of exactly those rows
+        takes them: ~0.1 ms a file less)."""
+        if num_buckets(self._schema) >= 1 or not self._spec.keys:
+            return [((tuple(values), bucket), rows, None) for values, part in self._spec.split(table)
+                    for bucket, rows in self._by_bucket(part)]
+        ordered, groups, bounds = self._spec.runs(table)
+        stats = grouped_stats(ordered, self._schema.field_names, bounds) if len(groups) > 1 else None
+        return [((tuple(values), 0), ordered.slice(start, end - start), stats[i] if stats is not None else None)
+                for i, (values, start, end) in enumerate(zip(groups, bounds[:-1], bounds[1:]))]
 
     def _by_bucket(self, table: pa.Table) -> list[tuple[int, pa.Table]]:
         if num_buckets(self._schema) < 1:
@@ -53,18 +83,31 @@ class AppendWriter:
         return split_by_bucket(table, bucket_ids(table, self._schema))
 
     def _flush(self, key: BucketKey, pieces: list[pa.Table]) -> None:
+        known = [self._known_stats.pop(id(p), None) for p in pieces]
         table = pa.concat_tables(pieces)
         values, bucket = key
-        path = self._spec.path(list(values))
-        for chunk in roll_table(table, self._target):
+        path = self._path(values)
+        chunks = list(roll_table(table, self._target))
+        whole = known[0] if len(chunks) == 1 and len(pieces) == 1 and known[0] is not None \
+            and known[0][0] is pieces[0] else None
+        for chunk in chunks:
             meta = write_data_file(
                 self._io, self._layout, path, bucket, chunk, schema=self._schema,
                 compression=self._options["file.compression"],
                 min_seq=self._rows_written,
                 max_seq=self._rows_written + chunk.num_rows - 1,
+                dictionary=self._dictionary,
+                stats=whole[1] if whole is not None else None,
             )
             self._rows_written += chunk.num_rows
             self._files.setdefault(key, []).append(meta)
+
+    def _path(self, values: tuple[Any, ...]) -> str:
+        """The partition's directory (named once per writer)."""
+        path = self._paths.get(values)
+        if path is None:
+            path = self._paths[values] = self._spec.path(list(values))
+        return path
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything and describe the new files, one message per (partition, bucket)."""
@@ -73,7 +116,7 @@ class AppendWriter:
         messages = [
             CommitMessage(
                 partition=list(values),
-                partitionPath=self._spec.path(list(values)),
+                partitionPath=self._path(values),
                 bucket=bucket,
                 totalBuckets=num_buckets(self._schema),
                 newFiles=files,
@@ -85,3 +128,4 @@ class AppendWriter:
 
     def close(self) -> None:
         self._buffer.drain()
+        self._known_stats.clear()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 BucketKey = tuple[tuple[Any, ...], int]
@@ -26,15 +27,24 @@ class WriteBuffer:
 
     def add(self, key: BucketKey, rows: pa.Table) -> Pending:
         """Buffer ``rows`` of bucket ``key``; return the buckets to write now."""
+        size = rows.nbytes
         self._rows.setdefault(key, []).append(rows)
-        self._bytes[key] = self._bytes.get(key, 0) + rows.nbytes
-        self._total += rows.nbytes
+        self._bytes[key] = self._bytes.get(key, 0) + size
+        self._total += size
         out: Pending = []
         if self._bucket_limit is not None and self._bytes[key] >= self._bucket_limit:
             out.append(self._pop(key))
         while self._total > self._budget and self._bytes:
             out.append(self._pop(max(self._bytes, key=self._bytes.__getitem__)))
         return out
+
+    def own_last(self, keys: list[BucketKey]) -> None:
+        """Copy the last piece buffered of each of ``keys`` still buffered, so it no longer
+        holds the table it was sliced from (which may be far larger than the piece)."""
+        for key in keys:
+            pieces = self._rows.get(key)
+            if pieces:
+                pieces[-1] = pieces[-1].take(np.arange(pieces[-1].num_rows))
 
     def drain(self) -> Pending:
         """Everything buffered, emptying the buffer."""

@@ -159,6 +159,19 @@ def pk_int_and_date_partitions(cat: mp.Catalog, name: str) -> None:
 
 
 @table
+def append_many_partitions(cat: mp.Catalog, name: str) -> None:
+    """Append, bucket -1, partitioned by an int and a date: one write into 62 partitions
+    (split by one sort of the input, every file's stats computed at once, nulls among the
+    values), then a write into a few of them again."""
+    t = cat.create_table(name, REGIONS, partition_by=["region", "day"])
+    ids = list(range(124))
+    t.write(pa.table({"id": ids, "region": [i % 31 - 10 for i in ids],
+                      "day": [date(2024, 2, 28) + timedelta(days=i % 2) for i in ids],
+                      "v": [None if i % 7 == 0 else f"a{i}" for i in ids]}, schema=REGIONS))
+    t.write(regions(list(range(200, 206)), "b"))
+
+
+@table
 def pk_deletion_vectors(cat: mp.Catalog, name: str) -> None:
     """Deletion vectors, 2 buckets: overlapping upserts and deletes, then a full compaction."""
     t = cat.create_table(name, KV, primary_key=["id"],
