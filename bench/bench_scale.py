@@ -374,7 +374,9 @@ def _peer(script: str, args: list[str]) -> dict[str, Any] | None:
     return r
 
 
-def bench_write_cpu(codes: dict[str, str], rows_list: list[int]) -> list[dict[str, Any]]:
+def bench_write_cpu(codes: dict[str, str], rows_list: list[int],
+                    shapes: list[str] | None = None) -> list[dict[str, Any]]:
+    """``shapes``: only these of SHAPES (the 1,000-partition write is then skipped)."""
     out: list[dict[str, Any]] = []
 
     def note(r: dict[str, Any]) -> None:
@@ -383,6 +385,8 @@ def bench_write_cpu(codes: dict[str, str], rows_list: list[int]) -> list[dict[st
 
     for rows in rows_list:
         for shape, buckets in SHAPES.items():
+            if shapes is not None and shape not in shapes:
+                continue
             for label, code in codes.items():
                 path = os.path.join(common.scratch(f"scale-cpu-{label}"), "t")
                 r = run_child(code, ["write-cpu", path, str(rows), buckets])
@@ -399,6 +403,8 @@ def bench_write_cpu(codes: dict[str, str], rows_list: list[int]) -> list[dict[st
         if d is not None:
             note({"who": "deltalake", "shape": "append", "rows": rows, "cpu_s": d["write_cpu_s"],
                   "wall_s": d["write_s"], "load": load[0]})
+    if shapes is not None:
+        return out
     rows = 1_000_000
     for label, code in codes.items():
         path = os.path.join(common.scratch(f"scale-parts-{label}"), "t")
@@ -506,6 +512,8 @@ def main() -> None:
     ap.add_argument("--rows", default="1000000,4000000,16000000")
     ap.add_argument("--commits", type=int, default=1000, help="commits of the small-files case")
     ap.add_argument("--cpu-rows", default="4000000,16000000", help="rows of the write-cpu case")
+    ap.add_argument("--shapes", default=None,
+                    help=f"write-cpu: only these of {', '.join(SHAPES)} (comma-separated; skips the partitions write)")
     ap.add_argument("--code", action="append", default=[], help="LABEL=DIR (repeatable); default new=<this checkout>")
     a = ap.parse_args()
     codes = dict(c.split("=", 1) for c in a.code) or {"new": common.ROOT}
@@ -519,7 +527,10 @@ def main() -> None:
     if "write" in a.cases:
         results += bench_write(codes, rows_list)
     small = bench_small_files(codes, a.commits) if "small-files" in a.cases else []
-    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")]) if "write-cpu" in a.cases else []
+    shapes = [x.strip() for x in a.shapes.split(",")] if a.shapes else None
+    if shapes and not set(shapes) <= set(SHAPES):
+        ap.error(f"--shapes: any of {', '.join(SHAPES)}")
+    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")], shapes) if "write-cpu" in a.cases else []
     verdicts = summarize(results) + small_verdicts(small) + cpu_verdicts(cpu)
     rows = [[r["case"], r.get("mode", ""), r["code"], f"{r['rows_in']:,}", r["rise_mb"], r["anon_rise_mb"],
              r["peak_mb"], r["cpu_s"], r["wall_s"], r["load_before"][0]] for r in results]
