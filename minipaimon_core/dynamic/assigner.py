@@ -105,7 +105,7 @@ class PartitionIndex:
         if len(hashes) > 1 and not bool((hashes[1:] > hashes[:-1]).all()):
             hashes, order = sort_with_positions(hashes)
             buckets = buckets[order]
-        buckets = buckets.astype(np.int32)
+        buckets = buckets.astype(np.int32, copy=False)
         run = self._added
         assert not isinstance(run.buckets, int)
         if len(run.hashes):
@@ -116,6 +116,8 @@ class PartitionIndex:
 
 def lanes_of(hashes: np.ndarray, lanes: int) -> np.ndarray:
     """The lane of each key hash: Java's ``Math.abs(hash % lanes)``."""
+    if lanes == 1:
+        return np.zeros(len(hashes), dtype=np.int32)
     return bucket_hash.buckets(hashes, lanes)  # the same remainder as a bucket's
 
 
@@ -129,47 +131,60 @@ def fill(counts: dict[int, int], lanes: np.ndarray, num_lanes: int, target: int,
     Raises InvalidArgumentError if, unbounded, a key needs a bucket id past
     :data:`MAX_BUCKETS` (``where`` names the partition in the message)."""
     limit = MAX_BUCKETS if max_buckets < 0 else min(max_buckets, MAX_BUCKETS)
-    out = np.empty(len(lanes), dtype=np.int32)
-    present = np.flatnonzero(np.bincount(lanes)).tolist() if len(lanes) else []
+    if num_lanes == 1 or not len(lanes):
+        present = [0] if len(lanes) else []
+    else:
+        present = np.flatnonzero(np.bincount(lanes, minlength=num_lanes)).tolist()
+    out = np.empty(len(lanes) if len(present) > 1 else 0, dtype=np.int32)
     for lane in present:
         mine = np.flatnonzero(lanes == lane) if len(present) > 1 else slice(None)
-        own = sorted(b for b in counts if b % num_lanes == lane)
-        open_ = [b for b in own if counts[b] < target]
-        room = np.array([target - counts[b] for b in open_], dtype=np.int64)
-        cum = np.cumsum(room)
-        total = int(cum[-1]) if len(cum) else 0
         k = len(lanes) if isinstance(mine, slice) else len(mine)
-        buckets = np.empty(k, dtype=np.int32)
-        in_open = min(k, total)
-        if in_open:  # each open bucket in turn, up to its room
-            buckets[:in_open] = np.repeat(np.asarray(open_, np.int32), np.clip(in_open - (cum - room), 0, room))
-        rest = k - in_open
-        if rest:
-            needed = -(-rest // target)
-            taken = set(own)
-            fresh: list[int] = []
-            b = lane
-            while len(fresh) < needed and b < limit:
-                if b not in taken:
-                    fresh.append(b)
-                b += num_lanes
-            if len(fresh) < needed and max_buckets < 0:
-                raise InvalidArgumentError(
-                    f"the write needs more than {MAX_BUCKETS} buckets in {where or 'a partition'}"
-                    f" of a dynamic-bucket table (at most {target} keys each, "
-                    "'dynamic-bucket.target-row-num'); raise that option")
-            room_fresh = min(rest, len(fresh) * target)
-            per_fresh = np.clip(room_fresh - target * np.arange(len(fresh)), 0, target)
-            buckets[in_open:in_open + room_fresh] = np.repeat(np.asarray(fresh, np.int32), per_fresh)
-            over = rest - room_fresh
-            if over:  # past max-buckets: the lane's buckets in turn
-                every = np.asarray(sorted([*own, *fresh]), np.int32)
-                buckets[in_open + room_fresh:] = every[np.arange(over) % len(every)]
-        added = np.bincount(buckets)  # not np.unique: NumPy 2.4 hashes, far slower (.sets)
-        for b in np.flatnonzero(added).tolist():
-            counts[b] = counts.get(b, 0) + int(added[b])
+        buckets = _fill_lane(counts, lane, k, num_lanes, target, limit, where, max_buckets)
+        if isinstance(mine, slice):  # one lane: its buckets are all
+            return buckets
         out[mine] = buckets
     return out
+
+
+def _fill_lane(counts: dict[int, int], lane: int, k: int, num_lanes: int, target: int, limit: int,
+               where: str, max_buckets: int) -> np.ndarray:
+    """:func:`fill` of ``k`` new keys of one lane (ids below ``limit``): runs of bucket ids,
+    so ``counts`` is updated from the run lengths, never by counting the keys."""
+    own = sorted(b for b in counts if b % num_lanes == lane)
+    open_ = [b for b in own if counts[b] < target]
+    room = np.array([target - counts[b] for b in open_], dtype=np.int64)
+    cum = np.cumsum(room)
+    in_open = min(k, int(cum[-1]) if len(cum) else 0)
+    ids, runs = open_, np.clip(in_open - (cum - room), 0, room).tolist()  # each open bucket in turn
+    rest, over, every = k - in_open, 0, np.zeros(0, np.int32)
+    if rest:
+        needed = -(-rest // target)
+        taken = set(own)
+        fresh: list[int] = []
+        b = lane
+        while len(fresh) < needed and b < limit:
+            if b not in taken:
+                fresh.append(b)
+            b += num_lanes
+        if len(fresh) < needed and max_buckets < 0:
+            raise InvalidArgumentError(
+                f"the write needs more than {MAX_BUCKETS} buckets in {where or 'a partition'}"
+                f" of a dynamic-bucket table (at most {target} keys each, "
+                "'dynamic-bucket.target-row-num'); raise that option")
+        room_fresh = min(rest, len(fresh) * target)
+        ids, runs = [*ids, *fresh], [*runs, *np.clip(room_fresh - target * np.arange(len(fresh)), 0, target).tolist()]
+        over = rest - room_fresh
+        every = np.asarray(sorted([*own, *fresh]), np.int32)
+    for b, run in zip(ids, runs):
+        if run:
+            counts[b] = counts.get(b, 0) + run
+    buckets = np.repeat(np.asarray(ids, np.int32), runs)
+    if over:  # past max-buckets: the lane's buckets in turn
+        cycle = np.arange(len(every))
+        for b, c in zip(every.tolist(), (over // len(every) + (cycle < over % len(every))).tolist()):
+            counts[b] = counts.get(b, 0) + c
+        buckets = np.concatenate([buckets, every[np.arange(over) % len(every)]])
+    return buckets
 
 
 class HashAssigner:

@@ -18,6 +18,15 @@ def sort_with_positions(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(``a`` sorted, the position in ``a`` of each sorted value); among equal values the
     positions ascend. int32 (or narrower) values are packed with their positions into int64
     and sorted at once; other types are arg-sorted."""
+    if a.dtype.itemsize <= 4 and a.dtype.kind == "i" and len(a) < 1 << 31 and np.little_endian:
+        # written as int32 halves (high: the value, low: the position, never negative), so
+        # no int64 temporaries: 8 bytes a value, where shifts and masks took ~40
+        packed = np.empty(len(a), dtype=np.int64)
+        halves = packed.view(np.int32).reshape(-1, 2)
+        halves[:, 1] = a
+        halves[:, 0] = np.arange(len(a), dtype=np.int32)
+        packed.sort()
+        return halves[:, 1].astype(a.dtype), halves[:, 0].astype(np.int64)
     if a.dtype.itemsize <= 4 and a.dtype.kind == "i" and len(a) < 1 << 32:
         packed = (a.astype(np.int64) << np.int64(32)) | np.arange(len(a), dtype=np.int64)
         packed.sort()
