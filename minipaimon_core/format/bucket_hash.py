@@ -62,10 +62,30 @@ def _hashes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[str],
     parsed = [_parse_type(t) for t in types]
     if not parsed or len(columns) != len(parsed):
         raise InvalidArgumentError(f"{len(columns)} key columns for types {list(types)}")
-    arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
+    arrays = [(c.chunk(0) if c.num_chunks == 1 else c.combine_chunks()) if isinstance(c, pa.ChunkedArray) else c
+              for c in columns]
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
         raise InvalidArgumentError(f"key columns of unequal lengths {[len(a) for a in arrays]}")
+    if n <= _BLOCK:
+        return _block_hashes(arrays, parsed, types, seeds)
+    out = [np.empty(n, dtype=np.int32) for _ in seeds]
+    for start in range(0, n, _BLOCK):
+        for whole, part in zip(out, _block_hashes([a.slice(start, _BLOCK) for a in arrays], parsed, types, seeds)):
+            whole[start:start + len(part)] = part
+    return out
+
+
+# Rows hashed at a time: the working arrays (a few per key column and the mixing's scratch)
+# stay small and are reused across blocks, where whole-column arrays would be fresh memory
+# (hundreds of MB at 16M rows, each page faulted in: more system time than the hashing).
+_BLOCK = 1 << 19
+
+
+def _block_hashes(arrays: list[pa.Array], parsed: list[_Type], types: Sequence[str],
+                  seeds: Sequence[int]) -> list[np.ndarray]:
+    """:func:`_hashes` of arrays of equal length (checked)."""
+    n = len(arrays[0])
     if n == 0:
         return [np.zeros(0, dtype=np.int32) for _ in seeds]
     cols = [_column(t, arrays[i], f"key column {i} ({types[i]})") for i, t in enumerate(parsed)]
@@ -328,13 +348,16 @@ def key_hashes64(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[
     return (high << np.uint64(32)) | low
 
 
-def buckets(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
-    """Java ``Math.abs(hash % num_buckets)`` (truncating ``%``) per hash, as int32.
+def buckets(hashes: np.ndarray, num_buckets: int, *, in_place: bool = False) -> np.ndarray:
+    """Java ``Math.abs(hash % num_buckets)`` (truncating ``%``) per hash, as int32;
+    ``in_place``: int32 ``hashes`` are overwritten with it (no new array).
     Raises InvalidArgumentError if ``num_buckets`` < 1."""
     if num_buckets < 1:
         raise InvalidArgumentError(f"number of buckets must be positive, not {num_buckets}")
     h = np.asarray(hashes)
-    if h.dtype != np.int32 or num_buckets > np.iinfo(np.int32).max:
+    wide = h.dtype != np.int32 or num_buckets > np.iinfo(np.int32).max
+    if wide:
         h = h.astype(np.int64)
-    out = np.fmod(h, h.dtype.type(num_buckets))  # |remainder| < num_buckets: abs cannot overflow
-    return np.abs(out, out=out).astype(np.int32, copy=False)
+    out = h if in_place or wide else np.empty_like(h)
+    np.fmod(h, h.dtype.type(num_buckets), out=out)
+    return np.abs(out, out=out).astype(np.int32, copy=False)  # |remainder| < num_buckets: no overflow

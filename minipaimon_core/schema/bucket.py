@@ -95,7 +95,7 @@ def bucket_ids_of(table: pa.Table | pa.RecordBatch, schema: TableSchema, n: int)
     keys = bucket_keys(schema)
     types = {f.name: f.row_type for f in schema.fields}
     hashes = bucket_hash.bucket_hashes([table.column(k) for k in keys], [types[k] for k in keys])
-    return bucket_hash.buckets(hashes, n)
+    return bucket_hash.buckets(hashes, n, in_place=True)
 
 
 __all__ = ["BUCKET_UNAWARE", "CROSS_PARTITION", "HASH_DYNAMIC", "HASH_FIXED", "POSTPONE_MODE", "bucket_ids",
