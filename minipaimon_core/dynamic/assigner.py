@@ -18,8 +18,10 @@ partition, in the order they first arrive, fill buckets by :func:`fill`:
 * unbounded, ids stay below 32767 (Java's ``Short.MAX_VALUE``): a key that would need
   another is an :class:`InvalidArgumentError` (raise the target).
 
-Everything is NumPy over whole batches: hashes are looked up with ``searchsorted`` in the
-sorted index, new hashes found by sorting (:mod:`.sets`), buckets filled by cumulative capacity.
+Everything is NumPy over whole batches, one sort of a batch's hashes (:mod:`.sets`) for
+all (:meth:`HashAssigner.route`): the distinct hashes are looked up with ``searchsorted`` in
+the sorted index, new ones ranked by first arrival, buckets filled by runs of ids up to each
+bucket's room, and each bucket's distinct hashes grouped for its index file.
 Memory: 8 bytes per key of each partition the writer touches (int32 hash, int32 bucket).
 """
 
