@@ -24,7 +24,10 @@ minus its RSS just before the operation, CPU is the child's process time, thread
               2.1 with its Rust write path (``bench_pypaimon.py pk --native``; target: at or
               below) and deltalake's append of the same table (``bench_deltalake.py pk``;
               target: within 2.5x); and an append write of 1M rows into 1,000 partitions
-              against deltalake's (target: within 1.5x).
+              against deltalake's (target: within 1.5x). ``--shapes "8 buckets,dynamic"``
+              measures only those bucket modes (and not the partitions write); ``--repeat
+              N`` runs each of our writes N times, codes alternating, and keeps the least
+              CPU (all runs are recorded): one run is at the mercy of the other sessions.
 
 Each case runs at ``--rows`` (default 1M, 4M, 16M), one run each, for every ``--code
 LABEL=DIR`` (default: this checkout as ``new``; add e.g. ``old=/tmp/base`` for a checkout
@@ -375,7 +378,11 @@ def _peer(script: str, args: list[str]) -> dict[str, Any] | None:
 
 
 def bench_write_cpu(codes: dict[str, str], rows_list: list[int], only: str = "",
-                    repeat: int = 1) -> list[dict[str, Any]]:
+                    shapes: list[str] | None = None, repeat: int = 1) -> list[dict[str, Any]]:
+    """``only`` = "partitions": the 1,000-partition figure alone, ``repeat`` times.
+    ``shapes``: only these of SHAPES (the 1,000-partition write is then skipped).
+    ``repeat``: runs of each of our writes (codes alternating); the figure is the least CPU,
+    all runs are kept (the machine's other load adds system time at random)."""
     out: list[dict[str, Any]] = []
     if only == "partitions":  # the 1,000-partition figure alone, ``repeat`` times
         for _ in range(repeat):
@@ -388,12 +395,19 @@ def bench_write_cpu(codes: dict[str, str], rows_list: list[int], only: str = "",
 
     for rows in rows_list:
         for shape, buckets in SHAPES.items():
-            for label, code in codes.items():
-                path = os.path.join(common.scratch(f"scale-cpu-{label}"), "t")
-                r = run_child(code, ["write-cpu", path, str(rows), buckets])
+            if shapes is not None and shape not in shapes:
+                continue
+            runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
+            for _ in range(repeat):
+                for label, code in codes.items():
+                    path = os.path.join(common.scratch(f"scale-cpu-{label}"), "t")
+                    runs[label].append(run_child(code, ["write-cpu", path, str(rows), buckets]))
+                    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+            for label, rs in runs.items():
+                r = min(rs, key=lambda x: x["cpu_s"])
                 note({"who": label, "shape": shape, "rows": rows, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
-                      "load": r["load_before"][0]})
-                shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+                      "load": r["load_before"][0], "runs_cpu_s": [round(x["cpu_s"], 3) for x in rs],
+                      "runs_load": [x["load_before"][0] for x in rs]})
             load = common.load()
             p = _peer("bench_pypaimon.py", ["pk", "--native", "--buckets", buckets, "--n", str(rows), "--u", "1000"])
             if p is not None:
@@ -404,6 +418,8 @@ def bench_write_cpu(codes: dict[str, str], rows_list: list[int], only: str = "",
         if d is not None:
             note({"who": "deltalake", "shape": "append", "rows": rows, "cpu_s": d["write_cpu_s"],
                   "wall_s": d["write_s"], "load": load[0]})
+    if shapes is not None:
+        return out
     return out + bench_partitions(codes)
 
 
@@ -522,10 +538,13 @@ def main() -> None:
     ap.add_argument("--rows", default="1000000,4000000,16000000")
     ap.add_argument("--commits", type=int, default=1000, help="commits of the small-files case")
     ap.add_argument("--cpu-rows", default="4000000,16000000", help="rows of the write-cpu case")
+    ap.add_argument("--shapes", default=None,
+                    help=f"write-cpu: only these of {', '.join(SHAPES)} (comma-separated; skips the partitions write)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="write-cpu: runs of each of our writes (least CPU kept), or of the figure --only picks")
     ap.add_argument("--code", action="append", default=[], help="LABEL=DIR (repeatable); default new=<this checkout>")
     ap.add_argument("--only", choices=["partitions"], default="",
                     help="write-cpu: only the 1,000-partition figure (with --repeat)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs of the figure chosen by --only")
     a = ap.parse_args()
     codes = dict(c.split("=", 1) for c in a.code) or {"new": common.ROOT}
     codes = {k: os.path.abspath(v) for k, v in codes.items()}
@@ -538,7 +557,10 @@ def main() -> None:
     if "write" in a.cases:
         results += bench_write(codes, rows_list)
     small = bench_small_files(codes, a.commits) if "small-files" in a.cases else []
-    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")], a.only, a.repeat) \
+    shapes = [x.strip() for x in a.shapes.split(",")] if a.shapes else None
+    if shapes and not set(shapes) <= set(SHAPES):
+        ap.error(f"--shapes: any of {', '.join(SHAPES)}")
+    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")], a.only, shapes, a.repeat) \
         if "write-cpu" in a.cases else []
     verdicts = summarize(results) + small_verdicts(small) + cpu_verdicts(cpu)
     rows = [[r["case"], r.get("mode", ""), r["code"], f"{r['rows_in']:,}", r["rise_mb"], r["anon_rise_mb"],

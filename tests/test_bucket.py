@@ -13,6 +13,7 @@ import pytest
 import minipaimon_core as mp
 from minipaimon_core.format import bucket_hash
 from minipaimon_core.schema.bucket import bucket_ids, bucket_keys, num_buckets
+from minipaimon_core.schema.partition import split_by_bucket
 
 
 def _schema(tmp_path, primary_key=None, partition_by=None, **options: str):
@@ -84,3 +85,12 @@ def test_a_table_written_twice_keeps_each_key_in_one_bucket(tmp_path):
             for k in rows.column("k").to_pylist():
                 seen.setdefault(k, set()).add(split.bucket)
     assert all(len(b) == 1 for b in seen.values()) and len(seen) == 200
+
+
+@pytest.mark.parametrize("ids", [[3, 0, 3, 1, 0, 3], [-2, 5, -2, 0], [0, 40000, 7, 40000], [2, 2, 2]],
+                         ids=["few", "negative", "far-apart", "one"])
+def test_split_by_bucket_keeps_input_order_within_each_bucket(ids):
+    table = pa.table({"row": list(range(len(ids)))})
+    got = [(b, part.column("row").to_pylist()) for b, part in split_by_bucket(table, np.array(ids, np.int32))]
+    want = [(b, [r for r, i in enumerate(ids) if i == b]) for b in sorted(set(ids))]
+    assert got == want

@@ -6,10 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from minipaimon_core.dynamic.assigner import MAX_BUCKETS, PartitionIndex, fill, lanes_of
+from minipaimon_core.dynamic.assigner import (
+    MAX_BUCKETS,
+    HashAssigner,
+    PartitionIndex,
+    fill,
+    lanes_of,
+)
 from minipaimon_core.dynamic.hash_index import union
 from minipaimon_core.errors import InvalidArgumentError
-from minipaimon_core.expressions.sets import distinct, first_arrivals, search
+from minipaimon_core.expressions.sets import distinct, search
 
 FILL_CASES = [
     # (counts before, lanes of the new keys, number of lanes, target) -> buckets, counts after
@@ -55,14 +61,6 @@ def test_the_partition_index_finds_each_hash_in_its_lowest_bucket(buckets):
     assert index.counts[buckets] == 1 and index.counts[0] == len(files[0]) + 1
 
 
-@pytest.mark.parametrize("values", [[], [3], [5, 1, 5, 2, 1, 5], [-(2**31), 2**31 - 1, -(2**31)]])
-def test_first_arrivals_keep_arrival_order(values):
-    a = np.array(values, dtype=np.int32)
-    got, inverse = first_arrivals(a)
-    assert got.tolist() == list(dict.fromkeys(values))
-    assert got[inverse].tolist() == values
-
-
 def test_search_finds_positions_of_any_dtype():
     for dtype in (np.int32, np.uint64):
         values = distinct(np.array([9, 3, 7, 1], dtype=dtype))
@@ -76,3 +74,41 @@ def test_search_finds_positions_of_any_dtype():
 def test_a_buckets_new_hashes_merge_into_its_file(have, new, want):
     got = union(np.array(have, dtype=np.int32), np.array(new, dtype=np.int32))
     assert got.tolist() == want
+
+
+def _route_model(files, batches, lanes, target):
+    """The buckets of each batch's rows and the distinct hashes each bucket gets, computed
+    the plain way: look up, rank new keys by first arrival, fill, then group per bucket."""
+    index, out = PartitionIndex(files), []
+    for hashes in batches:
+        buckets = index.lookup(hashes)
+        unknown = np.flatnonzero(buckets < 0)
+        if len(unknown):
+            arrived = hashes[unknown].tolist()
+            first = list(dict.fromkeys(arrived))  # distinct, in the order they first arrive
+            new = np.array(first, dtype=hashes.dtype)
+            inverse = np.array([first.index(h) for h in arrived], dtype=np.int64)
+            assigned = fill(dict(index.counts), lanes_of(new, lanes), lanes, target)
+            index.add(new, assigned)
+            buckets[unknown] = assigned[inverse]
+        out.append((buckets.tolist(), {b: distinct(hashes[buckets == b]).tolist() for b in set(buckets.tolist())}))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_route_gives_each_row_its_bucket_and_each_bucket_its_distinct_hashes(seed):
+    """HashAssigner.route, one sort for lookup, arrival order and grouping, against the plain
+    way: batches of new keys only (distinct, or repeated), known keys, keys of an earlier batch."""
+    rng = np.random.default_rng(seed)
+    lanes, target = int(rng.integers(1, 4)), int(rng.integers(1, 40))
+    files = {b: distinct(rng.integers(-300, 300, 20).astype(np.int32)) for b in range(int(rng.integers(0, 5)))}
+    batches = [np.arange(1000, 1000 + 97, dtype=np.int32)[rng.permutation(97)],  # all new, distinct
+               rng.integers(-400, 400, 300).astype(np.int32),  # known, new, repeated
+               rng.integers(900, 1200, 200).astype(np.int32),  # keys of the first batch again
+               np.zeros(0, dtype=np.int32)]
+    assigner = HashAssigner(lambda partition: dict(files), target, lanes)
+    want = _route_model(files, batches, lanes, target)
+    for hashes, (rows, placed) in zip(batches, want):
+        got_rows, got_placed = assigner.route(("p",), hashes)
+        assert got_rows.tolist() == rows
+        assert {b: h.tolist() for b, h in got_placed.items()} == placed

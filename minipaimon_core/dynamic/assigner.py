@@ -18,8 +18,10 @@ partition, in the order they first arrive, fill buckets by :func:`fill`:
 * unbounded, ids stay below 32767 (Java's ``Short.MAX_VALUE``): a key that would need
   another is an :class:`InvalidArgumentError` (raise the target).
 
-Everything is NumPy over whole batches: hashes are looked up with ``searchsorted`` in the
-sorted index, new hashes found by sorting (:mod:`.sets`), buckets filled by cumulative capacity.
+Everything is NumPy over whole batches, one sort of a batch's hashes (:mod:`.sets`) for
+all (:meth:`HashAssigner.route`): the distinct hashes are looked up with ``searchsorted`` in
+the sorted index, new ones ranked by first arrival, buckets filled by runs of ids up to each
+bucket's room, and each bucket's distinct hashes grouped for its index file.
 Memory: 8 bytes per key of each partition the writer touches (int32 hash, int32 bucket).
 """
 
@@ -31,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..expressions.sets import first_arrivals, sort_with_positions
+from ..expressions.sets import sort_with_positions
+from ..format import bucket_hash
 
 MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
 
@@ -74,30 +77,37 @@ class PartitionIndex:
 
     def lookup(self, hashes: np.ndarray) -> np.ndarray:
         """The bucket of each hash (int32), -1 where the partition does not have it."""
-        out = np.full(len(hashes), -1, dtype=np.int32)
         q, position = sort_with_positions(hashes)  # searched in order, once sorted
-        todo = np.arange(len(q))
-        for run in [self._added, *self._runs]:
+        out = np.empty(len(hashes), dtype=np.int32)
+        out[position] = self.lookup_sorted(q)
+        return out
+
+    def lookup_sorted(self, q: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` of hashes ``q`` given in ascending order."""
+        out = np.full(len(q), -1, dtype=np.int32)
+        runs = [run for run in [self._added, *self._runs] if len(run.hashes)]
+        todo = np.arange(len(q)) if runs else q[:0]
+        for run in runs:
             if not len(todo):
                 break
-            if not len(run.hashes):
-                continue
             at = np.minimum(np.searchsorted(run.hashes, q[todo]), len(run.hashes) - 1)
             hit = run.hashes[at] == q[todo]
             found = todo[hit]
-            out[position[found]] = run.buckets if isinstance(run.buckets, int) else run.buckets[at[hit]]
+            out[found] = run.buckets if isinstance(run.buckets, int) else run.buckets[at[hit]]
             todo = todo[~hit]
         return out
 
     def add(self, hashes: np.ndarray, buckets: np.ndarray) -> None:
-        """Record new ``hashes`` (distinct, none in the index yet) in ``buckets``."""
+        """Record new ``hashes`` (distinct, none in the index yet; sorted or not) in ``buckets``."""
         if not len(hashes):
             return
         added = np.bincount(buckets)
         for b in np.flatnonzero(added).tolist():
             self.counts[b] = self.counts.get(b, 0) + int(added[b])
-        hashes, order = sort_with_positions(hashes)
-        buckets = buckets[order].astype(np.int32)
+        if len(hashes) > 1 and not bool((hashes[1:] > hashes[:-1]).all()):
+            hashes, order = sort_with_positions(hashes)
+            buckets = buckets[order]
+        buckets = buckets.astype(np.int32, copy=False)
         run = self._added
         assert not isinstance(run.buckets, int)
         if len(run.hashes):
@@ -108,12 +118,14 @@ class PartitionIndex:
 
 def lanes_of(hashes: np.ndarray, lanes: int) -> np.ndarray:
     """The lane of each key hash: Java's ``Math.abs(hash % lanes)``."""
-    return np.abs(np.fmod(hashes.astype(np.int64), lanes)).astype(np.int64)
+    if lanes == 1:
+        return np.zeros(len(hashes), dtype=np.int32)
+    return bucket_hash.buckets(hashes, lanes)  # the same remainder as a bucket's
 
 
 def fill(counts: dict[int, int], lanes: np.ndarray, num_lanes: int, target: int,
          where: str = "", max_buckets: int = -1) -> np.ndarray:
-    """Buckets for new keys arriving in order with lanes ``lanes`` (int64) into a partition
+    """Buckets for new keys arriving in order with lanes ``lanes`` (integers) into a partition
     whose buckets hold ``counts`` keys (updated in place). Pure but for ``counts``. With
     ``max_buckets`` > 0 (REQUIRES: ``num_lanes`` <= ``max_buckets``) no new id reaches it:
     keys past the room go to the lane's buckets in turn.
@@ -121,45 +133,60 @@ def fill(counts: dict[int, int], lanes: np.ndarray, num_lanes: int, target: int,
     Raises InvalidArgumentError if, unbounded, a key needs a bucket id past
     :data:`MAX_BUCKETS` (``where`` names the partition in the message)."""
     limit = MAX_BUCKETS if max_buckets < 0 else min(max_buckets, MAX_BUCKETS)
-    out = np.empty(len(lanes), dtype=np.int32)
-    for lane in np.unique(lanes).tolist():
-        mine = np.flatnonzero(lanes == lane)
-        own = sorted(b for b in counts if b % num_lanes == lane)
-        open_ = [b for b in own if counts[b] < target]
-        room = np.array([target - counts[b] for b in open_], dtype=np.int64)
-        cum = np.cumsum(room)
-        total = int(cum[-1]) if len(cum) else 0
-        k = len(mine)
-        buckets = np.empty(k, dtype=np.int32)
-        in_open = min(k, total)
-        if in_open:
-            buckets[:in_open] = np.asarray(open_, np.int32)[np.searchsorted(cum, np.arange(in_open), side="right")]
-        rest = k - in_open
-        if rest:
-            needed = -(-rest // target)
-            taken = set(own)
-            fresh: list[int] = []
-            b = lane
-            while len(fresh) < needed and b < limit:
-                if b not in taken:
-                    fresh.append(b)
-                b += num_lanes
-            if len(fresh) < needed and max_buckets < 0:
-                raise InvalidArgumentError(
-                    f"the write needs more than {MAX_BUCKETS} buckets in {where or 'a partition'}"
-                    f" of a dynamic-bucket table (at most {target} keys each, "
-                    "'dynamic-bucket.target-row-num'); raise that option")
-            room_fresh = min(rest, len(fresh) * target)
-            buckets[in_open:in_open + room_fresh] = np.asarray(fresh, np.int32)[np.arange(room_fresh) // target]
-            over = rest - room_fresh
-            if over:  # past max-buckets: the lane's buckets in turn
-                every = np.asarray(sorted([*own, *fresh]), np.int32)
-                buckets[in_open + room_fresh:] = every[np.arange(over) % len(every)]
-        ids, added = np.unique(buckets, return_counts=True)
-        for b, c in zip(ids.tolist(), added.tolist()):
-            counts[b] = counts.get(b, 0) + c
+    if num_lanes == 1 or not len(lanes):
+        present = [0] if len(lanes) else []
+    else:
+        present = np.flatnonzero(np.bincount(lanes, minlength=num_lanes)).tolist()
+    out = np.empty(len(lanes) if len(present) > 1 else 0, dtype=np.int32)
+    for lane in present:
+        mine = np.flatnonzero(lanes == lane) if len(present) > 1 else slice(None)
+        k = len(lanes) if isinstance(mine, slice) else len(mine)
+        buckets = _fill_lane(counts, lane, k, num_lanes, target, limit, where, max_buckets)
+        if isinstance(mine, slice):  # one lane: its buckets are all
+            return buckets
         out[mine] = buckets
     return out
+
+
+def _fill_lane(counts: dict[int, int], lane: int, k: int, num_lanes: int, target: int, limit: int,
+               where: str, max_buckets: int) -> np.ndarray:
+    """:func:`fill` of ``k`` new keys of one lane (ids below ``limit``): runs of bucket ids,
+    so ``counts`` is updated from the run lengths, never by counting the keys."""
+    own = sorted(b for b in counts if b % num_lanes == lane)
+    open_ = [b for b in own if counts[b] < target]
+    room = np.array([target - counts[b] for b in open_], dtype=np.int64)
+    cum = np.cumsum(room)
+    in_open = min(k, int(cum[-1]) if len(cum) else 0)
+    ids, runs = open_, np.clip(in_open - (cum - room), 0, room).tolist()  # each open bucket in turn
+    rest, over, every = k - in_open, 0, np.zeros(0, np.int32)
+    if rest:
+        needed = -(-rest // target)
+        taken = set(own)
+        fresh: list[int] = []
+        b = lane
+        while len(fresh) < needed and b < limit:
+            if b not in taken:
+                fresh.append(b)
+            b += num_lanes
+        if len(fresh) < needed and max_buckets < 0:
+            raise InvalidArgumentError(
+                f"the write needs more than {MAX_BUCKETS} buckets in {where or 'a partition'}"
+                f" of a dynamic-bucket table (at most {target} keys each, "
+                "'dynamic-bucket.target-row-num'); raise that option")
+        room_fresh = min(rest, len(fresh) * target)
+        ids, runs = [*ids, *fresh], [*runs, *np.clip(room_fresh - target * np.arange(len(fresh)), 0, target).tolist()]
+        over = rest - room_fresh
+        every = np.asarray(sorted([*own, *fresh]), np.int32)
+    for b, run in zip(ids, runs):
+        if run:
+            counts[b] = counts.get(b, 0) + run
+    buckets = np.repeat(np.asarray(ids, np.int32), runs)
+    if over:  # past max-buckets: the lane's buckets in turn
+        cycle = np.arange(len(every))
+        for b, c in zip(every.tolist(), (over // len(every) + (cycle < over % len(every))).tolist()):
+            counts[b] = counts.get(b, 0) + c
+        buckets = np.concatenate([buckets, every[np.arange(over) % len(every)]])
+    return buckets
 
 
 class HashAssigner:
@@ -177,20 +204,55 @@ class HashAssigner:
     def assign(self, partition: tuple[Any, ...], hashes: np.ndarray, where: str = "") -> np.ndarray:
         """The bucket of each row of ``partition`` whose key hashes are ``hashes`` (int32);
         new keys are remembered. Raises InvalidArgumentError (no bucket left)."""
+        return self.route(partition, hashes, where)[0]
+
+    def route(self, partition: tuple[Any, ...], hashes: np.ndarray,
+              where: str = "") -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """:meth:`assign`, and the distinct hashes each bucket gets (ascending int32 arrays).
+
+        One sort of the hashes serves all: the distinct hashes are looked up in order, the
+        new ones ranked by first arrival (a row's position among first occurrences, no
+        second sort) and grouped by bucket by a radix sort of their bucket ids."""
         index = self._partitions.get(partition)
         if index is None:
             index = self._partitions[partition] = PartitionIndex(self._load(partition))
-        buckets = index.lookup(hashes)
+        s, position = sort_with_positions(hashes)
+        first = np.ones(len(s), dtype=bool)  # the first of each distinct hash, sorted order
+        np.not_equal(s[1:], s[:-1], out=first[1:])
+        once = bool(first.all())  # no key twice (the common case)
+        distinct, first_at = (s, position) if once else (s[first], position[first])
+        buckets = index.lookup_sorted(distinct)  # positions ascend among equals: first_at
         unknown = np.flatnonzero(buckets < 0)
-        if not len(unknown):
-            return buckets
-        new, inverse = first_arrivals(hashes[unknown])
-        counts = dict(index.counts)
-        assigned = fill(counts, lanes_of(new, self._lanes), self._lanes, self._target, where,
-                        self._max_buckets)
-        index.add(new, assigned)
-        buckets[unknown] = assigned[inverse]
-        return buckets
+        all_new = once and len(unknown) == len(hashes)
+        if all_new:  # every row a new key: the rows are the keys in order of arrival
+            rows = fill(dict(index.counts), lanes_of(hashes, self._lanes), self._lanes, self._target,
+                        where, self._max_buckets)
+            buckets = rows[position]
+            index.add(distinct, buckets)
+        elif len(unknown):
+            arrived = np.zeros(len(hashes), dtype=bool)  # rows where a new key first occurs
+            arrived[first_at[unknown]] = True
+            new = hashes[arrived]  # in order of first arrival
+            assigned = fill(dict(index.counts), lanes_of(new, self._lanes), self._lanes, self._target,
+                            where, self._max_buckets)
+            rank = np.cumsum(arrived) - 1  # at a first occurrence: its rank among them
+            buckets[unknown] = assigned[rank[first_at[unknown]]]
+            index.add(distinct[unknown], buckets[unknown])
+        if not all_new:
+            rows = np.empty(len(hashes), dtype=np.int32)
+            rows[position] = buckets if once else buckets[np.cumsum(first) - 1]
+        return rows, _by_bucket(distinct, buckets)
+
+
+def _by_bucket(hashes: np.ndarray, buckets: np.ndarray) -> dict[int, np.ndarray]:
+    """``hashes`` (ascending) grouped by their ``buckets`` (non-negative), each ascending."""
+    if not len(hashes):
+        return {}
+    small = int(buckets.max()) <= MAX_BUCKETS  # NumPy sorts int16 by radix: fast
+    order = np.argsort(buckets.astype(np.int16) if small else buckets, kind="stable")
+    sizes = np.bincount(buckets)
+    ends = np.cumsum(sizes)
+    return {b: hashes[order[ends[b] - sizes[b]:ends[b]]] for b in np.flatnonzero(sizes).tolist()}
 
 
 __all__ = ["MAX_BUCKETS", "HashAssigner", "PartitionIndex", "fill", "lanes_of"]

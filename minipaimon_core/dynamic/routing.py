@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..expressions.sets import distinct
 from ..format.bucket_names import POSTPONE_BUCKET
 from ..format.options import Options
 from ..format.snapshot import Snapshot
@@ -86,10 +85,9 @@ def dynamic_router(schema: TableSchema, load: Callable[[tuple[Any, ...]], dict[i
     def route(table: pa.Table) -> list[Routed]:
         out = []
         for values, part in spec.split(table):
-            hashes = key_hashes(part, schema)
-            buckets = assigner.assign(tuple(values), hashes, f"partition {values}")
-            for bucket, rows in split_by_bucket(part, buckets.astype(np.int64)):
-                out.append(Routed(tuple(values), bucket, rows, distinct(hashes[buckets == bucket])))
+            buckets, placed = assigner.route(tuple(values), key_hashes(part, schema), f"partition {values}")
+            for bucket, rows in split_by_bucket(part, buckets):
+                out.append(Routed(tuple(values), bucket, rows, placed[bucket]))
         return out
     return route
 

@@ -62,10 +62,30 @@ def _hashes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[str],
     parsed = [_parse_type(t) for t in types]
     if not parsed or len(columns) != len(parsed):
         raise InvalidArgumentError(f"{len(columns)} key columns for types {list(types)}")
-    arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
+    arrays = [(c.chunk(0) if c.num_chunks == 1 else c.combine_chunks()) if isinstance(c, pa.ChunkedArray) else c
+              for c in columns]
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
         raise InvalidArgumentError(f"key columns of unequal lengths {[len(a) for a in arrays]}")
+    if n <= _BLOCK:
+        return _block_hashes(arrays, parsed, types, seeds)
+    out = [np.empty(n, dtype=np.int32) for _ in seeds]
+    for start in range(0, n, _BLOCK):
+        for whole, part in zip(out, _block_hashes([a.slice(start, _BLOCK) for a in arrays], parsed, types, seeds)):
+            whole[start:start + len(part)] = part
+    return out
+
+
+# Rows hashed at a time: the working arrays (a few per key column and the mixing's scratch)
+# stay small and are reused across blocks, where whole-column arrays would be fresh memory
+# (hundreds of MB at 16M rows, each page faulted in: more system time than the hashing).
+_BLOCK = 1 << 19
+
+
+def _block_hashes(arrays: list[pa.Array], parsed: list[_Type], types: Sequence[str],
+                  seeds: Sequence[int]) -> list[np.ndarray]:
+    """:func:`_hashes` of arrays of equal length (checked)."""
+    n = len(arrays[0])
     if n == 0:
         return [np.zeros(0, dtype=np.int32) for _ in seeds]
     cols = [_column(t, arrays[i], f"key column {i} ({types[i]})") for i, t in enumerate(parsed)]
@@ -75,16 +95,41 @@ def _hashes(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[str],
             col.hi = np.where(col.units > 0, size, col.hi).astype(np.uint32)
             size = size + col.units * 8
     out = []
+    scratch = (np.empty(n, np.uint32), np.empty(n, np.uint32))
     for seed in seeds:
-        h = _hash_header(cols, seed)
-        for col in cols:  # slots
-            _mix_into(h, col.lo)
-            _mix_into(h, col.hi)
+        header = _hash_header(cols, seed)
+        h = np.empty(n, np.uint32) if isinstance(header, int) else header
+        for i, col in enumerate(cols):  # slots; a constant header mixes into the first word
+            _mix_words(h, col.lo, scratch, header if i == 0 and isinstance(header, int) else None)
+            _mix_words(h, col.hi, scratch)
         for col in cols:  # the variable part, chunk after chunk
             if col.units is not None and col.fetch is not None:
                 _hash_chunks(h, col.units, col.fetch)
-        out.append(_fmix(h, np.asarray(size, dtype=np.int64).astype(np.uint32)))
+        out.append(_fmix(h, np.asarray(size, dtype=np.int64).astype(np.uint32), scratch[1]))
     return out
+
+
+def _mix_words(h: np.ndarray, word: np.ndarray, scratch: tuple[np.ndarray, np.ndarray],
+               state: int | None = None) -> None:
+    """h = mixH1(h, mixK1(word)) element-wise, in place, as :func:`_mix_into` but with no
+    temporary array (``scratch``: two uint32[n] arrays it overwrites); ``state``: mix into
+    that constant state instead of ``h`` (``h`` is then only written). ``word`` may be a
+    strided view; it is not changed."""
+    k, t = scratch
+    np.multiply(word, np.uint32(_C1), out=k, dtype=np.uint32)
+    np.right_shift(k, np.uint32(17), out=t)
+    np.left_shift(k, np.uint32(15), out=k)
+    k |= t
+    k *= np.uint32(_C2)
+    if state is None:
+        h ^= k
+    else:
+        np.bitwise_xor(k, np.uint32(state), out=h)
+    np.right_shift(h, np.uint32(19), out=t)
+    np.left_shift(h, np.uint32(13), out=h)
+    h |= t
+    h *= np.uint32(5)
+    h += np.uint32(_C3)
 
 
 def _mix_into(h: np.ndarray, word: np.ndarray) -> None:
@@ -102,24 +147,28 @@ def _mix_into(h: np.ndarray, word: np.ndarray) -> None:
     h += np.uint32(_C3)
 
 
-def _fmix(h: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _fmix(h: np.ndarray, length: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
+    """murmur3's finish of ``h`` (in place) with ``length``; ``scratch``: a uint32 array
+    of h's size to use for the shifts (else temporaries)."""
+    t = np.empty_like(h) if scratch is None else scratch
     h ^= length
-    h ^= h >> np.uint32(16)
-    h *= np.uint32(_F1)
-    h ^= h >> np.uint32(13)
-    h *= np.uint32(_F2)
-    h ^= h >> np.uint32(16)
+    for shift, factor in ((16, _F1), (13, _F2), (16, None)):
+        np.right_shift(h, np.uint32(shift), out=t)
+        h ^= t
+        if factor is not None:
+            h *= np.uint32(factor)
     return h.view(np.int32)
 
 
-def _hash_header(cols: list[_Column], seed: int) -> np.ndarray:
-    """Murmur state after the header words (a constant when no key value is null)."""
+def _hash_header(cols: list[_Column], seed: int) -> np.ndarray | int:
+    """Murmur state after the header words: an int (the same for every row) when no key
+    value is null, else uint32[n]."""
     n, width = len(cols[0].null), _bitset_width(len(cols))
     if not any(c.null.any() for c in cols):
         state = seed
         for _ in range(width // 4):
             state = _mix(state, 0)
-        return np.full(n, state, dtype=np.uint32)
+        return state
     bits = np.zeros((n, width // 8), dtype=np.uint64)
     for i, col in enumerate(cols):
         bits[:, (i + 8) // 64] |= col.null.astype(np.uint64) << np.uint64((i + 8) % 64)
@@ -190,13 +239,16 @@ def _values(arr: pa.Array) -> np.ndarray:
 def _slot_column(values: np.ndarray, null: np.ndarray) -> _Column:
     """A slot holding ``values`` (numpy, up to 8 bytes each) in its low bytes; null -> 0."""
     values = np.ascontiguousarray(values)
-    if values.dtype.itemsize == 8:
+    has_null = bool(null.any())
+    if values.dtype.itemsize == 8:  # the two words as strided views: copied only to zero nulls
         words = values.view(np.uint32).reshape(-1, 2)
-        lo, hi = words[:, 0].copy(), words[:, 1].copy()
+        lo, hi = words[:, 0], words[:, 1]
+        if has_null:
+            lo, hi = lo.copy(), hi.copy()
     else:
         lo = values.view(f"u{values.dtype.itemsize}").astype(np.uint32)
         hi = np.zeros(len(values), dtype=np.uint32)
-    if null.any():
+    if has_null:
         lo[null], hi[null] = 0, 0
     return _Column(null, lo, hi)
 
@@ -296,9 +348,16 @@ def key_hashes64(columns: Sequence[pa.Array | pa.ChunkedArray], types: Sequence[
     return (high << np.uint64(32)) | low
 
 
-def buckets(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
-    """Java ``Math.abs(hash % num_buckets)`` (truncating ``%``) per hash, as int32.
+def buckets(hashes: np.ndarray, num_buckets: int, *, in_place: bool = False) -> np.ndarray:
+    """Java ``Math.abs(hash % num_buckets)`` (truncating ``%``) per hash, as int32;
+    ``in_place``: int32 ``hashes`` are overwritten with it (no new array).
     Raises InvalidArgumentError if ``num_buckets`` < 1."""
     if num_buckets < 1:
         raise InvalidArgumentError(f"number of buckets must be positive, not {num_buckets}")
-    return np.abs(np.fmod(np.asarray(hashes, dtype=np.int64), num_buckets)).astype(np.int32)
+    h = np.asarray(hashes)
+    wide = h.dtype != np.int32 or num_buckets > np.iinfo(np.int32).max
+    if wide:
+        h = h.astype(np.int64)
+    out = h if in_place or wide else np.empty_like(h)
+    np.fmod(h, h.dtype.type(num_buckets), out=out)
+    return np.abs(out, out=out).astype(np.int32, copy=False)  # |remainder| < num_buckets: no overflow

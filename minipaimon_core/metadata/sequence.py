@@ -47,7 +47,11 @@ class SequenceStart:
 
     def numbers(self, first: int, count: int) -> np.ndarray:
         """The numbers of rows ``first .. first + count - 1`` of this writer (int64)."""
-        return self.base + (np.arange(first, first + count, dtype=np.int64) * self.stride + self.offset)
+        numbers = np.arange(first, first + count, dtype=np.int64)  # one array, the rest in place
+        if self.stride != 1:
+            numbers *= self.stride
+        numbers += self.base + self.offset
+        return numbers
 
     def for_task(self, partition_id: int) -> SequenceStart:
         """The start of one task of a write whose tasks share this start."""

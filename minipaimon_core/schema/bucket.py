@@ -83,19 +83,19 @@ def key_hashes64(table: pa.Table | pa.RecordBatch, schema: TableSchema) -> np.nd
 
 
 def bucket_ids(table: pa.Table | pa.RecordBatch, schema: TableSchema) -> np.ndarray:
-    """The bucket of every row of ``table`` (int64)."""
+    """The bucket of every row of ``table`` (int32)."""
     return bucket_ids_of(table, schema, num_buckets(schema))  # <= 1: one bucket, or assigned elsewhere
 
 
 def bucket_ids_of(table: pa.Table | pa.RecordBatch, schema: TableSchema, n: int) -> np.ndarray:
     """The bucket of every row of ``table`` among ``n`` buckets (a postponed table's
-    partition count: the hash of the bucket key modulo ``n``, as fixed buckets)."""
+    partition count: the hash of the bucket key modulo ``n``, as fixed buckets); int32."""
     if n <= 1:
-        return np.zeros(table.num_rows, dtype=np.int64)
+        return np.zeros(table.num_rows, dtype=np.int32)
     keys = bucket_keys(schema)
     types = {f.name: f.row_type for f in schema.fields}
     hashes = bucket_hash.bucket_hashes([table.column(k) for k in keys], [types[k] for k in keys])
-    return bucket_hash.buckets(hashes, n).astype(np.int64)
+    return bucket_hash.buckets(hashes, n, in_place=True)
 
 
 __all__ = ["BUCKET_UNAWARE", "CROSS_PARTITION", "HASH_DYNAMIC", "HASH_FIXED", "POSTPONE_MODE", "bucket_ids",

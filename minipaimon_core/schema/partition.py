@@ -115,19 +115,21 @@ def split_by_bucket(table: pa.Table, buckets: np.ndarray) -> list[tuple[int, pa.
     """Split rows by their bucket number (input order kept within a bucket)."""
     if table.num_rows == 0:
         return []
-    if buckets.min() == buckets.max():  # one bucket (always with bucket = 1): no copy
-        return [(int(buckets[0]), table)]
-    if buckets.max() < 1 << 15:  # NumPy sorts small integers by radix: 3x faster
-        buckets = buckets.astype(np.int16)
-    order = np.argsort(buckets, kind="stable")
-    sorted_buckets = buckets[order]
-    bounds = np.flatnonzero(np.diff(sorted_buckets)) + 1
-    starts = np.concatenate([[0], bounds])
-    ends = np.concatenate([bounds, [len(order)]])
-    return [
-        (int(sorted_buckets[s]), table.take(pa.array(order[s:e])))
-        for s, e in zip(starts, ends)
-    ]
+    low, high = int(buckets.min()), int(buckets.max())
+    if low == high:  # one bucket (always with bucket = 1): no copy
+        return [(low, table)]
+    if high - low >= 1 << 15:  # ids far apart (not Paimon's): sorted as they are
+        order = np.argsort(buckets, kind="stable")
+        ordered = buckets[order]
+        bounds = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(order)]
+        return [(int(ordered[s]), table.take(pa.array(order[s:e]))) for s, e in zip(bounds, bounds[1:])]
+    # offsets from the lowest id: NumPy sorts int16 by radix (3x faster), bincount sizes them
+    offsets = (buckets - low if low else buckets).astype(np.int16)
+    order = np.argsort(offsets, kind="stable")
+    sizes = np.bincount(offsets)
+    ends = np.cumsum(sizes)
+    return [(low + b, table.take(pa.array(order[ends[b] - sizes[b]:ends[b]])))
+            for b in np.flatnonzero(sizes).tolist()]
 
 
 def partition_prefix(key: str, legacy_paths: bool = False) -> str:

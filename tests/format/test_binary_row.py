@@ -478,6 +478,20 @@ def test_bucket_hashes_multi_column_keys() -> None:
         assert bucket_hashes(columns, types).tolist() == [_row_hash(r, types) for r in rows]
 
 
+def test_bucket_hashes_in_blocks_match_hash_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Columns longer than a block are hashed block by block (sliced, chunked inputs too)."""
+    from minipaimon_core.format import bucket_hash
+
+    monkeypatch.setattr(bucket_hash, "_BLOCK", 7)
+    rng = random.Random(23)
+    for _ in range(15):
+        types = [rng.choice(RANDOM_TYPES) for _ in range(rng.randint(1, 3))]
+        rows = [[None if rng.random() < 0.15 else _random_value(rng, t) for t in types]
+                for _ in range(rng.randint(8, 40))]
+        columns = [_variants(t, [r[i] for r in rows])[rng.randint(0, 1)] for i, t in enumerate(types)]
+        assert bucket_hashes(columns, types).tolist() == [_row_hash(r, types) for r in rows], types
+
+
 def test_bucket_hashes_fixed_size_binary_and_long_strings() -> None:
     values = [bytes([i]) * 12 for i in range(50)]
     column = pa.array(values, pa.binary(12))
