@@ -108,12 +108,19 @@ class Gates:
     ...               # what happens meanwhile
     g.release()       # it creates it and runs on
     ```
+
+    With ``every``, each call matching the (single) gate waits, not only the first: the
+    calls one operation makes concurrently (an expiration's marker creates) all stand at it
+    until :meth:`release`, which lets them all pass and opens the gate for good.
     """
 
-    def __init__(self, inner: Any, *gates: Callable[[str, str], bool], timeout: float = 120) -> None:
+    def __init__(self, inner: Any, *gates: Callable[[str, str], bool], timeout: float = 120,
+                 every: bool = False) -> None:
+        assert not every or len(gates) == 1, "every: one gate"
         self.inner = inner
         self._gates = list(gates)
         self._timeout = timeout
+        self._every = every
         self._reached = threading.Event()
         self._go = threading.Event()
 
@@ -124,6 +131,8 @@ class Gates:
 
     def release(self) -> None:
         """Let the thread pass the gate it stands at."""
+        if self._every:
+            self._gates.clear()
         self._go.set()
 
     def __getattr__(self, name: str) -> Any:
@@ -133,25 +142,30 @@ class Gates:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             where = args[0] if args and isinstance(args[0], str) else ""
-            if self._gates and self._gates[0](name, where):
-                self._gates.pop(0)
+            gates = list(self._gates)
+            if gates and gates[0](name, where):
+                if not self._every:
+                    self._gates.pop(0)
                 self._reached.set()
                 assert self._go.wait(self._timeout), "the gate was never released"
-                self._go.clear()
+                if not self._every:
+                    self._go.clear()
             return attr(*args, **kwargs)
         return call
 
 
-def expiration_standing_at(path: str, gate: Callable[[str, str], bool]) -> tuple[threading.Thread, Gates, list]:
+def expiration_standing_at(path: str, gate: Callable[[str, str], bool], every: bool = False
+                           ) -> tuple[threading.Thread, Gates, list]:
     """An expiration of the table at ``path`` down to its latest snapshot, on a thread that
-    stands at the first FileIO call matching ``gate``; returns the thread, its gates
-    (:meth:`Gates.release` lets it run on) and a list that receives its ExpireResult."""
+    stands at the first FileIO call matching ``gate`` (``every``: at every one, as
+    :class:`Gates`; for its marker creates, made concurrently); returns the thread, its
+    gates (:meth:`Gates.release` lets it run on) and a list that receives its ExpireResult."""
     import minipaimon_core as mp
     from minipaimon_core.io.fileio import LocalFileIO
     from minipaimon_core.maintenance.expire import expire_snapshots
     from minipaimon_core.maintenance.files import TableFiles
 
-    io = Gates(LocalFileIO(), gate)
+    io = Gates(LocalFileIO(), gate, every=every)
     out: list = []
     thread = threading.Thread(target=lambda: out.append(expire_snapshots(
         TableFiles.of(mp.open_table(path, io=io)), retain_max=1)))

@@ -40,12 +40,12 @@ def _all(stream) -> list[int]:
 
 
 def test_a_pin_landing_after_the_expiration_decided_keeps_its_snapshot(tmp_path):
-    """The expiration read the consumers (none) and stands before its first mark; the
+    """The expiration read the consumers (none) and stands before its marks; the
     stream pins snapshot 2 and checks it. Then the expiration spares 2 and what follows it:
     the stream reads every row from 2 on (before: snapshots 2-4 went, and the stream failed)."""
     path = str(tmp_path / "t")
     _five(path)
-    thread, io, out = expiration_standing_at(path, _marks)
+    thread, io, out = expiration_standing_at(path, _marks, every=True)
     stream = mp.open_table(path).stream("c", {"scan.mode": "from-snapshot", "scan.snapshot-id": "2"})
     io.release()
     thread.join()
@@ -66,7 +66,7 @@ def test_a_latest_full_pin_landing_after_the_expiration_decided_keeps_its_snapsh
     opener.start()
     io.wait()  # the stream's start is snapshot 5, not yet pinned
     mp.open_table(path).write(rows(5, 1))
-    thread, expirer_io, out = expiration_standing_at(path, _marks)
+    thread, expirer_io, out = expiration_standing_at(path, _marks, every=True)
     io.release()
     opener.join()
     expirer_io.release()

@@ -110,7 +110,8 @@ def test_a_pin_landing_after_an_expiration_decided_keeps_its_snapshot(tmp_path: 
     t = mp.create_table(str(tmp_path / "t"), SCHEMA, options={"snapshot.num-retained.max": "1000"})
     for i in range(5):
         t.write(rows(i, 1))
-    thread, io, out = expiration_standing_at(t.path, lambda m, p: m == "write_if_absent" and p.endswith(".expired"))
+    thread, io, out = expiration_standing_at(
+        t.path, lambda m, p: m == "write_if_absent" and p.endswith(".expired"), every=True)
     reader = stream(tmp_path / "t", **{"consumer-id": "c", "scan.mode": "from-snapshot", "scan.snapshot-id": "2"})
     start = reader.initialOffset()
     end = reader.latestOffset()  # pins snapshot 2
