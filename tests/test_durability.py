@@ -88,3 +88,25 @@ def test_local_sync_fsyncs_each_file_and_directory_once(tmp_path, monkeypatch) -
     assert fsynced == []
     with pytest.raises(FileNotFoundError):
         LocalFileIO().sync([str(tmp_path / "a" / "gone"), *paths])
+
+
+def test_a_commit_whose_data_file_is_gone_raises_and_commits_nothing(tmp_path) -> None:
+    """A data file deleted between its write and the commit (another process, an orphan
+    cleanup run with a short older_than): the commit raises CorruptDataFileError naming it
+    and leaves the table as it was, no metadata file of the attempt behind (before: the
+    snapshot landed naming a missing file, and every read of the table failed)."""
+    path = str(tmp_path / "t")
+    t = mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"], options={"bucket": "1"})
+    t.write(rows(0, 5))
+    manifests = sorted(os.listdir(tmp_path / "t" / "manifest"))
+    writer = t.new_write("job")
+    writer.write(rows(10, 5))
+    messages = writer.prepare_commit()
+    gone = tmp_path / "t" / "dt=d1" / "bucket-0" / messages[0].newFiles[0].fileName
+    gone.unlink()
+    with pytest.raises(mp.CorruptDataFileError, match=f"{gone}: a file of this commit is gone"):
+        t.new_commit("job").commit(messages, 1)
+    t = mp.open_table(path)
+    assert [s.id for s in t.snapshots()] == [1]
+    assert sorted(os.listdir(tmp_path / "t" / "manifest")) == manifests
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [0, 1, 2, 3, 4]

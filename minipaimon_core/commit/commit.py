@@ -69,7 +69,7 @@ from ..schema.features import check_writable
 from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .append_vectors import AppendVectors
 from .commit_dedupe import CommitRecords, committed_kinds
-from .commit_metadata import attempt_files, write_manifests
+from .commit_metadata import make_durable, write_manifests
 from .commit_point import CommitPoint, gave_up, retry_wait
 from .conflicts import check_compaction, files_still_live
 from .dv_maintainer import VectorMaintainer, check_applied
@@ -294,7 +294,7 @@ class FileStoreCommit:
         index = self._append_vectors.update(latest, given, overwritten, written) \
             if self._append_vectors is not None else None
         snap = self._write_metadata(kind, change, identifier, properties, latest, written, index, hashes)
-        self._io.sync(attempt_files(self._layout, messages, written))  # durable before the create
+        make_durable(self._io, self._layout, messages, written)  # before the create
         # If base N expired meanwhile, snapshot-(N+1) exists (our create fails, we retry) or
         # expired too and its marker names another snapshot (we landed below the latest:
         # undone, retried), while the marker lives; an older attempt starts again

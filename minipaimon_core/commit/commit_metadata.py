@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import CorruptDataFileError
 from ..file_format.data_file import file_paths
 from ..format.layout import TableLayout
 from ..format.options import Options
 from ..format.snapshot import Snapshot
+from ..io.fileio import FileIO
 from ..metadata.commit_message import CommitEntries, CommitMessage
 from ..metadata.manifest_io import ManifestIO
 from ..metadata.manifest_merge import next_base
@@ -52,6 +54,18 @@ def write_manifests(manifests: ManifestIO, schema: TableSchema, options: Options
     return ListsWritten(base, delta, changelog)
 
 
+def make_durable(io: FileIO, layout: TableLayout, messages: Sequence[CommitMessage], written: Sequence[str]) -> None:
+    """FileIO.sync of :func:`attempt_files`, before the create. Raises CorruptDataFileError
+    when one of them is gone (deleted since it was written: the commit cannot stand)."""
+    try:
+        io.sync(attempt_files(layout, messages, written))
+    except FileNotFoundError as e:
+        raise CorruptDataFileError(
+            f"{e.filename or e}: a file of this commit is gone before the commit (deleted by "
+            "another process, or by orphan cleanup with a short older_than); nothing was "
+            "committed: write the data again") from None
+
+
 def attempt_files(layout: TableLayout, messages: Sequence[CommitMessage], written: Sequence[str]) -> list[str]:
     """The paths of the files a commit attempt's snapshot references that are new with it:
     the messages' new, compacted and changelog files (with their file indexes) and the
@@ -62,4 +76,4 @@ def attempt_files(layout: TableLayout, messages: Sequence[CommitMessage], writte
     return [*data, *(layout.metadata_path(name) for name in written)]
 
 
-__all__ = ["ListsWritten", "attempt_files", "write_manifests"]
+__all__ = ["ListsWritten", "attempt_files", "make_durable", "write_manifests"]
