@@ -115,6 +115,16 @@ class _MetadataService:
         self.server.server_close()
 
 
+def _open_and_create_errors(path: str, io: ObjectStoreFileIO) -> list[str]:
+    """The StorageError messages of opening and of creating a table at ``path``."""
+    messages = []
+    for attempt in (lambda: mp.open_table(path, io=io), lambda: mp.create_table(path, SCHEMA, io=io)):
+        with pytest.raises(mp.StorageError) as err:
+            attempt()
+        messages.append(str(err.value))
+    return messages
+
+
 def test_s3_without_credentials_says_so_not_the_metadata_services_403(
         moto_server, tmp_path, monkeypatch) -> None:
     """Issue 38 item 11: no key given and none in the environment. The AWS credential
@@ -135,11 +145,7 @@ def test_s3_without_credentials_says_so_not_the_metadata_services_403(
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     try:
         io = ObjectStoreFileIO(S3Settings.resolve({"s3.endpoint": moto_server.endpoint}))
-        for attempt in (lambda: mp.open_table(f"s3://{bucket}/t", io=io),
-                        lambda: mp.create_table(f"s3://{bucket}/t", SCHEMA, io=io)):
-            with pytest.raises(mp.StorageError) as err:
-                attempt()
-            message = str(err.value)
+        for message in _open_and_create_errors(f"s3://{bucket}/t", io):
             assert "no S3 credentials: give the options 's3.access-key' and 's3.secret-key' (or set " \
                    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)" in message, message
             assert "403" in message  # what the chain met, after what to do
@@ -170,11 +176,7 @@ def test_azure_without_credentials_says_so_not_the_identity_endpoints_answer(
     unkeyed = {"azure.account-name": azurite_server.account, "azure.endpoint": azurite_server.endpoint}
     try:
         io = ObjectStoreFileIO(AzureSettings.resolve(unkeyed))
-        for attempt in (lambda: mp.open_table(f"az://{container}/t", io=io),
-                        lambda: mp.create_table(f"az://{container}/t", SCHEMA, io=io)):
-            with pytest.raises(mp.StorageError) as err:
-                attempt()
-            message = str(err.value)
+        for message in _open_and_create_errors(f"az://{container}/t", io):
             assert "no Azure credentials: give the option 'azure.account-key' or 'azure.sas-token' " \
                    "(or set AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN)" in message, message
         assert imds.asked and all("/metadata/identity/" in path for _, path in imds.asked)
