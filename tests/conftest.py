@@ -35,8 +35,17 @@ from dataclasses import dataclass, field
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from minipaimon_core.io.fileio import UNSAFE_NO_FSYNC_ENV
 from tests.azurite import AzuriteServer, azurite_binary, start_azurite
 from tests.s3_servers import S3Server, start_moto, start_seaweed
+
+# The suite's local tables are scratch: they are not fsynced (MINIPAIMON_UNSAFE_NO_FSYNC=1,
+# inherited by Spark's workers and child processes). A CI disk charges milliseconds an
+# fsync, and the suite's commits make hundreds of thousands of them. A kill loses nothing
+# without fsync (the page cache survives a process), so the crash tests hold.
+# tests/test_durability.py checks what a commit syncs, with fsync on. Set it to 0 to run the
+# whole suite with fsync.
+os.environ.setdefault(UNSAFE_NO_FSYNC_ENV, "1")
 
 # Property tests draw the same examples every run (no example database, no deadline on a
 # busy 2-core machine): a red run is a bug in the code, not a draw that happened this time.

@@ -11,7 +11,7 @@ import os
 import pytest
 
 import minipaimon_core as mp
-from minipaimon_core.io.fileio import LocalFileIO
+from minipaimon_core.io.fileio import UNSAFE_NO_FSYNC_ENV, LocalFileIO
 from minipaimon_core.maintenance import TableFiles
 from tests.helpers import SCHEMA, rows
 
@@ -20,7 +20,7 @@ class SyncRecordingIO(LocalFileIO):
     """A local FileIO that records the paths synced so far at each snapshot create."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(fsync=True)
         self.synced: set[str] = set()
         self.synced_at_create: dict[str, set[str]] = {}
 
@@ -81,13 +81,13 @@ def test_local_sync_fsyncs_each_file_and_directory_once(tmp_path, monkeypatch) -
             p.write_bytes(b"x" * n)
             paths.append(str(p))
     monkeypatch.setattr(os, "fsync", recording_fsync)
-    LocalFileIO().sync(paths)
+    LocalFileIO(fsync=True).sync(paths)
     assert sorted(fsynced) == sorted([*paths, str(tmp_path / "a"), str(tmp_path / "b")])
     fsynced.clear()
     LocalFileIO(fsync=False).sync(paths)
     assert fsynced == []
     with pytest.raises(FileNotFoundError):
-        LocalFileIO().sync([str(tmp_path / "a" / "gone"), *paths])
+        LocalFileIO(fsync=True).sync([str(tmp_path / "a" / "gone"), *paths])
 
 
 def test_a_commit_whose_data_file_is_gone_raises_and_commits_nothing(tmp_path) -> None:
@@ -96,7 +96,8 @@ def test_a_commit_whose_data_file_is_gone_raises_and_commits_nothing(tmp_path) -
     and leaves the table as it was, no metadata file of the attempt behind (before: the
     snapshot landed naming a missing file, and every read of the table failed)."""
     path = str(tmp_path / "t")
-    t = mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"], options={"bucket": "1"})
+    t = mp.create_table(path, SCHEMA, primary_key=["id", "dt"], partition_by=["dt"], options={"bucket": "1"},
+                        io=LocalFileIO(fsync=True))
     t.write(rows(0, 5))
     manifests = sorted(os.listdir(tmp_path / "t" / "manifest"))
     writer = t.new_write("job")
@@ -106,7 +107,39 @@ def test_a_commit_whose_data_file_is_gone_raises_and_commits_nothing(tmp_path) -
     gone.unlink()
     with pytest.raises(mp.CorruptDataFileError, match=f"{gone}: a file of this commit is gone"):
         t.new_commit("job").commit(messages, 1)
-    t = mp.open_table(path)
+    t = mp.open_table(path, io=LocalFileIO(fsync=True))
     assert [s.id for s in t.snapshots()] == [1]
     assert sorted(os.listdir(tmp_path / "t" / "manifest")) == manifests
     assert sorted(t.to_arrow().column("id").to_pylist()) == [0, 1, 2, 3, 4]
+
+
+def _fsyncs_of_a_write(tmp_path, monkeypatch, name: str) -> int:
+    count = [0]
+    real = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        count[0] += 1
+        real(fd)
+
+    t = mp.create_table(str(tmp_path / name), SCHEMA, primary_key=["id", "dt"], options={"bucket": "1"})
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    t.write(rows(0, 5))
+    monkeypatch.setattr(os, "fsync", real)
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [0, 1, 2, 3, 4]
+    return count[0]
+
+
+def test_fsync_is_on_unless_the_environment_says_unsafe(tmp_path, monkeypatch) -> None:
+    """MINIPAIMON_UNSAFE_NO_FSYNC=1 turns every fsync of a local table off (scratch tables,
+    test suites); unset or 0 it is on, and any other value is refused before anything is
+    written."""
+    monkeypatch.delenv(UNSAFE_NO_FSYNC_ENV, raising=False)
+    assert _fsyncs_of_a_write(tmp_path, monkeypatch, "default") >= 4  # data, manifests, snapshot, dirs
+    monkeypatch.setenv(UNSAFE_NO_FSYNC_ENV, "0")
+    assert _fsyncs_of_a_write(tmp_path, monkeypatch, "zero") >= 4
+    monkeypatch.setenv(UNSAFE_NO_FSYNC_ENV, "1")
+    assert _fsyncs_of_a_write(tmp_path, monkeypatch, "unsafe") == 0
+    monkeypatch.setenv(UNSAFE_NO_FSYNC_ENV, "yes please")
+    with pytest.raises(mp.InvalidArgumentError, match="MINIPAIMON_UNSAFE_NO_FSYNC='yes please' is not valid"):
+        mp.create_table(str(tmp_path / "refused"), SCHEMA, primary_key=["id"])
+    assert not (tmp_path / "refused").exists()

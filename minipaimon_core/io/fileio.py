@@ -140,6 +140,24 @@ def _typed(what: str) -> Callable[[F], F]:
     return wrap
 
 
+UNSAFE_NO_FSYNC_ENV = "MINIPAIMON_UNSAFE_NO_FSYNC"
+
+
+def fsync_from_environment() -> bool:
+    """Whether a LocalFileIO fsyncs: True unless ``MINIPAIMON_UNSAFE_NO_FSYNC`` is 1 / true.
+
+    Raises InvalidArgumentError for any other non-empty value (a typo must not leave a user
+    believing fsync is off, or on)."""
+    value = os.environ.get(UNSAFE_NO_FSYNC_ENV, "").strip().lower()
+    if value in ("", "0", "false"):
+        return True
+    if value in ("1", "true"):
+        return False
+    raise InvalidArgumentError(
+        f"{UNSAFE_NO_FSYNC_ENV}={os.environ[UNSAFE_NO_FSYNC_ENV]!r} is not valid: "
+        "use 1 or true (commits not fsynced) or 0, false or unset (fsynced, the default)")
+
+
 class LocalFileIO:
     """FileIO on a local (POSIX) file system.
 
@@ -148,10 +166,14 @@ class LocalFileIO:
     (never a rename over an existing file). The directory is fsynced after the link.
     ``write_bytes`` and ``open_output`` do not fsync: :meth:`sync` makes a commit's files
     durable together, before its snapshot is created.
+
+    ``fsync=False`` (default: on, unless the environment sets ``MINIPAIMON_UNSAFE_NO_FSYNC=1``)
+    skips every fsync and :meth:`sync`: commits stay atomic and a killed process loses
+    nothing, but a power failure can. For scratch tables and test suites on slow disks.
     """
 
-    def __init__(self, fsync: bool = True) -> None:
-        self._fsync = fsync
+    def __init__(self, fsync: bool | None = None) -> None:
+        self._fsync = fsync_from_environment() if fsync is None else fsync
 
     @_typed("reading")
     def read_bytes(self, path: str) -> bytes:
