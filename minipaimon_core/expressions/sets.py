@@ -49,7 +49,7 @@ def positions_by_value(values: np.ndarray) -> list[tuple[int, np.ndarray]]:
     int16 offsets (NumPy sorts int16 by radix). Wider spans: one stable argsort."""
     low, high = int(values.min()), int(values.max())
     if high - low < 1 << 15:
-        offsets = (values - low).astype(np.int16, copy=False)
+        offsets = (values - low if low else values).astype(np.int16, copy=False)
         sizes = np.bincount(offsets)
         present = np.flatnonzero(sizes).tolist()
         if len(present) <= FEW_VALUES:
