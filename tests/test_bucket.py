@@ -94,3 +94,24 @@ def test_split_by_bucket_keeps_input_order_within_each_bucket(ids):
     got = [(b, part.column("row").to_pylist()) for b, part in split_by_bucket(table, np.array(ids, np.int32))]
     want = [(b, [r for r, i in enumerate(ids) if i == b]) for b in sorted(set(ids))]
     assert got == want
+
+
+@pytest.mark.parametrize("draw", [
+    lambda r: r.integers(0, 8, 5000),                      # many runs, few ids: a compare per id
+    lambda r: r.integers(-3, 40, 5000),                    # many ids: one radix argsort
+    lambda r: r.choice([0, 7, 40000, -9], 5000),           # ids far apart: one argsort
+    lambda r: np.repeat(r.permutation(30), r.integers(1, 200, 30)),  # few runs: slices
+    lambda r: np.repeat(r.integers(0, 3, 63), 50),         # runs of one id repeated: slices joined
+], ids=["few-ids", "many-ids", "far-apart", "runs", "repeated-runs"])
+def test_split_by_bucket_on_every_path_is_a_stable_grouping(draw):
+    """Every way split_by_bucket finds a bucket's rows (zero-copy slices of few runs, a compare
+    per id, a radix or a plain argsort) gives each bucket's rows in input order."""
+    r = np.random.default_rng(7)
+    for _ in range(5):
+        ids = np.asarray(draw(r), dtype=np.int32)
+        table = pa.table({"row": np.arange(len(ids)), "s": [f"v{i}" for i in range(len(ids))]})
+        got = [(b, part.column("row").to_pylist(), part.column("s").to_pylist())
+               for b, part in split_by_bucket(table, ids)]
+        want = [(b, np.flatnonzero(ids == b).tolist(), [f"v{i}" for i in np.flatnonzero(ids == b)])
+                for b in sorted(set(ids.tolist()))]
+        assert got == want

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..expressions.sets import sort_with_positions
+from ..expressions.sets import positions_by_value, sort_with_positions
 from ..format import bucket_hash
 
 MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
@@ -248,11 +248,7 @@ def _by_bucket(hashes: np.ndarray, buckets: np.ndarray) -> dict[int, np.ndarray]
     """``hashes`` (ascending) grouped by their ``buckets`` (non-negative), each ascending."""
     if not len(hashes):
         return {}
-    small = int(buckets.max()) <= MAX_BUCKETS  # NumPy sorts int16 by radix: fast
-    order = np.argsort(buckets.astype(np.int16) if small else buckets, kind="stable")
-    sizes = np.bincount(buckets)
-    ends = np.cumsum(sizes)
-    return {b: hashes[order[ends[b] - sizes[b]:ends[b]]] for b in np.flatnonzero(sizes).tolist()}
+    return {b: hashes[at] for b, at in positions_by_value(buckets)}
 
 
 __all__ = ["MAX_BUCKETS", "HashAssigner", "PartitionIndex", "fill", "lanes_of"]

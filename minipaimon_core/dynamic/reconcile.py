@@ -50,19 +50,20 @@ def moves(messages: Sequence[CommitMessage], mode: str) -> dict[int, Moves]:
     if len(placed) < 2:
         return {}
     hashes = [m.key_hashes(dtype) for _, m in placed]
-    owner = np.concatenate([np.full(len(h), i) for (i, _), h in zip(placed, hashes)])
-    bucket = np.concatenate([np.full(len(h), m.bucket) for (_, m), h in zip(placed, hashes)])
-    part_ids: dict[tuple[Any, ...], int] = {}
-    part = np.concatenate([np.full(len(h), part_ids.setdefault(tuple(m.partition), len(part_ids)))
-                           for (_, m), h in zip(placed, hashes)])
     h = np.concatenate(hashes)
     # only hashes written twice can disagree (rare): find them by one sort, look closer there
     s = np.sort(h)
     twice = distinct(s[1:][s[1:] == s[:-1]])
     if not len(twice):
         return {}
-    near = np.isin(h, twice, kind="sort")
-    h, part, bucket, owner = h[near], part[near], bucket[near], owner[near]
+    near = np.flatnonzero(np.isin(h, twice, kind="sort"))
+    # the message of each near hash (its index in ``placed``), from where each message's hashes end
+    of = np.searchsorted(np.cumsum([len(x) for x in hashes]), near, side="right")
+    part_ids: dict[tuple[Any, ...], int] = {}
+    part = np.array([part_ids.setdefault(tuple(m.partition), len(part_ids)) for _, m in placed])[of]
+    bucket = np.array([m.bucket for _, m in placed])[of]
+    owner = np.array([i for i, _ in placed])[of]
+    h = h[near]
     if mode != HASH_DYNAMIC:
         _refuse_two_partitions(h, part, list(part_ids))
     order = np.lexsort((bucket, h, part))  # by partition, hash, then bucket ascending

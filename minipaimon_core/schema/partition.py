@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError
+from ..expressions.sets import positions_by_value
 from ..expressions.stats import stat_to_string, to_stat
 from ..format import legacy
 from ..format import partition_path as paimon_paths
@@ -111,25 +112,26 @@ def group_indices(table: pa.Table, keys: list[str]) -> list[tuple[list[Any], pa.
     return [(values, order.slice(start, end - start)) for values, start, end in zip(groups, bounds[:-1], bounds[1:])]
 
 
+FEW_RUNS = 64
+"""Up to this many runs of one bucket id, :func:`split_by_bucket` slices instead of copying."""
+
+
 def split_by_bucket(table: pa.Table, buckets: np.ndarray) -> list[tuple[int, pa.Table]]:
-    """Split rows by their bucket number (input order kept within a bucket)."""
+    """Split rows by their bucket number (input order kept within a bucket), buckets
+    ascending. Where the ids come in few runs (one bucket: always; the new keys of a
+    dynamic-bucket bulk load fill one bucket after the other) each bucket's rows are
+    zero-copy slices of ``table``; else one take a bucket."""
     if table.num_rows == 0:
         return []
-    low, high = int(buckets.min()), int(buckets.max())
-    if low == high:  # one bucket (always with bucket = 1): no copy
-        return [(low, table)]
-    if high - low >= 1 << 15:  # ids far apart (not Paimon's): sorted as they are
-        order = np.argsort(buckets, kind="stable")
-        ordered = buckets[order]
-        bounds = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(order)]
-        return [(int(ordered[s]), table.take(pa.array(order[s:e]))) for s, e in zip(bounds, bounds[1:])]
-    # offsets from the lowest id: NumPy sorts int16 by radix (3x faster), bincount sizes them
-    offsets = (buckets - low if low else buckets).astype(np.int16)
-    order = np.argsort(offsets, kind="stable")
-    sizes = np.bincount(offsets)
-    ends = np.cumsum(sizes)
-    return [(low + b, table.take(pa.array(order[ends[b] - sizes[b]:ends[b]])))
-            for b in np.flatnonzero(sizes).tolist()]
+    changes = buckets[1:] != buckets[:-1]
+    if int(np.count_nonzero(changes)) < FEW_RUNS:
+        bounds = [0, *(np.flatnonzero(changes) + 1).tolist(), table.num_rows]
+        runs: dict[int, list[pa.Table]] = {}
+        for start, end in zip(bounds, bounds[1:]):
+            runs.setdefault(int(buckets[start]), []).append(table.slice(start, end - start))
+        return [(b, pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces))
+                for b, pieces in sorted(runs.items())]
+    return [(b, table.take(pa.array(at))) for b, at in positions_by_value(buckets)]
 
 
 def partition_prefix(key: str, legacy_paths: bool = False) -> str:
