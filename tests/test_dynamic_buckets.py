@@ -248,3 +248,19 @@ def test_row_level_changes_keep_each_key_in_its_bucket(tmp_path):
     assert sorted((r["id"], r["v"]) for r in t.to_arrow().to_pylist()) == \
         [(2, "x2"), (3, "u"), (4, "u"), (5, "u")]
     check_hash_index(t)
+
+
+def test_a_write_whose_later_partition_needs_too_many_buckets_writes_nothing(tmp_path):
+    """Every partition's keys are assigned before the first bucket's rows are copied and
+    buffered: the partition that runs out of bucket ids fails the write before a flush of
+    the partitions ahead of it (a buffer of 1 KB flushes each bucket as it comes)."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False)])
+    path = tmp_path / "t"
+    t = mp.create_table(str(path), schema, primary_key=["id", "dt"], partition_by=["dt"],
+                        options={"bucket": "-1", "dynamic-bucket.target-row-num": "1", "write-buffer-size": "1 kb"})
+    ids = np.arange(40_000)
+    rows = pa.table({"id": ids, "dt": np.where(ids < 50, "a", "b")}, schema=schema)
+    with pytest.raises(mp.InvalidArgumentError, match="needs more than 32767 buckets in partition"):
+        t.write(rows)
+    assert t.snapshots() == []
+    assert not [p for p in path.rglob("*.parquet")]

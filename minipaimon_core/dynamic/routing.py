@@ -16,7 +16,7 @@ key is new, as Paimon's ``SimpleHashBucketAssigner`` does).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -34,14 +34,16 @@ from ..schema.bucket import (
     bucket_mode,
     key_hashes,
 )
-from ..schema.partition import PartitionSpec, split_by_bucket
+from ..schema.partition import PartitionSpec, iter_by_bucket
 from ..schema.schema import TableSchema
 from . import key_map
 from .assigner import HashAssigner
 from .cross_partition import CrossPartitionRouter, Routed
 from .hash_index import HashIndexIO
 
-Router = Callable[[pa.Table], list[Routed]]
+Router = Callable[[pa.Table], Iterable[Routed]]
+"""Rows to their (partition, bucket)s. Every check is made before it returns; the rows of
+each (partition, bucket) may be copied only when the iterable reaches it."""
 
 
 def _no_hashes() -> np.ndarray:
@@ -52,10 +54,10 @@ def fixed_router(schema: TableSchema) -> Router:
     """Rows of a fixed-bucket (or bucket-unaware) table by partition and bucket."""
     spec = PartitionSpec.of(schema)
 
-    def route(table: pa.Table) -> list[Routed]:
-        return [Routed(tuple(values), bucket, rows, _no_hashes())
-                for values, part in spec.split(table)
-                for bucket, rows in split_by_bucket(part, bucket_ids(part, schema))]
+    def route(table: pa.Table) -> Iterator[Routed]:
+        # every partition's buckets found (and checked) before the first bucket is copied
+        parts = [(values, iter_by_bucket(part, bucket_ids(part, schema))) for values, part in spec.split(table)]
+        return (Routed(tuple(values), bucket, rows, _no_hashes()) for values, pieces in parts for bucket, rows in pieces)
     return route
 
 
@@ -82,13 +84,14 @@ def dynamic_router(schema: TableSchema, load: Callable[[tuple[Any, ...]], dict[i
     spec = PartitionSpec.of(schema)
     assigner = HashAssigner(load, target, lanes, max_buckets)
 
-    def route(table: pa.Table) -> list[Routed]:
-        out = []
+    def route(table: pa.Table) -> Iterator[Routed]:
+        # every partition's keys assigned (an error raised) before the first bucket is copied
+        parts = []
         for values, part in spec.split(table):
             buckets, placed = assigner.route(tuple(values), key_hashes(part, schema), f"partition {values}")
-            for bucket, rows in split_by_bucket(part, buckets):
-                out.append(Routed(tuple(values), bucket, rows, placed[bucket]))
-        return out
+            parts.append((tuple(values), iter_by_bucket(part, buckets), placed))
+        return (Routed(values, bucket, rows, placed[bucket]) for values, pieces, placed in parts
+                for bucket, rows in pieces)
     return route
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -118,20 +118,28 @@ FEW_RUNS = 64
 
 def split_by_bucket(table: pa.Table, buckets: np.ndarray) -> list[tuple[int, pa.Table]]:
     """Split rows by their bucket number (input order kept within a bucket), buckets
-    ascending. Where the ids come in few runs (one bucket: always; the new keys of a
-    dynamic-bucket bulk load fill one bucket after the other) each bucket's rows are
-    zero-copy slices of ``table``; else one take a bucket."""
+    ascending: :func:`iter_by_bucket`, every bucket's rows at once."""
+    return list(iter_by_bucket(table, buckets))
+
+
+def iter_by_bucket(table: pa.Table, buckets: np.ndarray) -> Iterator[tuple[int, pa.Table]]:
+    """:func:`split_by_bucket`, a bucket's rows copied only when the iterator reaches it (a
+    writer that writes each bucket before asking for the next reuses the memory of the
+    last copy instead of holding a copy of every row). The buckets' rows are found before
+    this returns. Where the ids come in few runs (one bucket: always; the new keys of a
+    dynamic-bucket bulk load fill one bucket after another) the rows are zero-copy slices
+    of ``table``; else one take a bucket."""
     if table.num_rows == 0:
-        return []
+        return iter(())
     changes = buckets[1:] != buckets[:-1]
     if int(np.count_nonzero(changes)) < FEW_RUNS:
         bounds = [0, *(np.flatnonzero(changes) + 1).tolist(), table.num_rows]
         runs: dict[int, list[pa.Table]] = {}
         for start, end in zip(bounds, bounds[1:]):
             runs.setdefault(int(buckets[start]), []).append(table.slice(start, end - start))
-        return [(b, pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces))
-                for b, pieces in sorted(runs.items())]
-    return [(b, table.take(pa.array(at))) for b, at in positions_by_value(buckets)]
+        return iter([(b, pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces))
+                     for b, pieces in sorted(runs.items())])
+    return ((b, table.take(pa.array(at))) for b, at in positions_by_value(buckets))
 
 
 def partition_prefix(key: str, legacy_paths: bool = False) -> str:

@@ -120,12 +120,17 @@ class KeyValueWriter:
             table = table.append_column(SEQUENCE, seq).append_column(VALUE_KIND, kinds)
             for part in self._router(table):
                 self._note_placed((part.partition, part.bucket), part.placed, part.retracted)
-                for key, pieces in self._buffer.add((part.partition, part.bucket), part.rows):
-                    if self._spillable:
-                        self._spill(key, pieces)
-                    else:
-                        self._record(key, self._write_level0(key, pieces, [], []))
-                    pa.default_memory_pool().release_unused()
+                self._flush(self._buffer.add((part.partition, part.bucket), part.rows))
+                del part  # a bucket's copy is freed before the router copies the next one
+
+    def _flush(self, full: list[tuple[BucketKey, list[pa.Table]]]) -> None:
+        """Spill (or write) the buckets the buffer handed back."""
+        for key, pieces in full:
+            if self._spillable:
+                self._spill(key, pieces)
+            else:
+                self._record(key, self._write_level0(key, pieces, [], []))
+            pa.default_memory_pool().release_unused()
 
     def _note_placed(self, key: BucketKey, placed: np.ndarray, retracted: np.ndarray | None) -> None:
         """Dynamic buckets: the key hashes ``key`` now holds (a retraction drops a hash an
