@@ -121,7 +121,7 @@ class KeyValueWriter:
             for part in self._router(table):
                 self._note_placed((part.partition, part.bucket), part.placed, part.retracted)
                 self._flush(self._buffer.add((part.partition, part.bucket), part.rows))
-                del part  # a bucket's copy is freed before the router copies the next one
+                del part  # a bucket's copy is written (or buffered) before the next one is made
 
     def _flush(self, full: list[tuple[BucketKey, list[pa.Table]]]) -> None:
         """Spill (or write) the buckets the buffer handed back."""
