@@ -13,7 +13,7 @@ import pytest
 import minipaimon_core as mp
 from minipaimon_core.format import bucket_hash
 from minipaimon_core.schema.bucket import bucket_ids, bucket_keys, num_buckets
-from minipaimon_core.schema.partition import split_by_bucket
+from minipaimon_core.schema.partition import iter_by_bucket, split_by_bucket
 
 
 def _schema(tmp_path, primary_key=None, partition_by=None, **options: str):
@@ -105,7 +105,8 @@ def test_split_by_bucket_keeps_input_order_within_each_bucket(ids):
 ], ids=["few-ids", "many-ids", "far-apart", "runs", "repeated-runs"])
 def test_split_by_bucket_on_every_path_is_a_stable_grouping(draw):
     """Every way split_by_bucket finds a bucket's rows (zero-copy slices of few runs, a compare
-    per id, a radix or a plain argsort) gives each bucket's rows in input order."""
+    per id, a radix or a plain argsort) gives each bucket's rows in input order, and
+    iter_by_bucket their positions in the table (what a writer numbers them by)."""
     r = np.random.default_rng(7)
     for _ in range(5):
         ids = np.asarray(draw(r), dtype=np.int32)
@@ -115,3 +116,5 @@ def test_split_by_bucket_on_every_path_is_a_stable_grouping(draw):
         want = [(b, np.flatnonzero(ids == b).tolist(), [f"v{i}" for i in np.flatnonzero(ids == b)])
                 for b in sorted(set(ids.tolist()))]
         assert got == want
+        positions = [(b, np.arange(len(ids)) if at is None else at) for b, _, at in iter_by_bucket(table, ids)]
+        assert [(b, at.tolist()) for b, at in positions] == [(b, rows) for b, rows, _ in want]

@@ -96,13 +96,21 @@ def _route_model(files, batches, lanes, target):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_route_gives_each_row_its_bucket_and_each_bucket_its_distinct_hashes(seed):
+@pytest.mark.parametrize("first", ["distinct", "repeated"])
+@pytest.mark.parametrize("empty", [True, False], ids=["empty-partition", "indexed-partition"])
+def test_route_gives_each_row_its_bucket_and_each_bucket_its_distinct_hashes(seed, first, empty):
     """HashAssigner.route, one sort for lookup, arrival order and grouping, against the plain
-    way: batches of new keys only (distinct, or repeated), known keys, keys of an earlier batch."""
+    way: batches of new keys only (distinct, or repeated), known keys, keys of an earlier batch.
+    An empty partition's first batch of distinct keys (a first load: no lookup, no sort
+    with positions) and one with a key twice (the general way) too."""
     rng = np.random.default_rng(seed)
     lanes, target = int(rng.integers(1, 4)), int(rng.integers(1, 40))
-    files = {b: distinct(rng.integers(-300, 300, 20).astype(np.int32)) for b in range(int(rng.integers(0, 5)))}
-    batches = [np.arange(1000, 1000 + 97, dtype=np.int32)[rng.permutation(97)],  # all new, distinct
+    files = {} if empty else {b: distinct(rng.integers(-300, 300, 20).astype(np.int32))
+                              for b in range(int(rng.integers(1, 5)))}
+    new = np.arange(1000, 1000 + 97, dtype=np.int32)[rng.permutation(97)]
+    if first == "repeated":
+        new[rng.integers(0, 97, 5)] = new[rng.integers(0, 97, 5)]
+    batches = [new,  # all new
                rng.integers(-400, 400, 300).astype(np.int32),  # known, new, repeated
                rng.integers(900, 1200, 200).astype(np.int32),  # keys of the first batch again
                np.zeros(0, dtype=np.int32)]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..expressions.sets import positions_by_value, sort_with_positions
+from ..expressions.sets import iter_positions_by_value, positions_by_value, sort_with_positions
 from ..format import bucket_hash
 
 MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
@@ -74,6 +74,11 @@ class PartitionIndex:
         first = np.ones(len(hashes), dtype=bool)
         first[1:] = hashes[1:] != hashes[:-1]
         self._runs = [_Run(hashes[first], (packed[first] & np.int64(0xFFFFFFFF)).astype(np.int32))]
+
+    @property
+    def empty(self) -> bool:
+        """Whether the partition has no key hash at all (no index file, none added)."""
+        return not self.counts and not len(self._added.hashes)
 
     def lookup(self, hashes: np.ndarray) -> np.ndarray:
         """The bucket of each hash (int32), -1 where the partition does not have it."""
@@ -216,6 +221,13 @@ class HashAssigner:
         index = self._partitions.get(partition)
         if index is None:
             index = self._partitions[partition] = PartitionIndex(self._load(partition))
+        if index.empty and len(hashes) and _distinct(hashes):
+            # a first load (no key in the partition yet, none twice): every row a new key in
+            # order of arrival; nothing to look up, no positions to carry
+            rows = fill({}, lanes_of(hashes, self._lanes), self._lanes, self._target, where, self._max_buckets)
+            placed = {b: np.sort(hashes[at]) for b, at in iter_positions_by_value(rows)}
+            self._partitions[partition] = PartitionIndex(placed)
+            return rows, placed
         s, position = sort_with_positions(hashes)
         first = np.ones(len(s), dtype=bool)  # the first of each distinct hash, sorted order
         np.not_equal(s[1:], s[:-1], out=first[1:])
@@ -242,6 +254,12 @@ class HashAssigner:
             rows = np.empty(len(hashes), dtype=np.int32)
             rows[position] = buckets if once else buckets[np.cumsum(first) - 1]
         return rows, _by_bucket(distinct, buckets)
+
+
+def _distinct(hashes: np.ndarray) -> bool:
+    """Whether no hash is in ``hashes`` twice (one sort, no positions)."""
+    s = np.sort(hashes)
+    return not bool((s[1:] == s[:-1]).any())
 
 
 def _by_bucket(hashes: np.ndarray, buckets: np.ndarray) -> dict[int, np.ndarray]:

@@ -41,7 +41,7 @@ from ..expressions.sets import distinct
 from ..expressions.stats import to_stat
 from ..format.kinds import VALUE_KIND, RowKind
 from ..schema.bucket import key_hashes64
-from ..schema.partition import PartitionSpec, group_indices
+from ..schema.partition import PartitionSpec, Positions, group_indices
 from ..schema.schema import TableSchema
 from .assigner import fill, lanes_of
 from .key_map import KeyLocations
@@ -58,6 +58,7 @@ class Routed:
     partition: tuple[Any, ...]
     bucket: int
     rows: pa.Table
+    positions: Positions  # of ``rows`` in the routed table (the writer numbers them so)
     placed: np.ndarray
     retracted: np.ndarray | None = None
 
@@ -78,8 +79,8 @@ class CrossPartitionRouter:
         self._lanes = lanes
 
     def route(self, table: pa.Table) -> list[Routed]:
-        """The rows of ``table`` (user columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``) by
-        (partition, bucket). Raises InvalidArgumentError (a partition with no bucket left)."""
+        """The rows of ``table`` (user columns, ``_VALUE_KIND``) by (partition, bucket); a
+        retraction is at the position of the row that moved its key away. Raises InvalidArgumentError (a partition with no bucket left)."""
         if table.num_rows == 0:
             return []
         if self._map is None:
@@ -120,9 +121,11 @@ class CrossPartitionRouter:
         if self._engine in ("deduplicate", "first-row"):
             keep = row_pid == row_final
             rows = table.filter(pa.array(keep))
+            positions = np.flatnonzero(keep)
         else:
             keep = np.ones(n, dtype=bool)
             rows = self._set_partitions(table, row_final, row_pid != row_final, where)
+            positions = np.arange(n, dtype=np.int64)
         out_pid = row_final[keep]
         out_bucket = final_bucket[group][keep]
         out_placed = np.ones(len(out_pid), dtype=bool)
@@ -135,8 +138,9 @@ class CrossPartitionRouter:
             out_pid = np.concatenate([out_pid, old_pid[moved]])
             out_bucket = np.concatenate([out_bucket, old_bucket[moved]])
             out_placed = np.concatenate([out_placed, np.zeros(int(moved.sum()), dtype=bool)])
+            positions = np.concatenate([positions, last_row[moved].astype(np.int64)])
         out_hash = np.concatenate([hashes[group][keep], hashes[moved]]) if moved.any() else hashes[group][keep]
-        return _split(rows, out_pid, out_bucket, out_placed, out_hash, where)
+        return _split(rows, positions, out_pid, out_bucket, out_placed, out_hash, where)
 
     def _row_partitions(self, table: pa.Table, where: KeyLocations) -> np.ndarray:
         """The partition id of each row (new partitions get ids)."""
@@ -209,11 +213,11 @@ def _arrow_values(values: list[Any], t: pa.DataType) -> pa.Array:
     return pa.array(values, t)
 
 
-def _split(rows: pa.Table, pids: np.ndarray, buckets: np.ndarray, placed: np.ndarray,
-           hashes: np.ndarray, where: KeyLocations) -> list[Routed]:
-    """``rows`` by (partition, bucket), input order kept within each."""
+def _split(rows: pa.Table, positions: np.ndarray, pids: np.ndarray, buckets: np.ndarray,
+           placed: np.ndarray, hashes: np.ndarray, where: KeyLocations) -> list[Routed]:
+    """``rows`` (at ``positions`` of the routed table) by (partition, bucket)."""
     code = (pids.astype(np.int64) << 32) | buckets.astype(np.int64)
-    order = np.argsort(code)  # rows carry their sequence numbers: order within a bucket is free
+    order = np.argsort(code)  # rows carry their positions: order within a bucket is free
     cuts = np.flatnonzero(np.diff(code[order])) + 1
     out = []
     for part in np.split(order, cuts):
@@ -221,7 +225,7 @@ def _split(rows: pa.Table, pids: np.ndarray, buckets: np.ndarray, placed: np.nda
             continue
         pid, bucket = int(pids[part[0]]), int(buckets[part[0]])
         mine = placed[part]
-        out.append(Routed(where.partitions[pid], bucket, rows.take(pa.array(part)),
+        out.append(Routed(where.partitions[pid], bucket, rows.take(pa.array(part)), positions[part],
                           distinct(hashes[part][mine]), distinct(hashes[part][~mine])))
     return out
 

@@ -34,7 +34,7 @@ from ..schema.bucket import (
     bucket_mode,
     key_hashes,
 )
-from ..schema.partition import PartitionSpec, iter_by_bucket
+from ..schema.partition import PartitionSpec, iter_by_bucket, positions_within
 from ..schema.schema import TableSchema
 from . import key_map
 from .assigner import HashAssigner
@@ -42,8 +42,9 @@ from .cross_partition import CrossPartitionRouter, Routed
 from .hash_index import HashIndexIO
 
 Router = Callable[[pa.Table], Iterable[Routed]]
-"""Rows to their (partition, bucket)s. Every check is made before it returns; the rows of
-each (partition, bucket) may be copied only when the iterable reaches it."""
+"""Rows to their (partition, bucket)s, each part with its rows' positions in the routed table
+(the writer numbers rows by them, as in input order). Every check is made before it
+returns; the rows of each (partition, bucket) may be copied only when the iterable reaches it."""
 
 
 def _no_hashes() -> np.ndarray:
@@ -56,8 +57,10 @@ def fixed_router(schema: TableSchema) -> Router:
 
     def route(table: pa.Table) -> Iterator[Routed]:
         # every partition's buckets found (and checked) before the first bucket is copied
-        parts = [(values, iter_by_bucket(part, bucket_ids(part, schema))) for values, part in spec.split(table)]
-        return (Routed(tuple(values), bucket, rows, _no_hashes()) for values, pieces in parts for bucket, rows in pieces)
+        parts = [(values, at, iter_by_bucket(part, bucket_ids(part, schema)))
+                 for values, part, at in spec.split_at(table)]
+        return (Routed(tuple(values), bucket, rows, positions_within(at, within), _no_hashes())
+                for values, at, pieces in parts for bucket, rows, within in pieces)
     return route
 
 
@@ -87,11 +90,11 @@ def dynamic_router(schema: TableSchema, load: Callable[[tuple[Any, ...]], dict[i
     def route(table: pa.Table) -> Iterator[Routed]:
         # every partition's keys assigned (an error raised) before the first bucket is copied
         parts = []
-        for values, part in spec.split(table):
+        for values, part, at in spec.split_at(table):
             buckets, placed = assigner.route(tuple(values), key_hashes(part, schema), f"partition {values}")
-            parts.append((tuple(values), iter_by_bucket(part, buckets), placed))
-        return (Routed(values, bucket, rows, placed[bucket]) for values, pieces, placed in parts
-                for bucket, rows in pieces)
+            parts.append((tuple(values), at, iter_by_bucket(part, buckets), placed))
+        return (Routed(values, bucket, rows, positions_within(at, within), placed[bucket])
+                for values, at, pieces, placed in parts for bucket, rows, within in pieces)
     return route
 
 
@@ -101,7 +104,8 @@ def postpone_router(schema: TableSchema) -> Router:
     spec = PartitionSpec.of(schema)
 
     def route(table: pa.Table) -> list[Routed]:
-        return [Routed(tuple(values), POSTPONE_BUCKET, part, _no_hashes()) for values, part in spec.split(table)]
+        return [Routed(tuple(values), POSTPONE_BUCKET, part, at, _no_hashes())
+                for values, part, at in spec.split_at(table)]
     return route
 
 

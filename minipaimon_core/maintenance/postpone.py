@@ -53,7 +53,7 @@ from ..metadata.manifest_io import live_files
 from ..metadata.sequence import SequenceStart, next_sequence
 from ..read.read import read_file_as
 from ..schema.bucket import bucket_ids_of, postponed
-from ..schema.partition import PartitionSpec, split_by_bucket
+from ..schema.partition import PartitionSpec, iter_by_bucket, positions_within
 from ..write.kv_writer import KeyValueWriter
 
 Partition = tuple[Any, ...]
@@ -144,9 +144,9 @@ def _rewrite(ctx: TableContext, latest: Snapshot, files: dict[Partition, list[Ma
     spec = PartitionSpec.of(ctx.schema)
 
     def route(rows: pa.Table) -> list[Routed]:
-        return [Routed(tuple(values), bucket, part, np.zeros(0, dtype=np.int32))
-                for values, table in spec.split(rows)
-                for bucket, part in split_by_bucket(table, bucket_ids_of(table, ctx.schema, counts[tuple(values)]))]
+        return [Routed(tuple(values), bucket, part, positions_within(at, within), np.zeros(0, dtype=np.int32))
+                for values, table, at in spec.split_at(rows)
+                for bucket, part, within in iter_by_bucket(table, bucket_ids_of(table, ctx.schema, counts[tuple(values)]))]
 
     writer = KeyValueWriter(ctx.io, ctx.layout, ctx.schema,
                             SequenceStart(next_sequence(ctx.manifests, latest), latest.id), route)

@@ -45,9 +45,13 @@ class SequenceStart:
     stride: int = 1
     offset: int = 0
 
-    def numbers(self, first: int, count: int) -> np.ndarray:
-        """The numbers of rows ``first .. first + count - 1`` of this writer (int64)."""
-        numbers = np.arange(first, first + count, dtype=np.int64)  # one array, the rest in place
+    def numbers_at(self, first: int, positions: np.ndarray | None, count: int) -> np.ndarray:
+        """The numbers (int64) of this writer's rows ``first + p`` for each position ``p``
+        of ``positions`` (None: ``0 .. count - 1``)."""
+        if positions is None:
+            numbers = np.arange(first, first + count, dtype=np.int64)  # one array, the rest in place
+        else:
+            numbers = np.add(positions, first, dtype=np.int64)
         if self.stride != 1:
             numbers *= self.stride
         numbers += self.base + self.offset

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..dynamic.routing import Router, fixed_router
+from ..dynamic.routing import Routed, Router, fixed_router
 from ..errors import InvalidArgumentError
 from ..file_format.data_file import (
     file_paths,
@@ -114,14 +114,21 @@ class KeyValueWriter:
             check_retractions(kinds, table.column_names, self._merge)
             if ROW_KIND_COLUMN in table.column_names:
                 table = table.drop_columns([ROW_KIND_COLUMN])
-            n = table.num_rows
-            seq = pa.array(self._sequence.numbers(self._rows, n))
-            self._rows += n
-            table = table.append_column(SEQUENCE, seq).append_column(VALUE_KIND, kinds)
+            table = table.append_column(VALUE_KIND, kinds)
             for part in self._router(table):
                 self._note_placed((part.partition, part.bucket), part.placed, part.retracted)
-                self._flush(self._buffer.add((part.partition, part.bucket), part.rows))
+                self._flush(self._buffer.add((part.partition, part.bucket), self._numbered(part)))
                 del part  # a bucket's copy is written (or buffered) before the next one is made
+            self._rows += table.num_rows
+
+    def _numbered(self, part: Routed) -> pa.Table:
+        """A part's rows with their ``_SEQUENCE_NUMBER`` (before ``_VALUE_KIND``): the
+        writer's numbers of their positions in the batch (input order). Numbered once
+        routed, so the numbers are made a bucket at a time, not made for every row of the
+        batch and then copied by the routing."""
+        rows = part.rows
+        seq = pa.array(self._sequence.numbers_at(self._rows, part.positions, rows.num_rows))
+        return rows.add_column(rows.schema.get_field_index(VALUE_KIND), SEQUENCE, seq)
 
     def _flush(self, full: list[tuple[BucketKey, list[pa.Table]]]) -> None:
         """Spill (or write) the buckets the buffer handed back."""
