@@ -79,10 +79,13 @@ class CrossPartitionRouter:
         self._lanes = lanes
 
     def route(self, table: pa.Table) -> list[Routed]:
-        """The rows of ``table`` (user columns, ``_VALUE_KIND``) by (partition, bucket); a
-        retraction is at the position of the row that moved its key away. Raises InvalidArgumentError (a partition with no bucket left)."""
+        """The rows of ``table`` (user columns, ``_VALUE_KIND`` if any: +I if not) by
+        (partition, bucket); a retraction is at the position of the row that moved its key
+        away. Raises InvalidArgumentError (a partition with no bucket left)."""
         if table.num_rows == 0:
             return []
+        if VALUE_KIND not in table.column_names:  # the retractions get theirs
+            table = table.append_column(VALUE_KIND, pa.array(np.zeros(table.num_rows, dtype=np.int8)))
         if self._map is None:
             self._map = self._make()
         where = self._map

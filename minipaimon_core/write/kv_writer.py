@@ -56,10 +56,15 @@ from .write_buffer import BucketKey, WriteBuffer
 FLUSH_OVERHEAD = 4
 
 
+def insert_kinds(rows: int) -> pa.Array:
+    """``_VALUE_KIND`` of ``rows`` inserts (+I)."""
+    return pa.array(np.zeros(rows, dtype=np.int8))
+
+
 def value_kinds(table: pa.Table) -> pa.Array:
     """``_VALUE_KIND`` (int8) from an optional ``_row_kind`` column; +I if absent."""
     if ROW_KIND_COLUMN not in table.column_names:
-        return pa.array(np.zeros(table.num_rows, dtype=np.int8))
+        return insert_kinds(table.num_rows)
     idx = pc.index_in(table.column(ROW_KIND_COLUMN), value_set=row_kind_names())
     if idx.null_count:
         bad = pc.filter(table.column(ROW_KIND_COLUMN), pc.is_null(idx)).unique().to_pylist()[:5]
@@ -110,11 +115,10 @@ class KeyValueWriter:
         """
         for batch in to_batches(data):
             table = conform(batch, self._arrow_schema, self._key_columns, allow_row_kind=True)
-            kinds = value_kinds(table)
-            check_retractions(kinds, table.column_names, self._merge)
-            if ROW_KIND_COLUMN in table.column_names:
-                table = table.drop_columns([ROW_KIND_COLUMN])
-            table = table.append_column(VALUE_KIND, kinds)
+            if ROW_KIND_COLUMN in table.column_names:  # else all inserts: kinds made once routed
+                kinds = value_kinds(table)
+                check_retractions(kinds, table.column_names, self._merge)
+                table = table.drop_columns([ROW_KIND_COLUMN]).append_column(VALUE_KIND, kinds)
             for part in self._router(table):
                 self._note_placed((part.partition, part.bucket), part.placed, part.retracted)
                 self._flush(self._buffer.add((part.partition, part.bucket), self._numbered(part)))
@@ -122,12 +126,14 @@ class KeyValueWriter:
             self._rows += table.num_rows
 
     def _numbered(self, part: Routed) -> pa.Table:
-        """A part's rows with their ``_SEQUENCE_NUMBER`` (before ``_VALUE_KIND``): the
-        writer's numbers of their positions in the batch (input order). Numbered once
-        routed, so the numbers are made a bucket at a time, not made for every row of the
-        batch and then copied by the routing."""
+        """A part's rows with their ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (+I where the
+        batch had no row kinds), in that order: the writer's numbers of the rows' positions
+        in the batch (input order). Numbered once routed, so the numbers are made a bucket
+        at a time, not made for every row of the batch and then copied by the routing."""
         rows = part.rows
         seq = pa.array(self._sequence.numbers_at(self._rows, part.positions, rows.num_rows))
+        if VALUE_KIND not in rows.column_names:
+            return rows.append_column(SEQUENCE, seq).append_column(VALUE_KIND, insert_kinds(rows.num_rows))
         return rows.add_column(rows.schema.get_field_index(VALUE_KIND), SEQUENCE, seq)
 
     def _flush(self, full: list[tuple[BucketKey, list[pa.Table]]]) -> None:
