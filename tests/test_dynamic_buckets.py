@@ -207,6 +207,28 @@ def test_writers_of_one_commit_that_disagree_are_reconciled(tmp_path):
     assert {p.name for p in (tmp_path / "t" / "dt=a").rglob("data-*")} == live
 
 
+@pytest.mark.parametrize(("writers", "reconciled"), [
+    (("w", "w"), False),  # one writer placed both: it never puts a key in two buckets
+    (("w", "v"), True),
+    (("", "w"), True),  # a message that names no writer is checked against every other
+    (("", ""), True),
+])
+def test_only_messages_of_several_writers_are_reconciled(writers, reconciled):
+    """What decides whether the committer looks for a key two messages placed in two
+    buckets: the writers that placed them (CommitMessage.writerId)."""
+    from minipaimon_core.dynamic.reconcile import moves
+    from minipaimon_core.metadata.commit_message import CommitMessage, placed_bytes
+    from minipaimon_core.schema.bucket import HASH_DYNAMIC
+
+    def message(bucket: int, hashes: list[int], writer: str) -> CommitMessage:
+        return CommitMessage(["a"], "dt=a", bucket, -1, keyHashes=placed_bytes([np.array(hashes, np.int32)]),
+                             writerId=writer)
+
+    messages = [message(0, [5, 9], writers[0]), message(1, [7, 9], writers[1])]
+    got = {i: {b: h.tolist() for b, h in to.items()} for i, to in moves(messages, HASH_DYNAMIC).items()}
+    assert got == ({1: {0: [9]}} if reconciled else {})  # key 9 to the lower bucket
+
+
 def test_a_reconciled_commit_that_fails_leaves_only_the_writers_files_to_abort(tmp_path):
     t = create(tmp_path / "t", **{"dynamic-bucket.target-row-num": "2"})
     t.write(rows([1]))

@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..expressions.sets import iter_positions_by_value, positions_by_value, sort_with_positions
 from ..format import bucket_hash
+from ..schema.partition import bucket_runs
 
 MAX_BUCKETS = 32767  # Paimon's bucket ids are below Short.MAX_VALUE
 
@@ -225,7 +226,7 @@ class HashAssigner:
             # a first load (no key in the partition yet, none twice): every row a new key in
             # order of arrival; nothing to look up, no positions to carry
             rows = fill({}, lanes_of(hashes, self._lanes), self._lanes, self._target, where, self._max_buckets)
-            placed = {b: np.sort(hashes[at]) for b, at in iter_positions_by_value(rows)}
+            placed = _sorted_by_bucket(hashes, rows)
             self._partitions[partition] = PartitionIndex(placed)
             return rows, placed
         s, position = sort_with_positions(hashes)
@@ -254,6 +255,15 @@ class HashAssigner:
             rows = np.empty(len(hashes), dtype=np.int32)
             rows[position] = buckets if once else buckets[np.cumsum(first) - 1]
         return rows, _by_bucket(distinct, buckets)
+
+
+def _sorted_by_bucket(hashes: np.ndarray, buckets: np.ndarray) -> dict[int, np.ndarray]:
+    """``hashes`` (distinct) grouped by their ``buckets``, each group sorted; a bucket that
+    is a few runs of rows (one lane's keys fill one bucket after another) is cut from them."""
+    runs = bucket_runs(buckets)
+    if runs is None:
+        return {b: np.sort(hashes[at]) for b, at in iter_positions_by_value(buckets)}
+    return {b: np.sort(np.concatenate([hashes[start:end] for start, end in spans])) for b, spans in runs.items()}
 
 
 def _distinct(hashes: np.ndarray) -> bool:

@@ -47,7 +47,8 @@ def moves(messages: Sequence[CommitMessage], mode: str) -> dict[int, Moves]:
     (cross-partition tables) for a key placed in two partitions."""
     dtype = hash_dtype(mode)
     placed = [(i, m) for i, m in enumerate(messages) if m.keyHashes]
-    if len(placed) < 2:
+    writers = {m.writerId for _, m in placed}
+    if len(placed) < 2 or (len(writers) == 1 and "" not in writers):  # one writer never disagrees with itself
         return {}
     hashes = [m.key_hashes(dtype) for _, m in placed]
     h = np.concatenate(hashes)

@@ -46,6 +46,10 @@ class CommitMessage(msgspec.Struct, frozen=True):
     # bucket's HASH index holds) for HASH_DYNAMIC tables, a 64-bit hash (uint64) of the key
     # for cross-partition ones. Keys a cross-partition write only retracts here are not in it.
     keyHashes: bytes = b""
+    # The writer that assigned those keys (each writer places a key in one bucket of a
+    # partition, so only messages of several writers can disagree: minipaimon_core.dynamic.
+    # reconcile); "" for unknown: reconciled with every other message.
+    writerId: str = ""
     # Compactions of primary-key tables with deletion vectors (minipaimon_core.maintenance.
     # compaction): per file of compactBefore, the rows left out because its vector marked
     # them (positions, little-endian uint32); each must still be marked in the snapshot the

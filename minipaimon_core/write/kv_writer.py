@@ -17,6 +17,7 @@ at a time), so a large write leaves one run per bucket, not one per buffer-full.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -106,6 +107,7 @@ class KeyValueWriter:
         self._router = router or fixed_router(schema)
         # dynamic buckets: the key hashes each (partition, bucket) got (CommitMessage.keyHashes)
         self._placed: dict[BucketKey, list[np.ndarray]] = {}
+        self._id = uuid.uuid4().hex  # CommitMessage.writerId: one router placed all its keys
 
     def write(self, data: Any) -> None:
         """Buffer upserts (and deletes, via ``_row_kind``) of ``data``.
@@ -281,6 +283,7 @@ class KeyValueWriter:
                 newFiles=self._files.get((values, bucket), []),
                 changelogFiles=self._changelog.get((values, bucket), []),
                 keyHashes=placed_bytes(self._placed.get((values, bucket), [])),
+                writerId=self._id,
             )
             for (values, bucket) in {**self._files, **self._changelog}
         ]
