@@ -1,9 +1,9 @@
 """Writer of primary-key tables: the write buffer of an LSM tree per (partition, bucket).
 
-Rows are numbered in input order from the writer's :class:`SequenceStart` (their final
-``_SEQUENCE_NUMBER``, see :mod:`minipaimon_core.metadata.sequence`), split by partition and by bucket
-(Paimon's hash of the bucket key, or the table's own index of dynamic buckets:
-:mod:`minipaimon_core.dynamic.routing`), and buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
+Rows are split by partition and by bucket (Paimon's hash of the bucket key, or the table's
+own index of dynamic buckets: :mod:`minipaimon_core.dynamic.routing`), numbered in input
+order from the writer's :class:`SequenceStart` by their positions in the batch (their final
+``_SEQUENCE_NUMBER``, see :mod:`minipaimon_core.metadata.sequence`), and buffered. All buckets of one writer share ``write-buffer-size``: past it the largest
 buffer is merged with the merge engine (keeping deletes, so they still shadow older files)
 and, with ``write-buffer-spillable`` (default), spilled to a local temp file as a sorted
 run (see :mod:`minipaimon_core.write.spill`), or written as level-0 files at once where its
@@ -63,9 +63,7 @@ def insert_kinds(rows: int) -> pa.Array:
 
 
 def value_kinds(table: pa.Table) -> pa.Array:
-    """``_VALUE_KIND`` (int8) from an optional ``_row_kind`` column; +I if absent."""
-    if ROW_KIND_COLUMN not in table.column_names:
-        return insert_kinds(table.num_rows)
+    """``_VALUE_KIND`` (int8) from ``table``'s ``_row_kind`` column."""
     idx = pc.index_in(table.column(ROW_KIND_COLUMN), value_set=row_kind_names())
     if idx.null_count:
         bad = pc.filter(table.column(ROW_KIND_COLUMN), pc.is_null(idx)).unique().to_pylist()[:5]
