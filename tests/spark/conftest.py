@@ -29,8 +29,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    """A local SparkSession (2 cores) configured by spark-conf/, shared by the whole run."""
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A local SparkSession (2 cores) configured by spark-conf/, shared by the whole run; its
+    catalog's managed tables go under the run's temporary directory, not the repository."""
     pytest.importorskip("pyspark")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -40,6 +41,7 @@ def spark() -> Iterator[object]:
     session = (
         SparkSession.builder.master("local[2,2]")  # 2 threads; a failed task is retried once
         .appName("minipaimon-tests")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
