@@ -37,9 +37,10 @@ export MINIPAIMON_REQUIRE_AZURITE=1  # an Azure test that finds no Azurite fails
 echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy"; .venv/bin/mypy
 echo "== pytest (PySpark $(.venv/bin/python -c 'import pyspark; print(pyspark.__version__)'))"
-# Two workers (pytest-xdist): the Spark tests are one group on one of them, the core tests
-# spread over both (tests/conftest.py); each worker has its own servers on their own ports.
-.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup "$@"
+# Two workers (pytest-xdist), each with its own local Spark session and servers (on ports of
+# their own): the suite mostly waits (on child processes, servers, Spark's JVM), so two
+# workers on two cores take ~21 minutes where one took ~33.
+.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 "$@"
 # The executors run .venv/bin/python (PYSPARK_PYTHON = the pytest interpreter): the package
 # is installed there, as on a real cluster's nodes.
 echo "== pytest cluster (Spark standalone on 127.0.0.1, tables on S3 and one job on Azure)"

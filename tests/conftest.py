@@ -57,19 +57,6 @@ hypothesis_settings.register_profile("deterministic", derandomize=True, database
 hypothesis_settings.load_profile("deterministic")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (scripts/test.sh: ``-n 2 --dist loadgroup``) the Spark tests are one
-    group, run by one worker: one Spark JVM (and the drivers some tests start) at a time
-    beside the core tests the other worker runs, not one a worker."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    spark = Path(__file__).parent / "spark"
-    for item in items:
-        if item.path.is_relative_to(spark):
-            item.add_marker(pytest.mark.xdist_group("spark"))
-
-
 def _started(start: Callable[[str], S], base: Path, attempts: int = 3) -> S:
     """``start(directory)``, in a fresh directory under ``base`` each attempt: the free
     ports a server is given can be taken by another process (another worker's server)
