@@ -28,16 +28,34 @@ install_azurite() {
     "azurite@$AZURITE_VERSION"
 }
 
+# The judges and Azurite install beside the two venvs (they are downloads and unpacking into
+# directories of their own; the venvs' editable installs build in this tree, one at a time).
+# Each one's output is printed when it ends; a failed one stops the run.
+logs=$(mktemp -d)
+bash scripts/setup_judges.sh >"$logs/judges" 2>&1 & judges=$!
+install_azurite >"$logs/azurite" 2>&1 & azurite=$!
+trap 'kill "$judges" "$azurite" 2>/dev/null || true' EXIT  # a failed venv setup stops them
+finished() {  # finished NAME PID: wait for one, print its output, stop the run if it failed
+  local status=0
+  wait "$2" || status=$?
+  cat "$logs/$1"
+  if [ "$status" -ne 0 ]; then echo "setting up the $1 failed (exit $status)" >&2; exit 1; fi
+}
 setup .venv "pyspark>=4.0"
 setup .venv-spark40 "pyspark==4.0.*"
-bash scripts/setup_judges.sh
-install_azurite
+finished judges "$judges"
+finished azurite "$azurite"
+trap - EXIT
+rm -rf "$logs"
 export MINIPAIMON_REQUIRE_AZURITE=1  # an Azure test that finds no Azurite fails, never skips
 
 echo "== ruff"; .venv/bin/ruff check .
 echo "== mypy"; .venv/bin/mypy
 echo "== pytest (PySpark $(.venv/bin/python -c 'import pyspark; print(pyspark.__version__)'))"
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Two workers (pytest-xdist), each with its own local Spark session and servers (on ports of
+# their own): the suite mostly waits (on child processes, servers, Spark's JVM), so two
+# workers on two cores take ~21 minutes where one took ~33.
+.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 "$@"
 # The executors run .venv/bin/python (PYSPARK_PYTHON = the pytest interpreter): the package
 # is installed there, as on a real cluster's nodes.
 echo "== pytest cluster (Spark standalone on 127.0.0.1, tables on S3 and one job on Azure)"

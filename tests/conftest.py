@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -38,6 +40,8 @@ from hypothesis import settings as hypothesis_settings
 from minipaimon_core.io.fileio import UNSAFE_NO_FSYNC_ENV
 from tests.azurite import AzuriteServer, azurite_binary, start_azurite
 from tests.s3_servers import S3Server, start_moto, start_seaweed
+
+S = TypeVar("S")
 
 # The suite's local tables are scratch: they are not fsynced (MINIPAIMON_UNSAFE_NO_FSYNC=1,
 # inherited by Spark's workers and child processes). A CI disk charges milliseconds an
@@ -53,6 +57,19 @@ hypothesis_settings.register_profile("deterministic", derandomize=True, database
 hypothesis_settings.load_profile("deterministic")
 
 
+def _started(start: Callable[[str], S], base: Path, attempts: int = 3) -> S:
+    """``start(directory)``, in a fresh directory under ``base`` each attempt: the free
+    ports a server is given can be taken by another process (another worker's server)
+    before it binds them, and it then fails to start (RuntimeError)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return start(str(base / f"attempt-{attempt}"))
+        except RuntimeError:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[S3Server]:
     pytest.importorskip("moto")
@@ -64,7 +81,7 @@ def moto_server() -> Iterator[S3Server]:
 
 @pytest.fixture(scope="session")
 def seaweed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    server = start_seaweed(str(tmp_path_factory.mktemp("seaweed")))
+    server = _started(start_seaweed, tmp_path_factory.mktemp("seaweed"))
     yield server
     server.stop()
 
@@ -73,7 +90,7 @@ def seaweed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Serve
 def azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzuriteServer]:
     if azurite_binary() is None and os.environ.get("MINIPAIMON_REQUIRE_AZURITE") != "1":
         pytest.skip("Azurite is not installed (scripts/test.sh installs it into .azurite/)")
-    server = start_azurite(str(tmp_path_factory.mktemp("azurite")))
+    server = _started(start_azurite, tmp_path_factory.mktemp("azurite"))
     yield server
     server.stop()
 

@@ -25,7 +25,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 REGION = "us-east-1"
@@ -78,9 +78,21 @@ class S3Server:
 
 
 def free_port() -> int:
+    """A port of 127.0.0.1 free now. Another process (another test worker's server) can
+    take it before whoever asked binds it: a server started on it is retried
+    (tests/conftest.py ``_started``)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def refused_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that refuses every connection while the block runs: bound here
+    and never listening, so no other process can take it meanwhile."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
 
 
 def start_moto() -> S3Server:

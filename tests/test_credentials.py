@@ -16,7 +16,7 @@ from minipaimon_core.io.fileio_object import ObjectStoreFileIO
 from minipaimon_core.io.fileio_resolve import resolve
 from minipaimon_core.io.fileio_s3 import S3Settings
 from tests.helpers import SCHEMA, rows
-from tests.s3_servers import free_port
+from tests.s3_servers import refused_port
 
 KEY, SECRET = "AKIAEXAMPLEKEY42", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYSECRET"
 
@@ -47,16 +47,17 @@ def test_a_table_path_holding_credentials_is_refused_without_echoing_them() -> N
 
 
 def test_a_failing_store_never_shows_a_credential(caplog: pytest.LogCaptureFixture) -> None:
-    settings = S3Settings.resolve({"s3.endpoint": f"http://127.0.0.1:{free_port()}", "s3.access-key": KEY,
-                                   "s3.secret-key": SECRET, "s3.region": "us-east-1"}, {})
-    io = ObjectStoreFileIO(settings)
-    assert_no_secret(repr(io) + repr(settings))
-    with caplog.at_level(logging.DEBUG), pytest.raises(mp.StorageError) as err:
-        io.read_bytes("s3://bucket/t/snapshot/LATEST")
-    assert_no_secret(str(err.value))
-    with pytest.raises(mp.StorageError) as err:
-        mp.create_table("s3://bucket/t", SCHEMA, io=io)
-    assert_no_secret(str(err.value) + caplog.text)
+    with refused_port() as port:
+        settings = S3Settings.resolve({"s3.endpoint": f"http://127.0.0.1:{port}", "s3.access-key": KEY,
+                                       "s3.secret-key": SECRET, "s3.region": "us-east-1"}, {})
+        io = ObjectStoreFileIO(settings)
+        assert_no_secret(repr(io) + repr(settings))
+        with caplog.at_level(logging.DEBUG), pytest.raises(mp.StorageError) as err:
+            io.read_bytes("s3://bucket/t/snapshot/LATEST")
+        assert_no_secret(str(err.value))
+        with pytest.raises(mp.StorageError) as err:
+            mp.create_table("s3://bucket/t", SCHEMA, io=io)
+        assert_no_secret(str(err.value) + caplog.text)
 
 
 @pytest.mark.parametrize("option", ["bucket", "target-file-size", "merge-engine", "write-only",

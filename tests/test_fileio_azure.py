@@ -18,7 +18,7 @@ from minipaimon_core.io.fileio_object import ObjectStoreFileIO
 from minipaimon_core.io.fileio_resolve import normalize_path, resolve, split_options
 from tests.azurite import AzuriteServer
 from tests.helpers import SCHEMA, rows, sorted_ids
-from tests.s3_servers import free_port
+from tests.s3_servers import refused_port
 
 KEY = "c2VjcmV0LWtleS1vZi10aGUtYWNjb3VudA=="  # base64, like an account key
 SAS = "sv=2021-08-06&ss=b&srt=sco&sp=rwdlac&se=2099-01-01T00%3A00%3A00Z&sig=S3CRETsig%2Babc%3D"
@@ -231,12 +231,13 @@ def test_an_unreachable_endpoint_is_a_storage_error_within_seconds(monkeypatch) 
     error (open, create, and a write through a table opened before the store went away)."""
     for name in ("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    opts = {"azure.account-name": "devstoreaccount1", "azure.account-key": KEY,
-            "azure.endpoint": f"http://127.0.0.1:{free_port()}/devstoreaccount1"}
-    with pytest.raises(mp.StorageError, match="devstoreaccount1"):
-        mp.open_table("az://lake/t", options=opts)
-    with pytest.raises(mp.StorageError):
-        mp.create_table("az://lake/t", SCHEMA, options=opts)
+    with refused_port() as port:
+        opts = {"azure.account-name": "devstoreaccount1", "azure.account-key": KEY,
+                "azure.endpoint": f"http://127.0.0.1:{port}/devstoreaccount1"}
+        with pytest.raises(mp.StorageError, match="devstoreaccount1"):
+            mp.open_table("az://lake/t", options=opts)
+        with pytest.raises(mp.StorageError):
+            mp.create_table("az://lake/t", SCHEMA, options=opts)
 
 
 def test_a_missing_container_is_a_storage_error_naming_it(azurite_server, monkeypatch) -> None:

@@ -1,4 +1,5 @@
-"""One shared local Spark session for the connector's end-to-end tests.
+"""One shared local Spark session for the connector's end-to-end tests (one a test process:
+scripts/test.sh runs two pytest-xdist workers).
 
 The session reads the repository's ``spark-conf/`` (``SPARK_CONF_DIR``), so tests run with
 the settings users get. It never calls ``minipaimon_spark.register``: every test that uses
@@ -29,8 +30,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    """A local SparkSession (2 cores) configured by spark-conf/, shared by the whole run."""
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A local SparkSession (2 cores) configured by spark-conf/, shared by the process's tests; its
+    catalog's managed tables go under the run's temporary directory, not the repository."""
     pytest.importorskip("pyspark")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -40,6 +42,7 @@ def spark() -> Iterator[object]:
     session = (
         SparkSession.builder.master("local[2,2]")  # 2 threads; a failed task is retried once
         .appName("minipaimon-tests")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

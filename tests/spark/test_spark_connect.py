@@ -21,6 +21,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("grpc")  # pyspark[connect]
 
 import minipaimon_core as mp  # noqa: E402
+from tests.spark.conftest import SPARK_CONF_DIR  # noqa: E402
 
 CLIENT = textwrap.dedent('''
     import sys
@@ -52,7 +53,7 @@ def test_compact_merge_read_and_procedures_over_spark_connect(tmp_path: Path) ->
     script = tmp_path / "client.py"
     script.write_text(CLIENT)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYTHONPATH": os.pathsep.join(sys.path)}
+           "PYTHONPATH": os.pathsep.join(sys.path), "SPARK_CONF_DIR": str(SPARK_CONF_DIR)}
     env.pop("SPARK_REMOTE", None)
     proc = subprocess.run([sys.executable, str(script), table.path], env=env, capture_output=True,
                           text=True, timeout=300)
