@@ -245,6 +245,44 @@ def child_partitions(path: str, rows: int) -> dict[str, Any]:
     return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "files": len(table.system_table("files").to_pylist())}
 
 
+def child_partitions_floor(path: str, rows: int) -> dict[str, Any]:
+    """What writing the 1,000-partition figure's files costs pyarrow in Paimon's layout, the
+    floor under any Python writer of the format: the rows sorted by partition, one zstd
+    Parquet file a partition (plain pages, no statistics) under ``p=<v>/bucket-0/``, then
+    each file and directory fsynced; no stats, manifests nor commit."""
+    import uuid
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    t = _partitioned(rows)
+
+    def write() -> int:
+        ordered = t.take(pc.sort_indices(t.column("p")))
+        p = ordered.column("p").to_numpy()
+        cuts = [0, *(np.flatnonzero(np.diff(p)) + 1).tolist(), rows]
+        files = []
+        for start, end in zip(cuts[:-1], cuts[1:]):
+            directory = os.path.join(path, f"p={p[start]}", "bucket-0")
+            os.makedirs(directory)
+            files.append(os.path.join(directory, f"data-{uuid.uuid4()}-0.parquet"))
+            with pa.OSFile(files[-1], "wb") as raw, pa.BufferedOutputStream(raw, 1 << 18) as out:
+                writer = pq.ParquetWriter(out, t.schema, compression="zstd", use_dictionary=False,
+                                          write_statistics=False)
+                writer.write_table(ordered.slice(start, end - start))
+                writer.close()
+        for name in files + sorted({os.path.dirname(f) for f in files}):
+            fd = os.open(name, os.O_RDONLY)
+            os.fsync(fd)
+            os.close(fd)
+        return len(files)
+
+    m = _measure(write)
+    return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"]}
+
+
 _DELTA_PARTITIONS = r"""
 import json, shutil, sys, time
 import numpy as np, pyarrow as pa
@@ -431,7 +469,8 @@ def bench_write_cpu(codes: dict[str, str], rows_list: list[int], only: str = "",
 
 
 def bench_partitions(codes: dict[str, str]) -> list[dict[str, Any]]:
-    """The append write of 1M rows into 1,000 partitions by each code, then deltalake's."""
+    """The append write of 1M rows into 1,000 partitions by each code, then the files alone
+    written by pyarrow (:func:`child_partitions_floor`), then deltalake's."""
     out: list[dict[str, Any]] = []
 
     def note(r: dict[str, Any]) -> None:
@@ -445,6 +484,11 @@ def bench_partitions(codes: dict[str, str]) -> list[dict[str, Any]]:
         note({"who": label, "shape": "1,000 partitions", "rows": rows, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
               "load": r["load_before"][0]})
         shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    path = os.path.join(common.scratch("scale-parts-floor"), "t")
+    r = run_child(next(iter(codes.values())), ["partitions-floor", path, str(rows)])
+    note({"who": "pyarrow floor", "shape": "1,000 partitions", "rows": rows, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
+          "load": r["load_before"][0]})
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
     if os.path.exists(common.PEER_PY):
         path = os.path.join(common.scratch("scale-parts-delta"), "t")
         load = common.load()
@@ -461,13 +505,15 @@ def cpu_verdicts(cpu: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by = {(r["who"], r["shape"], r["rows"]): r["cpu_s"] for r in cpu}
     out = []
     for (who, shape, rows), ours in by.items():
-        if who in ("pypaimon+rust", "deltalake"):
+        if who in ("pypaimon+rust", "deltalake", "pyarrow floor"):
             continue
         if shape == "1,000 partitions":
             ref = by.get(("deltalake", shape, rows))
+            floor = by.get(("pyarrow floor", shape, rows))
             out.append({"code": who, "target": f"write {rows:,} rows into 1,000 partitions within 1.5x deltalake",
                         "ratio": ours / ref if ref else None,
-                        "verdict": common.verdict(ours / ref if ref else None, 1.5)})
+                        "verdict": common.verdict(ours / ref if ref else None, 1.5),
+                        "floor_ratio": floor / ref if floor and ref else None})
             continue
         pyp, delta = by.get(("pypaimon+rust", shape, rows)), by.get(("deltalake", "append", rows))
         out.append({"code": who, "target": f"write CPU {shape} {rows:,} rows <= pypaimon+rust",
@@ -537,6 +583,8 @@ def main() -> None:
             print(json.dumps(child_write_cpu(rest[0], int(rest[1]), rest[2])))
         elif kind == "partitions":
             print(json.dumps(child_partitions(rest[0], int(rest[1]))))
+        elif kind == "partitions-floor":
+            print(json.dumps(child_partitions_floor(rest[0], int(rest[1]))))
         elif kind == "small-files":
             print(json.dumps(child_small_files(rest[0], int(rest[1])), default=str))
         return

@@ -166,3 +166,27 @@ def test_parquet_writer_takes_the_dictionary_columns_it_is_given(tmp_path):
     meta = pq.read_metadata(str(path))
     encoded = {meta.schema.column(i).path: meta.row_group(0).column(i).has_dictionary_page for i in range(2)}
     assert encoded == {"a": False, "b": True}  # "a" repeats too: the choice was the caller's
+
+
+def test_a_small_file_has_no_dictionary_page_and_a_large_one_keeps_them(tmp_path):
+    """Many partitions make small files: their repeated columns are written plain (a
+    dictionary page is one more page to compress, for no fewer bytes); a file of thousands
+    of rows keeps the dictionary encoding of its repeated columns."""
+    def data(n: int, partitions: int) -> pa.Table:
+        return pa.table({"id": pa.array(np.arange(n, dtype=np.int64)),
+                         "s": pa.array(["same"] * n),
+                         "p": pa.array((np.arange(n) % partitions).astype(np.int32))})
+
+    for rows, partitions, encoded in ((4_000, 40, False), (40_000, 4, True)):
+        t = mp.create_table(str(tmp_path / f"t{rows}"), data(1, 1).schema, partition_by=["p"])
+        t.write(data(rows, partitions))
+        files = live_files(t.manifests, t.latest_snapshot())
+        assert len(files) == partitions
+        for e in files:
+            (p,) = e.partition
+            meta = pq.read_metadata(t.layout.data_file_path(f"p={p}", 0, e.file.fileName))
+            columns = {meta.schema.column(i).path: meta.row_group(0).column(i) for i in range(meta.num_columns)}
+            assert columns["s"].has_dictionary_page is encoded
+            assert columns["p"].has_dictionary_page is encoded
+            assert not columns["id"].has_dictionary_page  # unique values: never
+        assert t.to_arrow().sort_by("id").equals(data(rows, partitions))

@@ -14,6 +14,7 @@ import minipaimon_core as mp
 from minipaimon_core.expressions.stats import values_stats
 from minipaimon_core.format.manifest_file import DataFileMeta
 from minipaimon_core.io.fileio import LocalFileIO
+from minipaimon_core.metadata.manifest_io import live_files
 from minipaimon_core.read.scan import Planner, SplitSizing
 
 SCHEMA = pa.schema([pa.field("p", pa.int32()), pa.field("q", pa.string()), pa.field("v", pa.int64())])
@@ -158,8 +159,9 @@ def test_pack_keeps_sequence_order_and_cuts_at_the_target(
 
 def test_parallelism_and_scan_options_cut_an_append_bucket(tmp_path: Path) -> None:
     table = mp.create_table(str(tmp_path / "t"), SCHEMA)
-    for i in range(4):
-        table.write(pa.table({"p": [i] * 100, "q": ["x"] * 100, "v": list(range(100))}, schema=SCHEMA))
+    for i in range(4):  # files of one size (a column of zeros would compress a few bytes smaller)
+        table.write(pa.table({"p": [1 + i] * 100, "q": ["x"] * 100, "v": list(range(100))}, schema=SCHEMA))
+    assert len({e.file.fileSize for e in live_files(table.manifests, table.latest_snapshot())}) == 1
     one = table.scan().plan()
     assert [len(s.files) for s in one] == [4]  # 4 small files, default sizing: one split
     two = table.scan(parallelism=2, options={"source.split.open-file-cost": "0"}).plan()

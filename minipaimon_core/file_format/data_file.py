@@ -52,6 +52,12 @@ FILE_NAME_KEY = file_format.FILE_NAME_KEY
 #: a part of fewer rows has its stats computed in the writing thread
 _STATS_THREAD_FROM_ROWS = 65_536
 
+#: a whole file of fewer rows is written with no dictionary page: each is one more page to
+#: compress, and a column's values fit in a page or two anyway (1,000 rows of 5 columns,
+#: two of them dictionary-encoded: 6.7 KB and 0.43 ms to encode; plain: 5.8 KB, 0.38 ms;
+#: even at ~4,000 rows)
+_DICTIONARY_FROM_ROWS = 4096
+
 __all__ = ["BATCH_ROWS", "FILE_NAME_KEY", "KEY_PREFIX", "DataFileWriter", "file_paths", "file_schema",
            "iter_data_file", "missing_data_file", "read_data_file", "roll", "roll_table", "storage_failure",
            "to_file_layout", "write_changelog_file", "write_data_file", "write_data_file_parts"]
@@ -107,7 +113,10 @@ def write_data_file(
     """Write ``table`` as one Parquet file in the bucket directory and describe it: a
     key-value file when it has ``_SEQUENCE_NUMBER`` (sorted by the key; its sequence range
     is the column's), else an append file with sequence range ``min_seq``..``max_seq``.
-    ``dictionary``, ``stats``: see :class:`DataFileWriter`."""
+    ``dictionary``, ``stats``: see :class:`DataFileWriter`; a small file has no dictionary
+    (:data:`_DICTIONARY_FROM_ROWS`)."""
+    if table.num_rows < _DICTIONARY_FROM_ROWS:
+        dictionary = ()
     writer = DataFileWriter(io, layout, partition_path, bucket, schema=schema, level=level,
                             file_source=file_source, compression=compression, prefix=prefix,
                             dictionary=dictionary)
