@@ -52,10 +52,9 @@ FILE_NAME_KEY = file_format.FILE_NAME_KEY
 #: a part of fewer rows has its stats computed in the writing thread
 _STATS_THREAD_FROM_ROWS = 65_536
 
-#: a whole file of fewer rows is written with no dictionary page: each is one more page to
-#: compress, and a column's values fit in a page or two anyway (1,000 rows of 5 columns,
-#: two of them dictionary-encoded: 6.7 KB and 0.43 ms to encode; plain: 5.8 KB, 0.38 ms;
-#: even at ~4,000 rows)
+#: a file written whole with fewer rows has no dictionary page: there each is one more page
+#: to compress for no fewer bytes (1,000 rows of 5 columns, two of them dictionary-encoded:
+#: 6.7 KB and 0.43 ms to encode; plain: 5.8 KB and 0.38 ms; about even at 4,000 rows)
 _DICTIONARY_FROM_ROWS = 4096
 
 __all__ = ["BATCH_ROWS", "FILE_NAME_KEY", "KEY_PREFIX", "DataFileWriter", "file_paths", "file_schema",
