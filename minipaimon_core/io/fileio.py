@@ -231,7 +231,11 @@ class LocalFileIO:
         directory = os.path.dirname(path)
         if not os.path.isdir(directory):
             os.makedirs(directory, exist_ok=True)
-        raw = pa.OSFile(path, "wb")
+        try:
+            raw = pa.OSFile(path, "wb")
+        except FileNotFoundError:  # removed since the stat (an empty directory cleaned up)
+            os.makedirs(directory, exist_ok=True)
+            raw = pa.OSFile(path, "wb")
         return pa.BufferedOutputStream(raw, _WRITE_BUFFER)  # type: ignore[return-value]
 
     @_typed("reading")
