@@ -16,7 +16,7 @@ from minipaimon_core.expressions.stats import grouped_stats, table_stats
 from minipaimon_core.file_format.parquet import ParquetFormat
 from minipaimon_core.io.fileio import LocalFileIO
 from minipaimon_core.metadata.manifest_io import live_files
-from minipaimon_core.write.write_buffer import WriteBuffer
+from minipaimon_core.write.write_buffer import WriteBuffer, run_bytes
 
 
 def _mixed(n: int, seed: int) -> pa.Table:
@@ -58,8 +58,13 @@ def test_grouped_stats_are_table_stats_of_each_run():
             "f32": pa.array(rng.random(3000).astype(np.float32)),
             "i8": pa.array(rng.integers(-100, 100, 3000).astype(np.int8)),
             "ls": pa.array(["a" * int(x) for x in rng.integers(0, 70, 3000)], pa.large_string()),
-            "bo": pa.array(rng.random(3000) < 0.5)}.items():
+            "bo": pa.array(rng.random(3000) < 0.5),
+            "u64": pa.array(rng.integers(2**63, 2**64 - 1, 3000, dtype=np.uint64)),
+            "fn": pa.array(np.where(rng.random(3000) < 0.01, np.nan, rng.normal(size=3000)),
+                           mask=rng.random(3000) < 0.3),
+            "head_null": pa.array(rng.integers(0, 9, 3000), mask=np.arange(3000) < 500)}.items():
         t = t.append_column(name, array)
+    t = pa.concat_tables([t.slice(0, 1111), t.slice(1111)])  # two chunks, the second at an offset
     bounds = [0, *sorted(rng.choice(np.arange(1, 3000), 300, replace=False).tolist()), 3000]
     expected = [table_stats(t.slice(a, b - a), t.column_names) for a, b in zip(bounds[:-1], bounds[1:])]
     assert grouped_stats(t, t.column_names, bounds) == expected
@@ -103,12 +108,51 @@ def test_small_write_buffer_many_partitions(tmp_path):
         assert e.file.valueStats == table_stats(stored, t.table_schema.field_names)
 
 
+def test_run_bytes_are_the_sizes_of_the_runs_copied_out():
+    rng = np.random.default_rng(3)
+    n = 5_000
+    t = pa.table({
+        "i": pa.array(rng.integers(0, 9, n), mask=rng.random(n) < 0.2),
+        "flag": pa.array(rng.random(n) < 0.5),
+        "s": pa.array(["x" * int(k) for k in rng.integers(0, 300, n)]),
+        "ls": pa.array(["y" * int(k) for k in rng.integers(0, 30, n)], pa.large_string()),
+        "b": pa.array([b"z" * int(k) for k in rng.integers(0, 50, n)]),
+        "dec": pa.array([decimal.Decimal(int(k)) for k in rng.integers(0, 99, n)], pa.decimal128(10, 0)),
+    }).take(rng.permutation(n)).slice(7)  # one chunk, not at the start of its buffers
+    bounds = [0, 1, 400, 401, 2_000, t.num_rows]
+    sizes = run_bytes(t, bounds)
+    assert sizes is not None
+    for size, start, end in zip(sizes, bounds[:-1], bounds[1:]):
+        copied = t.slice(start, end - start).take(np.arange(end - start))
+        # (a copy may have validity bitmaps where no value is null, and one more offset)
+        assert abs(size - copied.nbytes) <= t.num_columns * ((end - start + 7) // 8 + 8)
+    nested = t.append_column("l", pa.array([[1]] * t.num_rows))
+    assert run_bytes(nested, bounds) is None
+
+
+def test_a_partition_of_long_rows_rolls_at_the_target_size_among_short_ones(tmp_path):
+    # the sizes that roll a partition's rows are its own, not the batch's average row
+    short = pa.table({"p": pa.array(np.arange(2_000, dtype=np.int32) % 100), "s": ["a"] * 2_000})
+    long = pa.table({"p": pa.array([100] * 200, pa.int32()), "s": ["x" * 4_000] * 200})
+    data = pa.concat_tables([short, long]).combine_chunks()  # one batch
+    t = mp.create_table(str(tmp_path / "t"), data.schema, partition_by=["p"],
+                        options={"target-file-size": "100 kb"})
+    t.write(data)
+    files = [e for e in live_files(t.manifests, t.latest_snapshot())]
+    long_files = [e.file for e in files if e.partition == (100,)]
+    assert len(long_files) >= 7  # 800 KB of strings
+    assert sum(f.rowCount for f in long_files) == 200
+    assert len(files) - len(long_files) == 100  # one file each for the short partitions
+    assert t.scan().to_arrow().sort_by([("p", "ascending"), ("s", "ascending")]).equals(
+        data.sort_by([("p", "ascending"), ("s", "ascending")]))
+
+
 def test_own_last_copies_a_slice_out_of_its_table():
     big = pa.table({"x": np.arange(1_000_000, dtype=np.int64)})
     buffer = WriteBuffer(1 << 30)
     buffer.add(((1,), 0), big.slice(10, 5))
     buffer.own_last([((1,), 0), ((2,), 0)])  # a key not buffered is passed over
-    ((_, pieces),) = buffer.drain()
+    ((_, pieces, _),) = buffer.drain()
     assert pieces[0].column("x").to_pylist() == list(range(10, 15))
     assert pieces[0].get_total_buffer_size() < 1000  # not the 8 MB it was sliced from
 

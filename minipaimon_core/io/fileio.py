@@ -225,13 +225,16 @@ class LocalFileIO:
 
     @_typed("writing")
     def open_output(self, path: str) -> BinaryIO:
-        # the directory is made only when the open finds it missing: most files go into a
-        # directory that exists, and a makedirs of an existing one costs a mkdir and a stat
-        # (a write into 1,000 partitions: 0.2 s of system calls)
+        # the directory is made only when a stat finds it missing: a makedirs of an existing
+        # one costs a failed mkdir and a stat, a failed open an Arrow error (~30 µs a file
+        # of a write into 1,000 new partitions)
+        directory = os.path.dirname(path)
+        if not os.path.isdir(directory):
+            os.makedirs(directory, exist_ok=True)
         try:
             raw = pa.OSFile(path, "wb")
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+        except FileNotFoundError:  # removed since the stat (an empty directory cleaned up)
+            os.makedirs(directory, exist_ok=True)
             raw = pa.OSFile(path, "wb")
         return pa.BufferedOutputStream(raw, _WRITE_BUFFER)  # type: ignore[return-value]
 

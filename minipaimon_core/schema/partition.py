@@ -78,32 +78,30 @@ class PartitionSpec:
         """:meth:`split`, with the :data:`Positions` of each partition's rows in ``table``."""
         if not self.keys:
             return [([], table, None)]
-        ordered, groups, bounds, order = self._runs(table)
+        ordered, groups, _, bounds, order = self._runs(table)
         if len(groups) == 1:
             return [(groups[0], table, None)]
         at = order.to_numpy()
         return [(values, ordered.slice(start, end - start), at[start:end])
                 for values, start, end in zip(groups, bounds[:-1], bounds[1:])]
 
-    def runs(self, table: pa.Table) -> tuple[pa.Table, list[list[Any]], list[int]]:
+    def runs(self, table: pa.Table) -> tuple[pa.Table, list[list[Any]], list[str], list[int]]:
         """``table``'s rows in partition order (input order within a partition), the
-        partitions' values in the stats domain, and the bounds of each one's run of rows
-        (partition ``i``: rows ``bounds[i]:bounds[i + 1]``). The table has partition keys.
-        Raises as :meth:`path` for a value that names no directory, before anything is
-        written."""
-        ordered, values, bounds, _ = self._runs(table)
-        return ordered, values, bounds
+        partitions' values in the stats domain, their directories (:meth:`path`), and the
+        bounds of each one's run of rows (partition ``i``: rows ``bounds[i]:bounds[i + 1]``).
+        The table has partition keys. Raises as :meth:`path` for a value that names no
+        directory, before anything is written."""
+        ordered, values, paths, bounds, _ = self._runs(table)
+        return ordered, values, paths, bounds
 
-    def _runs(self, table: pa.Table) -> tuple[pa.Table, list[list[Any]], list[int], pa.Array]:
+    def _runs(self, table: pa.Table) -> tuple[pa.Table, list[list[Any]], list[str], list[int], pa.Array]:
         """:meth:`runs` and the row indices that put ``table`` in partition order."""
         if table.num_rows == 0:
-            return table, [], [0], pa.array([], pa.int64())
+            return table, [], [], [0], pa.array([], pa.int64())
         groups, order, bounds = group_order(table, self.keys)
         ordered = table.take(order) if len(groups) > 1 else table
         values = [[to_stat(v, t) for v, t in zip(group, self.types)] for group in groups]
-        for v in values:
-            self.path(v)
-        return ordered, values, bounds, order
+        return ordered, values, [self.path(v) for v in values], bounds, order
 
 
 def group_order(table: pa.Table, keys: list[str]) -> tuple[list[list[Any]], pa.Array, list[int]]:

@@ -24,7 +24,7 @@ from ..schema.bucket import bucket_ids, num_buckets
 from ..schema.partition import PartitionSpec, split_by_bucket
 from ..schema.schema import TableSchema
 from .conform import conform, to_batches
-from .write_buffer import BucketKey, WriteBuffer
+from .write_buffer import BucketKey, WriteBuffer, run_bytes
 
 
 class AppendWriter:
@@ -53,41 +53,49 @@ class AppendWriter:
             # over the batch, not again for each file (~0.15 ms a file)
             self._dictionary = dictionary_columns(table) if len(parts) > 1 else None
             flushed = False
-            for key, rows, stats in parts:
+            for key, rows, stats, size in parts:
                 if stats is not None:
                     self._known_stats[id(rows)] = (rows, stats)
-                for full, pieces in self._buffer.add(key, rows):
-                    self._flush(full, pieces)
+                for full, pieces, nbytes in self._buffer.add(key, rows, size):
+                    self._flush(full, pieces, nbytes)
                     flushed = True
             if flushed and len(parts) > 1:
                 # the partitions are slices of one table: those still buffered would keep
                 # the rows just written in memory (write-buffer-size counts the slices)
-                self._buffer.own_last([key for key, _, _ in parts])
+                self._buffer.own_last([key for key, _, _, _ in parts])
                 self._known_stats.clear()
 
-    def _parts(self, table: pa.Table) -> list[tuple[BucketKey, pa.Table, SimpleStats | None]]:
-        """``table``'s rows by (partition, bucket); for many partitions (and no buckets),
-        the stats of each one's rows too, computed at once (a file of exactly those rows
-        takes them: ~0.1 ms a file less)."""
+    def _parts(self, table: pa.Table) -> list[tuple[BucketKey, pa.Table, SimpleStats | None, int | None]]:
+        """``table``'s rows by (partition, bucket), with their stats and size where known.
+        For many partitions (and no buckets), the stats and sizes of each one's rows are
+        computed at once (a file of exactly those rows takes them: ~0.1 ms a file less)."""
         if num_buckets(self._schema) >= 1 or not self._spec.keys:
-            return [((tuple(values), bucket), rows, None) for values, part in self._spec.split(table)
+            return [((tuple(values), bucket), rows, None, None) for values, part in self._spec.split(table)
                     for bucket, rows in self._by_bucket(part)]
-        ordered, groups, bounds = self._spec.runs(table)
-        stats = grouped_stats(ordered, self._schema.field_names, bounds) if len(groups) > 1 else None
-        return [((tuple(values), 0), ordered.slice(start, end - start), stats[i] if stats is not None else None)
-                for i, (values, start, end) in enumerate(zip(groups, bounds[:-1], bounds[1:]))]
+        ordered, groups, paths, bounds = self._spec.runs(table)
+        if len(groups) < 2:
+            return [((tuple(values), 0), ordered, None, None) for values in groups]
+        stats = grouped_stats(ordered, self._schema.field_names, bounds)
+        sizes = run_bytes(ordered, bounds)
+        parts: list[tuple[BucketKey, pa.Table, SimpleStats | None, int | None]] = []
+        for i, (values, path, start, end) in enumerate(zip(groups, paths, bounds[:-1], bounds[1:])):
+            key = tuple(values)
+            self._paths.setdefault(key, path)
+            parts.append(((key, 0), ordered.slice(start, end - start), stats[i] if stats is not None else None,
+                          sizes[i] if sizes is not None else None))
+        return parts
 
     def _by_bucket(self, table: pa.Table) -> list[tuple[int, pa.Table]]:
         if num_buckets(self._schema) < 1:
             return [(0, table)]
         return split_by_bucket(table, bucket_ids(table, self._schema))
 
-    def _flush(self, key: BucketKey, pieces: list[pa.Table]) -> None:
+    def _flush(self, key: BucketKey, pieces: list[pa.Table], nbytes: int) -> None:
         known = [self._known_stats.pop(id(p), None) for p in pieces]
-        table = pa.concat_tables(pieces)
+        table = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
         values, bucket = key
         path = self._path(values)
-        chunks = list(roll_table(table, self._target))
+        chunks = list(roll_table(table, self._target, nbytes))
         whole = known[0] if len(chunks) == 1 and len(pieces) == 1 and known[0] is not None \
             and known[0][0] is pieces[0] else None
         for chunk in chunks:
@@ -111,14 +119,15 @@ class AppendWriter:
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything and describe the new files, one message per (partition, bucket)."""
-        for key, pieces in self._buffer.drain():
-            self._flush(key, pieces)
+        for key, pieces, nbytes in self._buffer.drain():
+            self._flush(key, pieces, nbytes)
+        total_buckets = num_buckets(self._schema)
         messages = [
             CommitMessage(
                 partition=list(values),
                 partitionPath=self._path(values),
                 bucket=bucket,
-                totalBuckets=num_buckets(self._schema),
+                totalBuckets=total_buckets,
                 newFiles=files,
             )
             for (values, bucket), files in self._files.items()

@@ -52,7 +52,7 @@ from ..schema.partition import PartitionSpec
 from ..schema.schema import SchemaCache, SchemaManager, TableSchema
 from .conform import conform, to_batches
 from .spill import SpillDirectory, SpilledRun, merge_runs
-from .write_buffer import BucketKey, WriteBuffer
+from .write_buffer import BucketKey, Pending, WriteBuffer
 
 FLUSH_OVERHEAD = 4
 
@@ -136,9 +136,9 @@ class KeyValueWriter:
             return rows.append_column(SEQUENCE, seq).append_column(VALUE_KIND, insert_kinds(rows.num_rows))
         return rows.add_column(rows.schema.get_field_index(VALUE_KIND), SEQUENCE, seq)
 
-    def _flush(self, full: list[tuple[BucketKey, list[pa.Table]]]) -> None:
+    def _flush(self, full: Pending) -> None:
         """Spill (or write) the buckets the buffer handed back."""
-        for key, pieces in full:
+        for key, pieces, _ in full:
             if self._spillable:
                 self._spill(key, pieces)
             else:
@@ -255,7 +255,7 @@ class KeyValueWriter:
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush all buffers (buckets in parallel threads: Arrow and Parquet release the
         GIL); one message per (partition, bucket) with its new files."""
-        buffered = dict(self._buffer.drain())
+        buffered = {key: pieces for key, pieces, _ in self._buffer.drain()}
         spilled, self._spilled = self._spilled, {}
         direct, self._direct = self._direct, {}
         self._last_key = {}

@@ -39,6 +39,7 @@ class RollingWriter:
         self._pending: list[pa.Table] = []
         self._pending_bytes = 0
         self._current: DataFileWriter | None = None
+        self._current_bytes = 0  # in-memory bytes of the parts written to the current file
         self._done: list[DataFileMeta] = []
 
     def write(self, table: pa.Table) -> None:
@@ -47,7 +48,7 @@ class RollingWriter:
             return
         self._pending.append(table)
         self._pending_bytes += table.nbytes
-        room = self._target - (self._current.bytes if self._current is not None else 0)
+        room = self._target - self._current_bytes
         if self._pending_bytes >= min(self._row_group, room):
             self._flush()
 
@@ -74,16 +75,18 @@ class RollingWriter:
         if not self._pending:
             return
         piece = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
-        self._pending, self._pending_bytes = [], 0
+        size, self._pending, self._pending_bytes = self._pending_bytes, [], 0
         try:
             if self._current is None:
                 self._current = DataFileWriter(*self._args, **self._kwargs)  # type: ignore[arg-type]
+                self._current_bytes = 0
             self._current.write(piece)  # deletes its own file when it fails
         except BaseException:
             self._current = None
             self.abort()
             raise
-        if self._current.bytes >= self._target:
+        self._current_bytes += size
+        if self._current_bytes >= self._target:
             self._close_current()
 
     def _close_current(self) -> None:
