@@ -265,6 +265,25 @@ def test_rows_a_deletion_vector_marks_are_left_out_of_a_compaction(tmp_path: Any
     assert got.column("v").to_pylist() == [-1 if i % 2 == 0 else i for i in range(100)]
 
 
+def test_every_rolled_file_buffers_its_tables_into_row_groups(tmp_path: Any) -> None:
+    """A rolling writer's files, the second and later ones too, hold row groups of about
+    ``row_group_bytes``: after a file is closed the next one buffers tables again (not a
+    row group of each table)."""
+    import pyarrow.parquet as pq
+
+    t = mp.create_table(str(tmp_path / "t"), pa.schema([("id", pa.int64()), ("v", pa.int64())]))
+    writer = rolling.RollingWriter(t.io, t.layout, "", 0, schema=t.table_schema, target=64_000,
+                                   compression="zstd", row_group_bytes=16_000)
+    for start in range(0, 20_000, 100):  # 100-row tables of 1,600 bytes
+        ids = pa.array(range(start, start + 100), pa.int64())
+        writer.write(pa.table({"id": ids, "v": ids}))
+    files = writer.finish()
+    assert len(files) >= 4
+    for f in files[:-1]:
+        meta = pq.ParquetFile(t.layout.data_file_path("", 0, f.fileName)).metadata
+        assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [1_000] * 4, f.fileName
+
+
 def test_compaction_memory_does_not_grow_with_the_bucket(tmp_path: Any) -> None:
     """Peak Arrow memory of a full compaction of one bucket of 4 overlapping sorted runs, in
     a child process reading 8,192 rows at a time with a 1 MB output buffer (so that both

@@ -39,7 +39,7 @@ class RollingWriter:
         self._pending: list[pa.Table] = []
         self._pending_bytes = 0
         self._current: DataFileWriter | None = None
-        self._current_bytes = 0  # in-memory bytes of the parts written to the current file
+        self._current_bytes = 0  # in-memory bytes written to the current file (0: none open)
         self._done: list[DataFileMeta] = []
 
     def write(self, table: pa.Table) -> None:
@@ -64,7 +64,7 @@ class RollingWriter:
         self._pending = []
         if self._current is not None:
             self._current.abort()
-            self._current = None
+            self._current, self._current_bytes = None, 0
         io, layout, path, bucket = self._args
         for f in self._done:
             for p in file_paths(layout, path, bucket, f):
@@ -79,7 +79,6 @@ class RollingWriter:
         try:
             if self._current is None:
                 self._current = DataFileWriter(*self._args, **self._kwargs)  # type: ignore[arg-type]
-                self._current_bytes = 0
             self._current.write(piece)  # deletes its own file when it fails
         except BaseException:
             self._current = None
@@ -91,7 +90,7 @@ class RollingWriter:
 
     def _close_current(self) -> None:
         assert self._current is not None
-        current, self._current = self._current, None
+        current, self._current, self._current_bytes = self._current, None, 0
         try:
             self._done.append(current.finish())
         except BaseException:
