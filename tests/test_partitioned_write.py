@@ -128,6 +128,8 @@ def test_run_bytes_are_the_sizes_of_the_runs_copied_out():
         assert abs(size - copied.nbytes) <= t.num_columns * ((end - start + 7) // 8 + 8)
     nested = t.append_column("l", pa.array([[1]] * t.num_rows))
     assert run_bytes(nested, bounds) is None
+    encoded = t.append_column("e", pa.array(["x" * 50] * t.num_rows).dictionary_encode())
+    assert run_bytes(encoded, bounds) is None
 
 
 def test_a_partition_of_long_rows_rolls_at_the_target_size_among_short_ones(tmp_path):

@@ -159,7 +159,7 @@ def _numeric_run_stats(column: pa.ChunkedArray, bounds: Sequence[int],
     timestamps (their stats are their stored integers or floats), by NumPy ``reduceat``;
     None for another type or an empty run."""
     t = column.type
-    if pa.types.is_timestamp(t) or pa.types.is_duration(t):
+    if pa.types.is_timestamp(t):
         dtype: Any = np.int64
     elif pa.types.is_date32(t):
         dtype = np.int32

@@ -64,12 +64,15 @@ def run_bytes(table: pa.Table, bounds: Sequence[int]) -> list[int] | None:
     """The in-memory bytes of each run of rows ``table[bounds[i]:bounds[i + 1]]`` at once:
     fixed-width columns by their width, strings and binaries by their offsets (a slice's
     ``nbytes`` costs ~10 µs: 1,000 partitions of a batch, 10 ms). None when a column is of
-    another type or in several chunks (the caller takes each slice's ``nbytes``)."""
+    another type (nested, dictionary-encoded) or in several chunks (the caller takes each
+    slice's ``nbytes``)."""
     at = np.asarray(bounds, dtype=np.int64)
     rows = np.diff(at)
     total = np.zeros(len(rows), dtype=np.int64)
     for column in table.columns:
         t = column.type
+        if pa.types.is_dictionary(t):  # (its width is the indices', not the values')
+            return None
         if column.null_count:
             total += (rows + 7) // 8  # the validity bitmap
         if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) \
