@@ -24,7 +24,9 @@ minus its RSS just before the operation, CPU is the child's process time, thread
               2.1 with its Rust write path (``bench_pypaimon.py pk --native``; target: at or
               below) and deltalake's append of the same table (``bench_deltalake.py pk``;
               target: within 2.5x); and an append write of 1M rows into 1,000 partitions
-              against deltalake's (target: within 1.5x). ``--shapes "8 buckets,dynamic"``
+              against deltalake's (target: within 1.5x). Fixed buckets and the partitions
+              also against the same files written by pyarrow alone (the format's floor);
+              ``--snappy`` adds our bucketed writes with deltalake's codec. ``--shapes "8 buckets,dynamic"``
               measures only those bucket modes (and not the partitions write); ``--repeat
               N`` runs each write (ours, codes alternating, and the peers') N times and keeps the least
               CPU (all runs are recorded): one run is at the mercy of the other sessions.
