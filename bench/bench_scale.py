@@ -24,7 +24,9 @@ minus its RSS just before the operation, CPU is the child's process time, thread
               2.1 with its Rust write path (``bench_pypaimon.py pk --native``; target: at or
               below) and deltalake's append of the same table (``bench_deltalake.py pk``;
               target: within 2.5x); and an append write of 1M rows into 1,000 partitions
-              against deltalake's (target: within 1.5x). ``--shapes "8 buckets,dynamic"``
+              against deltalake's (target: within 1.5x). Fixed buckets and the partitions
+              also against the same files written by pyarrow alone (the format's floor);
+              ``--snappy`` adds our bucketed writes with deltalake's codec. ``--shapes "8 buckets,dynamic"``
               measures only those bucket modes (and not the partitions write); ``--repeat
               N`` runs each write (ours, codes alternating, and the peers') N times and keeps the least
               CPU (all runs are recorded): one run is at the mercy of the other sessions.
@@ -216,15 +218,67 @@ print(json.dumps({"commits": commits, "files": files, "read": timed(read), "cdf"
 """
 
 
-def child_write_cpu(path: str, rows: int, buckets: str) -> dict[str, Any]:
+def child_write_cpu(path: str, rows: int, buckets: str, compression: str = "zstd") -> dict[str, Any]:
     import minipaimon_core as mp
 
     data = common.reference_data()
     base = data.base_table(rows)
-    t = mp.create_table(path, data.SCHEMA, primary_key=["id"], options={"bucket": buckets})
+    t = mp.create_table(path, data.SCHEMA, primary_key=["id"],
+                        options={"bucket": buckets, "file.compression": compression})
     m = _measure(lambda: t.write(base))
     snap = mp.open_table(path).latest_snapshot()
     return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "rows": snap.totalRecordCount if snap else 0}
+
+
+def child_buckets_floor(path: str, rows: int, buckets: int) -> dict[str, Any]:
+    """What writing the figure's files of a fixed-bucket primary-key write costs pyarrow,
+    the floor under any Python writer of the format: each row's bucket by Paimon's hash of
+    the key (minipaimon's NumPy hash), the rows taken into their buckets (the input is in
+    key order, so each bucket is too), the key-value columns Paimon's files hold
+    (``_KEY_id``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, then the row), one zstd (level 1)
+    Parquet file a bucket with the writer's page checksums and no statistics, dictionary
+    pages where minipaimon's writer makes them (the constant columns), then each file and
+    directory fsynced; no file stats, manifests nor commit. ``parquet_cpu_s``: the Parquet
+    writes alone."""
+    import uuid
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from minipaimon_core.file_format.parquet import dictionary_columns
+    from minipaimon_core.format import bucket_hash
+
+    base = common.reference_data().base_table(rows)
+    parquet_cpu = [0.0]
+
+    def write() -> int:
+        ids = bucket_hash.buckets(bucket_hash.bucket_hashes([base.column("id")], ["BIGINT NOT NULL"]),
+                                  buckets, in_place=True)
+        files = []
+        for b in range(buckets):
+            at = np.flatnonzero(ids == b)
+            rows_b = base.take(pa.array(at))
+            table = pa.table({"_KEY_id": rows_b.column("id"), "_SEQUENCE_NUMBER": pa.array(at),
+                              "_VALUE_KIND": pa.array(np.zeros(len(at), dtype=np.int8)),
+                              **{n: rows_b.column(n) for n in rows_b.column_names}})
+            directory = os.path.join(path, f"bucket-{b}")
+            os.makedirs(directory)
+            files.append(os.path.join(directory, f"data-{uuid.uuid4()}-0.parquet"))
+            c0 = time.process_time()
+            with pa.OSFile(files[-1], "wb") as raw, pa.BufferedOutputStream(raw, 1 << 18) as out:
+                pq.write_table(table, out, compression="zstd", compression_level=1,
+                               use_dictionary=dictionary_columns(table), write_statistics=False,
+                               write_page_checksum=True)
+            parquet_cpu[0] += time.process_time() - c0
+        for name in files + sorted({os.path.dirname(f) for f in files}):
+            fd = os.open(name, os.O_RDONLY)
+            os.fsync(fd)
+            os.close(fd)
+        return len(files)
+
+    m = _measure(write)
+    return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "parquet_cpu_s": parquet_cpu[0]}
 
 
 def _partitioned(rows: int) -> Any:
@@ -430,11 +484,15 @@ def peer_least(note: Any, who: str, shape: str, rows: int, repeat: int, script: 
 
 
 def bench_write_cpu(codes: dict[str, str], rows_list: list[int], only: str = "",
-                    shapes: list[str] | None = None, repeat: int = 1) -> list[dict[str, Any]]:
+                    shapes: list[str] | None = None, repeat: int = 1,
+                    snappy: bool = False) -> list[dict[str, Any]]:
     """``only`` = "partitions": the 1,000-partition figure alone, ``repeat`` times.
     ``shapes``: only these of SHAPES (the 1,000-partition write is then skipped).
     ``repeat``: runs of each of our writes (codes alternating) and of each peer's; the figure
-    is the least CPU, all runs are kept (the machine's other load adds system time at random)."""
+    is the least CPU, all runs are kept (the machine's other load adds system time at random).
+    Fixed-bucket shapes also measure the pyarrow floor of their files
+    (:func:`child_buckets_floor`); ``snappy``: each code's write also with
+    ``file.compression`` = snappy (deltalake's codec), as "<label> snappy"."""
     out: list[dict[str, Any]] = []
     if only == "partitions":  # the 1,000-partition figure alone, ``repeat`` times
         written: list[str] = []
@@ -451,17 +509,24 @@ def bench_write_cpu(codes: dict[str, str], rows_list: list[int], only: str = "",
         for shape, buckets in SHAPES.items():
             if shapes is not None and shape not in shapes:
                 continue
-            runs: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
+            writes = [(label, code, "zstd") for label, code in codes.items()]
+            writes += [(f"{label} snappy", code, "snappy") for label, code in codes.items()] if snappy else []
+            if int(buckets) > 0:
+                writes.append(("pyarrow floor", next(iter(codes.values())), ""))
+            runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in writes}
             for _ in range(repeat):
-                for label, code in codes.items():
-                    path = os.path.join(common.scratch(f"scale-cpu-{label}"), "t")
-                    runs[label].append(run_child(code, ["write-cpu", path, str(rows), buckets]))
+                for label, code, codec in writes:
+                    path = os.path.join(common.scratch("scale-cpu-" + label.replace(" ", "-")), "t")
+                    args = ["write-cpu", path, str(rows), buckets, codec] if codec else \
+                        ["buckets-floor", path, str(rows), buckets]
+                    runs[label].append(run_child(code, args))
                     shutil.rmtree(os.path.dirname(path), ignore_errors=True)
             for label, rs in runs.items():
                 r = min(rs, key=lambda x: x["cpu_s"])
                 note({"who": label, "shape": shape, "rows": rows, "cpu_s": r["cpu_s"], "wall_s": r["wall_s"],
                       "load": r["load_before"][0], "runs_cpu_s": [round(x["cpu_s"], 3) for x in rs],
-                      "runs_load": [x["load_before"][0] for x in rs]})
+                      "runs_load": [x["load_before"][0] for x in rs],
+                      **({"parquet_cpu_s": r["parquet_cpu_s"]} if "parquet_cpu_s" in r else {})})
             peer_least(note, "pypaimon+rust", shape, rows, repeat, "bench_pypaimon.py",
                        ["pk", "--native", "--buckets", buckets, "--n", str(rows), "--u", "1000"])
         peer_least(note, "deltalake", "append", rows, repeat, "bench_deltalake.py", ["pk", "--n", str(rows), "--u", "1000"])
@@ -522,7 +587,14 @@ def cpu_verdicts(cpu: list[dict[str, Any]]) -> list[dict[str, Any]]:
         by[key] = min(by.get(key, r["cpu_s"]), r["cpu_s"])
     out = []
     for (who, shape, rows), ours in by.items():
-        if who in ("pypaimon+rust", "deltalake", "pyarrow floor"):
+        if who in ("pypaimon+rust", "deltalake"):
+            continue
+        if who == "pyarrow floor" and shape != "1,000 partitions":
+            delta = by.get(("deltalake", "append", rows))
+            out.append({"code": who, "target": f"(the floor of the format) {shape} {rows:,} rows vs deltalake's append",
+                        "ratio": ours / delta if delta else None})
+            continue
+        if who == "pyarrow floor":
             continue
         if shape == "1,000 partitions":
             ref = by.get(("deltalake", shape, rows))
@@ -597,7 +669,9 @@ def main() -> None:
         elif kind == "write":
             print(json.dumps(child_write(rest[0], int(rest[1]), rest[2] == "1"), default=str))
         elif kind == "write-cpu":
-            print(json.dumps(child_write_cpu(rest[0], int(rest[1]), rest[2])))
+            print(json.dumps(child_write_cpu(rest[0], int(rest[1]), rest[2], *rest[3:])))
+        elif kind == "buckets-floor":
+            print(json.dumps(child_buckets_floor(rest[0], int(rest[1]), int(rest[2]))))
         elif kind == "partitions":
             print(json.dumps(child_partitions(rest[0], int(rest[1]))))
         elif kind == "partitions-floor":
@@ -617,6 +691,8 @@ def main() -> None:
     ap.add_argument("--code", action="append", default=[], help="LABEL=DIR (repeatable); default new=<this checkout>")
     ap.add_argument("--only", choices=["partitions"], default="",
                     help="write-cpu: only the 1,000-partition figure (with --repeat)")
+    ap.add_argument("--snappy", action="store_true",
+                    help="write-cpu: each code's bucketed writes also with file.compression=snappy (deltalake's codec)")
     a = ap.parse_args()
     codes = dict(c.split("=", 1) for c in a.code) or {"new": common.ROOT}
     codes = {k: os.path.abspath(v) for k, v in codes.items()}
@@ -632,7 +708,7 @@ def main() -> None:
     shapes = [x.strip() for x in a.shapes.split(",")] if a.shapes else None
     if shapes and not set(shapes) <= set(SHAPES):
         ap.error(f"--shapes: any of {', '.join(SHAPES)}")
-    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")], a.only, shapes, a.repeat) \
+    cpu = bench_write_cpu(codes, [int(x) for x in a.cpu_rows.split(",")], a.only, shapes, a.repeat, a.snappy) \
         if "write-cpu" in a.cases else []
     verdicts = summarize(results) + small_verdicts(small) + cpu_verdicts(cpu)
     rows = [[r["case"], r.get("mode", ""), r["code"], f"{r['rows_in']:,}", r["rise_mb"], r["anon_rise_mb"],

@@ -104,6 +104,11 @@ def column_stats(column: pa.ChunkedArray | pa.Array) -> tuple[Any, Any, int]:
     nulls = column.null_count
     if not _has_stats(t) or nulls == len(column):
         return None, None, nulls
+    if pa.types.is_float32(t) or pa.types.is_float64(t):  # NumPy's min / max: ~1/4 of Arrow's CPU
+        chunked = column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column])
+        numeric = _numeric_run_stats(chunked, [0, len(column)], np.array([len(column)]))
+        if numeric is not None:
+            return numeric[0][0], numeric[1][0], nulls
     if pa.types.is_floating(t) and pc.any(pc.is_nan(column)).as_py():
         return None, None, nulls
     mm = pc.min_max(column)
@@ -189,6 +194,9 @@ def _numeric_run_stats(column: pa.ChunkedArray, bounds: Sequence[int],
         nan = np.isnan(values) if valid is None else np.isnan(values) & valid
         known &= ~np.logical_or.reduceat(nan, starts)
     lo, hi = np.minimum.reduceat(lows, starts).tolist(), np.maximum.reduceat(highs, starts).tolist()
+    if floating:  # a zero bound is -0.0 as a min, +0.0 as a max (as Parquet's statistics and
+        # Java's Double.compare order them), whichever zero the run holds
+        lo, hi = [-0.0 if a == 0 else a for a in lo], [0.0 if b == 0 else b for b in hi]
     return ([a if k else None for a, k in zip(lo, known.tolist())],
             [b if k else None for b, k in zip(hi, known.tolist())], nulls.tolist())
 

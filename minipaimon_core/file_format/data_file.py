@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import BinaryIO, NoReturn
 
 import msgspec
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -256,10 +257,8 @@ class DataFileWriter:
         if stats is None:
             stats = part_stats.result() if part_stats is not None else table_stats(part, schema.field_names)
         self._stats.append((stats, part.num_rows))
-        if VALUE_KIND in names:  # retractions: -U (1) and -D (3), as in Paimon
-            retract = pc.equal(pc.bit_wise_and(part.column(VALUE_KIND), pa.scalar(1, pa.int8())),
-                               pa.scalar(1, pa.int8()))
-            self._deletes += pc.sum(retract.cast(pa.int64())).as_py() or 0
+        if VALUE_KIND in names:  # retractions: -U (1) and -D (3), as in Paimon (kinds are never null)
+            self._deletes += int(np.count_nonzero(part.column(VALUE_KIND).to_numpy() & 1))
         if self._key_value and part.num_rows:
             mm = pc.min_max(part.column(SEQUENCE))
             self._seq.append((mm["min"].as_py(), mm["max"].as_py()))

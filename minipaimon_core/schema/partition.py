@@ -162,9 +162,17 @@ def iter_by_bucket(table: pa.Table, buckets: np.ndarray) -> Iterator[tuple[int, 
     return ((b, pc.take(table, pa.array(at), boundscheck=False), at) for b, at in iter_positions_by_value(buckets))
 
 
+_HEAD_ROWS = 4096
+
+
 def bucket_runs(buckets: np.ndarray) -> dict[int, list[tuple[int, int]]] | None:
     """Each bucket id's runs ``(start, end)`` in ``buckets`` (not empty), ids ascending, where
-    the ids change fewer than :data:`FEW_RUNS` times; None where they change more often."""
+    the ids change fewer than :data:`FEW_RUNS` times; None where they change more often.
+    Hashed ids change at almost every row: a look at the first rows answers None without a
+    pass over all of them (~0.1 s at 16M rows)."""
+    head = buckets[:_HEAD_ROWS]
+    if len(head) > 1 and int(np.count_nonzero(head[1:] != head[:-1])) >= FEW_RUNS:
+        return None
     changes = buckets[1:] != buckets[:-1]
     if int(np.count_nonzero(changes)) >= FEW_RUNS:
         return None
