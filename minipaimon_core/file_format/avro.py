@@ -260,11 +260,12 @@ def _arrow_values(values: list[Any], t: pa.DataType) -> list[Any]:
 # -- the format ------------------------------------------------------------------------------
 
 class _Writer(FormatWriter):
-    def __init__(self, sink: BinaryIO, schema: pa.Schema, codec: str, file_name: str) -> None:
+    def __init__(self, sink: BinaryIO, schema: pa.Schema, codec: str, file_name: str,
+                 level: int | None = None) -> None:
         self._schema = schema
         parsed = fastavro.parse_schema(["null", record_schema(schema)])
         self._writer = fastavro.write.Writer(
-            sink, parsed, codec=codec, validator=False,
+            sink, parsed, codec=codec, validator=False, compression_level=level,
             metadata={FILE_NAME_KEY.decode(): file_name})
 
     def write(self, table: pa.Table) -> None:
@@ -283,9 +284,9 @@ class AvroFormat(FileFormat):
 
     def open_writer(self, sink: BinaryIO, schema: pa.Schema, first: pa.Table, *,
                     compression: str, file_name: str,
-                    dictionary: Collection[str] | None = None) -> FormatWriter:
+                    dictionary: Collection[str] | None = None, zstd_level: int = 1) -> FormatWriter:
         codec = "zstandard" if compression.lower() == "zstd" else "snappy"
-        return _Writer(sink, schema, codec, file_name)
+        return _Writer(sink, schema, codec, file_name, zstd_level if codec == "zstandard" else None)
 
     def copy(self, source: BinaryIO, sink: BinaryIO, file_name: str) -> None:
         """Byte for byte, except a header naming the file (minipaimon's): it is written

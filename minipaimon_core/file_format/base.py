@@ -42,9 +42,11 @@ class FileFormat(ABC):
     @abstractmethod
     def open_writer(self, sink: BinaryIO, schema: pa.Schema, first: pa.Table, *,
                     compression: str, file_name: str,
-                    dictionary: Collection[str] | None = None) -> FormatWriter:
+                    dictionary: Collection[str] | None = None, zstd_level: int = 1) -> FormatWriter:
         """A writer of tables of ``schema`` (``first``: the first table it will get, from
-        which a format may choose encodings) into ``sink``. ``dictionary``: the columns to
+        which a format may choose encodings) into ``sink``. ``zstd_level``: the level of
+        ``compression`` zstd (``file.compression.zstd-level``; a format whose writer takes
+        no level ignores it). ``dictionary``: the columns to
         dictionary-encode, when the caller decided that once for many files of alike rows
         (:func:`.parquet.dictionary_columns` of their input); None: the format decides from
         ``first``. A format without that choice per column ignores it.

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from .. import file_format
 from ..errors import InvalidArgumentError, StorageError, redact_userinfo
 from ..expressions.stats import merge_stats, table_stats, to_stat
-from ..format import data_types
+from ..format import data_types, options
 from ..format.bucket_names import POSTPONE_BUCKET, postponed_file_name
 from ..format.kinds import SEQUENCE, VALUE_KIND
 from ..format.layout import TableLayout
@@ -45,6 +45,7 @@ from .data_file_read import BATCH_ROWS, iter_data_file, missing_data_file, read_
 from .file_index import IndexBuilder
 
 KEY_PREFIX = "_KEY_"
+ZSTD_LEVEL = "file.compression.zstd-level"
 # Footer (Parquet) or header (Avro) metadata: the file's own name, so a valid file of the
 # table copied or swapped over another is refused (Paimon's readers ignore it; files of
 # other writers lack it).
@@ -199,6 +200,7 @@ class DataFileWriter:
         self._level = level
         self._file_source = file_source
         self._compression = compression
+        self._zstd_level = zstd_level(schema)
         self._dictionary = dictionary
         self._fmt = file_format.table_format(schema)
         self.name = postponed_file_name(self._fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
@@ -242,7 +244,7 @@ class DataFileWriter:
         if self._writer is None:
             self._writer = self._fmt.open_writer(self._out, self._target, laid,
                                                  compression=self._compression, file_name=self.name,
-                                                 dictionary=self._dictionary)
+                                                 dictionary=self._dictionary, zstd_level=self._zstd_level)
         # the stats kernels of a large part run beside the encoder (both release the GIL);
         # a small part's in line (a thread's hand-off and GIL contention cost more)
         part_stats = pools.pool("stats").submit(table_stats, part, schema.field_names) \
@@ -337,6 +339,13 @@ class DataFileWriter:
         if failure is e:
             raise e
         raise failure from e
+
+
+def zstd_level(schema: TableSchema) -> int:
+    """The zstd level of the table's new data files (``file.compression.zstd-level``,
+    Paimon's default 1). Raises UnsupportedOptionError for a value out of 1..22."""
+    value = schema.options.get(ZSTD_LEVEL)
+    return 1 if value is None else int(options.parse(ZSTD_LEVEL, value))
 
 
 def file_paths(layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta) -> list[str]:

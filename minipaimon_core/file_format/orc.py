@@ -134,7 +134,8 @@ class OrcFormat(FileFormat):
 
     def open_writer(self, sink: BinaryIO, schema: pa.Schema, first: pa.Table, *,
                     compression: str, file_name: str,
-                    dictionary: Collection[str] | None = None) -> FormatWriter:
+                    dictionary: Collection[str] | None = None, zstd_level: int = 1) -> FormatWriter:
+        # zstd_level: pyarrow's ORC writer takes none (its zstd runs at the library's level)
         codec = _CODECS.get(compression.lower())
         if codec is None:
             raise UnsupportedFeatureError(

@@ -88,10 +88,11 @@ class ParquetFormat(FileFormat):
 
     def open_writer(self, sink: BinaryIO, schema: pa.Schema, first: pa.Table, *,
                     compression: str, file_name: str,
-                    dictionary: Collection[str] | None = None) -> FormatWriter:
+                    dictionary: Collection[str] | None = None, zstd_level: int = 1) -> FormatWriter:
         return _Writer(pq.ParquetWriter(
             sink, schema.with_metadata({FILE_NAME_KEY: file_name.encode()}),
             compression=compression, write_statistics=False,
+            compression_level=zstd_level if compression.lower() == "zstd" else None,
             use_dictionary=list(dictionary) if dictionary is not None else dictionary_columns(first),
             store_decimal_as_integer=True,  # as Paimon's Java writer (which reads only that)
             write_page_checksum=True))  # CRC32 per page: a flipped bit fails the read

@@ -85,12 +85,14 @@ PAIMON_ONLY_FUNCTIONS = ("rbm32", "rbm64", "hll_sketch", "theta_sketch")
 @dataclass(frozen=True)
 class Spec:
     """One option: its kind (int, size, duration, bool, str), default as a user would write
-    it (None: unset), the smallest allowed value of a number, the allowed strings."""
+    it (None: unset), the smallest allowed value of a number, the allowed strings, the
+    largest allowed value of a number."""
 
     kind: str
     default: str | None
     minimum: int | None = None
     choices: tuple[str, ...] | None = None
+    maximum: int | None = None
 
 
 KNOWN: dict[str, Spec] = {
@@ -100,6 +102,8 @@ KNOWN: dict[str, Spec] = {
     "write-buffer-size": Spec("size", "256 mb", 1),
     "write-buffer-spillable": Spec("bool", "true"),
     "file.compression": Spec("str", "zstd", choices=COMPRESSIONS),
+    # zstd's level for new Parquet and Avro data files (pyarrow's ORC writer takes no level)
+    "file.compression.zstd-level": Spec("int", "1", 1, maximum=22),
     "file.format": Spec("str", "parquet", choices=FILE_FORMATS),
     "manifest.merge-min-count": Spec("int", "30", 1),
     "manifest.target-file-size": Spec("size", "64 kb", 1),
@@ -264,6 +268,8 @@ def parse(name: str, value: str) -> Any:
         raise UnsupportedOptionError(f"option {name!r}: {e}") from None
     if spec.minimum is not None and parsed < spec.minimum:
         raise UnsupportedOptionError(f"option {name!r} must be >= {spec.minimum}")
+    if spec.maximum is not None and parsed > spec.maximum:
+        raise UnsupportedOptionError(f"option {name!r} must be <= {spec.maximum}")
     if spec.choices is AGGREGATE_FUNCTIONS and parsed.strip().lower() in PAIMON_ONLY_FUNCTIONS:
         raise UnsupportedOptionError(
             f"option {name!r} = {parsed.strip().lower()!r}: Paimon's {parsed.strip().lower()} function keeps "

@@ -33,7 +33,7 @@ from . import post_commit_options
 # Paimon options that change nothing minipaimon reads or writes.
 IGNORED = frozenset({
     "path", "type", "owner", "comment", "manifest.format", "manifest.compression",
-    "file.compression.zstd-level", "file.block-size", "metadata.stats-mode",
+    "file.block-size", "metadata.stats-mode",
     "metadata.stats-dense-store", "metadata.stats-keep-first-n-columns", "data-file.thin-mode",
     "write-buffer-for-append", "write-buffer-spill.max-disk-size", "write-buffer-spill.compression",
     "write-manifest-cache", "page-size", "parquet.enable.dictionary", "sort-spill-threshold",
