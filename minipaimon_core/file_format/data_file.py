@@ -45,7 +45,6 @@ from .data_file_read import BATCH_ROWS, iter_data_file, missing_data_file, read_
 from .file_index import IndexBuilder
 
 KEY_PREFIX = "_KEY_"
-ZSTD_LEVEL = "file.compression.zstd-level"
 # Footer (Parquet) or header (Avro) metadata: the file's own name, so a valid file of the
 # table copied or swapped over another is refused (Paimon's readers ignore it; files of
 # other writers lack it).
@@ -200,7 +199,7 @@ class DataFileWriter:
         self._level = level
         self._file_source = file_source
         self._compression = compression
-        self._zstd_level = zstd_level(schema)
+        self._zstd_level = options.zstd_level(schema.options)
         self._dictionary = dictionary
         self._fmt = file_format.table_format(schema)
         self.name = postponed_file_name(self._fmt.extension) if bucket == POSTPONE_BUCKET and prefix == "data" \
@@ -339,13 +338,6 @@ class DataFileWriter:
         if failure is e:
             raise e
         raise failure from e
-
-
-def zstd_level(schema: TableSchema) -> int:
-    """The zstd level of the table's new data files (``file.compression.zstd-level``,
-    Paimon's default 1). Raises UnsupportedOptionError for a value out of 1..22."""
-    value = schema.options.get(ZSTD_LEVEL)
-    return 1 if value is None else int(options.parse(ZSTD_LEVEL, value))
 
 
 def file_paths(layout: TableLayout, partition_path: str, bucket: int, file: DataFileMeta) -> list[str]:

@@ -253,6 +253,13 @@ def unknown_option(name: str, known: Iterable[str], otherwise: str) -> Unsupport
     return UnsupportedOptionError(f"unknown option {name!r}; {hint}")
 
 
+def zstd_level(options: Mapping[str, str]) -> int:
+    """The zstd level of a table's new data files: ``file.compression.zstd-level`` of its
+    raw ``options`` (Paimon's default 1). Raises UnsupportedOptionError outside 1..22."""
+    value = options.get("file.compression.zstd-level")
+    return 1 if value is None else int(parse("file.compression.zstd-level", value))
+
+
 def parse(name: str, value: str) -> Any:
     """The typed value of option ``name`` given as ``value`` (bounds and choices checked).
 
