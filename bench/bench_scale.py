@@ -230,6 +230,14 @@ def child_write_cpu(path: str, rows: int, buckets: str, compression: str = "zstd
     return {"cpu_s": m["cpu_s"], "wall_s": m["wall_s"], "rows": snap.totalRecordCount if snap else 0}
 
 
+def _fsync_with_directories(files: list[str]) -> None:
+    """fsync each of ``files`` and then each directory holding them, as a commit makes them durable."""
+    for name in files + sorted({os.path.dirname(f) for f in files}):
+        fd = os.open(name, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+
+
 def child_buckets_floor(path: str, rows: int, buckets: int) -> dict[str, Any]:
     """What writing the figure's files of a fixed-bucket primary-key write costs pyarrow,
     the floor under any Python writer of the format: each row's bucket by Paimon's hash of
@@ -271,10 +279,7 @@ def child_buckets_floor(path: str, rows: int, buckets: int) -> dict[str, Any]:
                                use_dictionary=dictionary_columns(table), write_statistics=False,
                                write_page_checksum=True)
             parquet_cpu[0] += time.process_time() - c0
-        for name in files + sorted({os.path.dirname(f) for f in files}):
-            fd = os.open(name, os.O_RDONLY)
-            os.fsync(fd)
-            os.close(fd)
+        _fsync_with_directories(files)
         return len(files)
 
     m = _measure(write)
@@ -327,10 +332,7 @@ def child_partitions_floor(path: str, rows: int) -> dict[str, Any]:
                                           write_statistics=False)
                 writer.write_table(ordered.slice(start, end - start))
                 writer.close()
-        for name in files + sorted({os.path.dirname(f) for f in files}):
-            fd = os.open(name, os.O_RDONLY)
-            os.fsync(fd)
-            os.close(fd)
+        _fsync_with_directories(files)
         return len(files)
 
     m = _measure(write)
